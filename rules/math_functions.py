@@ -1,0 +1,126 @@
+"""Rules for the `math` module (Python floats)."""
+import math
+
+import numpy as np
+
+from s2s.registry import adjoint, nondifferentiable
+
+# ---- trigonometric
+
+
+@adjoint(math.sin)
+def sin(g, ans, x):
+    return g * math.cos(x)
+
+
+@adjoint(math.cos)
+def cos(g, ans, x):
+    return -g * math.sin(x)
+
+
+@adjoint(math.tan)
+def tan(g, ans, x):
+    return g * (1 + ans * ans)
+
+
+@adjoint(math.asin)
+def asin(g, ans, x):
+    return g / math.sqrt(1 - x * x)
+
+
+@adjoint(math.acos)
+def acos(g, ans, x):
+    return -g / math.sqrt(1 - x * x)
+
+
+@adjoint(math.atan)
+def atan(g, ans, x):
+    return g / (1 + x * x)
+
+
+@adjoint(math.atan2)
+def atan2(g, ans, y, x):
+    return g * x / (x * x + y * y), -g * y / (x * x + y * y)
+
+
+# ---- hyperbolic
+
+
+@adjoint(math.sinh)
+def sinh(g, ans, x):
+    return g * math.cosh(x)
+
+
+@adjoint(math.cosh)
+def cosh(g, ans, x):
+    return g * math.sinh(x)
+
+
+@adjoint(math.tanh)
+def tanh(g, ans, x):
+    return g * (1 - ans * ans)
+
+
+# ---- exponential and logarithmic
+
+
+@adjoint(math.exp)
+def exp(g, ans, x):
+    return g * ans
+
+
+@adjoint(math.expm1)
+def expm1(g, ans, x):
+    return g * (ans + 1)
+
+
+@adjoint(math.log)
+def log(g, ans, x, base=math.e):
+    return g / (x * math.log(base)), -g * ans / (base * math.log(base))
+
+
+@adjoint(math.log1p)
+def log1p(g, ans, x):
+    return g / (1 + x)
+
+
+@adjoint(math.log2)
+def log2(g, ans, x):
+    return g / (x * math.log(2))
+
+
+@adjoint(math.log10)
+def log10(g, ans, x):
+    return g / (x * math.log(10))
+
+
+# ---- powers and others
+
+
+@adjoint(math.sqrt)
+def sqrt(g, ans, x):
+    return g / (2 * ans)
+
+
+@adjoint(math.pow)
+def power(g, ans, x, y):
+    return g * y * x ** (y - 1), g * ans * np.log(x)
+
+
+@adjoint(math.hypot)
+def hypot(g, ans, x, y):
+    return g * x / ans, g * y / ans
+
+
+@adjoint(math.erf)
+def erf(g, ans, x):
+    return g * (2 / math.sqrt(math.pi)) * math.exp(-x * x)
+
+
+@adjoint(math.fabs)
+def fabs(g, ans, x):
+    return g * math.copysign(1.0, x) if x != 0 else 0.0 * g
+
+
+nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.copysign,
+                  math.factorial, math.gcd, math.isclose)

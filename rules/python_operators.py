@@ -1,0 +1,74 @@
+"""Rules for Python's operators and numeric builtins (on floats and on arrays alike).
+
+Unbroadcasting is not done here: the transform sums an adjoint back to its
+argument's shape wherever broadcasting could have happened.
+"""
+import builtins
+import operator
+
+import numpy as np
+
+from s2s.registry import adjoint, nondifferentiable
+
+# ---- arithmetic
+
+
+@adjoint(operator.add)
+def add(g, ans, x, y):
+    return g, g
+
+
+@adjoint(operator.sub)
+def sub(g, ans, x, y):
+    return g, -g
+
+
+@adjoint(operator.mul)
+def mul(g, ans, x, y):
+    return g * y, g * x
+
+
+@adjoint(operator.truediv)
+def truediv(g, ans, x, y):
+    return g / y, -g * ans / y
+
+
+@adjoint(operator.pow, builtins.pow)
+def power(g, ans, x, y):
+    return g * y * x ** (y - 1), g * ans * np.log(x)
+
+
+@adjoint(operator.mod)
+def mod(g, ans, x, y):
+    return g, -g * (x // y)
+
+
+@adjoint(operator.neg)
+def neg(g, ans, x):
+    return -g
+
+
+@adjoint(operator.pos)
+def pos(g, ans, x):
+    return g
+
+
+@adjoint(builtins.abs, operator.abs)
+def absolute(g, ans, x):
+    return g * np.sign(x)
+
+
+@adjoint(builtins.float)
+def to_float(g, ans, x):
+    return g
+
+
+# ---- no derivative: integer- or boolean-valued, or piecewise constant
+
+nondifferentiable(
+    operator.floordiv, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+    operator.not_, operator.truth, operator.is_, operator.is_not, operator.contains,
+    operator.and_, operator.or_, operator.xor, operator.invert, operator.lshift, operator.rshift,
+    builtins.round, builtins.int, builtins.bool, builtins.len, builtins.range, builtins.isinstance,
+    builtins.print, builtins.type, builtins.id, builtins.str, builtins.slice,
+)

@@ -1,0 +1,100 @@
+"""The `s2s` command: print the derivative of a function in a file as Python source.
+
+    s2s path/to/file.py:func [--wrt x,y] [--ir] [--arrays W,b] [--with-value] [--no-optimize]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from .api import __version__, ir, source
+from .errors import S2SError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="s2s",
+        description="Print the derivative of a Python function as Python source. The printed code is exactly "
+                    "what s2s runs, and it runs with only NumPy installed.")
+    parser.add_argument("target", metavar="FILE.py:FUNCTION", help="the file and the function in it to differentiate")
+    parser.add_argument("--wrt", default=None,
+                        help="comma-separated argument names (or positions) to differentiate with respect to; "
+                             "default: every argument")
+    parser.add_argument("--ir", action="store_true",
+                        help="print the SSA IR instead: the function's, then its derivative's")
+    parser.add_argument("--arrays", default="",
+                        help="comma-separated names of the arguments that are NumPy arrays (the others are taken "
+                             "as floats); the generated code differs only where broadcasting can happen")
+    parser.add_argument("--with-value", action="store_true",
+                        help="generate value_and_grad: return the function's value and its gradient")
+    parser.add_argument("--no-optimize", action="store_true",
+                        help="show the raw transform, before the optimizing passes")
+    parser.add_argument("--version", action="version", version=f"s2s {__version__}")
+    return parser
+
+
+def _fail(message: str) -> int:
+    print(f"s2s: error: {message}", file=sys.stderr)
+    return 1
+
+
+def load_function(target: str) -> Any:
+    """Import FILE.py and return its FUNCTION; raises LookupError with a one-line reason."""
+    path, sep, name = target.rpartition(":")
+    if not sep or not path or not name:
+        raise LookupError(f"{target}: expected FILE.py:FUNCTION")
+    if not os.path.isfile(path):
+        raise LookupError(f"{path}: no such file")
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    module_name = "_s2s_target_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise LookupError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise LookupError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise LookupError(f"{path}:1: no function named {name!r}")
+    return getattr(fn, "__wrapped__", fn)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        fn = load_function(args.target)
+    except LookupError as exc:
+        return _fail(str(exc))
+    names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    wrt: Any = tuple(range(len(names))) if len(names) > 1 else 0
+    if args.wrt:
+        items = [int(w) if w.strip().lstrip("-").isdigit() else w.strip() for w in args.wrt.split(",")]
+        wrt = tuple(items) if len(items) > 1 else items[0]
+    arrays = {a.strip() for a in args.arrays.split(",") if a.strip()}
+    unknown = arrays - set(names)
+    if unknown:
+        return _fail(f"--arrays names {', '.join(sorted(unknown))}, which {fn.__name__} does not take")
+    example = tuple(np.zeros(1) if n in arrays else 1.0 for n in names)
+    try:
+        if args.ir:
+            print(ir(fn))
+            print(ir(fn, *example, wrt=wrt, with_value=args.with_value, optimize=not args.no_optimize), end="")
+        else:
+            print(source(fn, *example, wrt=wrt, with_value=args.with_value, optimize=not args.no_optimize), end="")
+    except S2SError as exc:
+        return _fail(exc.one_line())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,50 @@
+"""Compiling generated source into a function that reads the user's globals live.
+
+The generated module runs in a namespace of its own (its imports, helpers and
+bound objects). Any other name it reads, a global or a closure variable of the
+user's function, is looked up in the user's function when the code runs, so
+changing a global between two calls is seen by the second one.
+The source is registered in linecache, so tracebacks, pdb and inspect show it.
+"""
+from __future__ import annotations
+
+import builtins
+import itertools
+import linecache
+import types
+from typing import Any, Callable
+
+_counter = itertools.count(1)
+
+
+class LiveNamespace(dict):
+    """Globals of generated code: its own names first, then the user's function's, read at each access."""
+
+    def __init__(self, user_fn: types.FunctionType | None):
+        super().__init__()
+        self._user_globals = user_fn.__globals__ if user_fn is not None else {}
+        code = user_fn.__code__ if user_fn is not None else None
+        cells = user_fn.__closure__ or () if user_fn is not None else ()
+        self._cells = dict(zip(code.co_freevars, cells)) if code is not None else {}
+
+    def __missing__(self, name: str) -> Any:
+        cell = self._cells.get(name)
+        if cell is not None:
+            return cell.cell_contents
+        if name in self._user_globals:
+            return self._user_globals[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise KeyError(name)
+
+
+def compile_function(source: str, name: str, user_fn: types.FunctionType | None, bindings: dict[str, Any],
+                     label: str) -> Callable:
+    filename = f"<s2s-{next(_counter)} {label}>"
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    namespace = LiveNamespace(user_fn)
+    namespace.update(bindings)
+    namespace["__name__"] = f"s2s.generated.{name}"
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]

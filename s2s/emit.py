@@ -1,0 +1,543 @@
+"""Code generation: an IR Function to the source of a Python module.
+
+`emit_module(fn, ...)` returns `Emitted(source, bindings)`: the module text
+(imports, the helpers it uses, the function) and the objects its names must be
+bound to when it is not importable by name (the user's own functions, odd
+constants). The module needs nothing from s2s at run time.
+
+Python names come from the user's: an SSA value takes its variable's name, and
+values linked by a phi (the versions of one loop variable) share one name
+whenever their lifetimes allow, so the forward sweep reads like the user's
+code; otherwise a copy is written. Temporaries are `t1`, `t2`.
+
+astor is used in one place only, `to_source`, so it can be replaced.
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import keyword
+import math
+import operator
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+import astor
+import gast
+import numpy as np
+
+from . import runtime
+from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
+
+_BINARY = {
+    operator.add: gast.Add, operator.sub: gast.Sub, operator.mul: gast.Mult, operator.truediv: gast.Div,
+    operator.floordiv: gast.FloorDiv, operator.mod: gast.Mod, operator.pow: gast.Pow, operator.matmul: gast.MatMult,
+    operator.and_: gast.BitAnd, operator.or_: gast.BitOr, operator.xor: gast.BitXor,
+    operator.lshift: gast.LShift, operator.rshift: gast.RShift,
+}
+_UNARY = {operator.neg: gast.USub, operator.pos: gast.UAdd, operator.not_: gast.Not, operator.invert: gast.Invert}
+_COMPARE = {
+    operator.lt: gast.Lt, operator.le: gast.LtE, operator.gt: gast.Gt, operator.ge: gast.GtE,
+    operator.eq: gast.Eq, operator.ne: gast.NotEq, operator.is_: gast.Is, operator.is_not: gast.IsNot,
+}
+_MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"))
+
+
+def to_source(tree: gast.AST) -> str:
+    """The one call into astor."""
+    return astor.to_source(gast.gast_to_ast(tree))
+
+
+# ---------------------------------------------------------------- gast construction
+
+def _name(id_: str, store: bool = False) -> gast.Name:
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def _attr(path: str) -> gast.expr:
+    parts = path.split(".")
+    node: gast.expr = _name(parts[0])
+    for part in parts[1:]:
+        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
+    return node
+
+
+def _call(func: gast.expr, args: list[gast.expr], keywords: dict[str, gast.expr] | None = None) -> gast.Call:
+    return gast.Call(func=func, args=args, keywords=[gast.keyword(arg=k, value=v) for k, v in (keywords or {}).items()])
+
+
+def _assign(targets: list[str], value: gast.expr) -> gast.Assign:
+    target = _name(targets[0], True) if len(targets) == 1 else \
+        gast.Tuple(elts=[_name(t, True) for t in targets], ctx=gast.Store())
+    return gast.Assign(targets=[target], value=value, type_comment=None)
+
+
+def _constant(value: Any) -> gast.expr:
+    return gast.Constant(value=value, kind=None)
+
+
+# ---------------------------------------------------------------- names
+
+class _Liveness:
+    """Interference between values, from a backward liveness pass over the structured IR."""
+
+    def __init__(self, inlined: dict[int, Op]):
+        self.inlined = inlined
+        self.edges: dict[int, set[int]] = {}
+
+    def uses(self, atoms: list[Atom]) -> set[int]:
+        found: set[int] = set()
+        for atom in atoms:
+            if isinstance(atom, Value):
+                op = self.inlined.get(id(atom))
+                if op is None:
+                    found.add(id(atom))
+                else:
+                    found |= self.uses(list(op.args))
+        return found
+
+    def interfere(self, defined: list[Value], live: set[int]) -> None:
+        for v in defined:
+            if id(v) in self.inlined:
+                continue
+            for other in live:
+                if other != id(v):
+                    self.edges.setdefault(id(v), set()).add(other)
+                    self.edges.setdefault(other, set()).add(id(v))
+
+    def block(self, block: Block, live_out: set[int], record: bool) -> set[int]:
+        live = set(live_out) | self.uses(block.results)
+        for stmt in reversed(block.stmts):
+            live = self.stmt(stmt, live, record)
+        return live
+
+    def stmt(self, stmt: Stmt, after: set[int], record: bool) -> set[int]:
+        if isinstance(stmt, Op):
+            if stmt.outs and id(stmt.outs[0]) in self.inlined:
+                return after
+            if record:
+                self.interfere(stmt.outs, after | {id(o) for o in stmt.outs})
+            defined = {id(o) for o in stmt.outs}
+            return (after - defined) | self.uses(list(stmt.args) + list(stmt.kwargs.values()))
+        outs = {id(o) for o in stmt.outs}
+        if record:
+            self.interfere(stmt.outs, after | outs)
+        rest = after - outs
+        if isinstance(stmt, If):
+            live_then = self.block(stmt.then, rest | self.uses(stmt.then.results), record)
+            live_else = self.block(stmt.orelse, rest | self.uses(stmt.orelse.results), record)
+            return live_then | live_else | self.uses([stmt.cond])
+        carried = {id(c) for c in stmt.carried}
+        exit_live = rest | {id(c) for c, o in zip(stmt.carried, stmt.outs) if id(o) in after}
+        index = {id(stmt.index)} if isinstance(stmt, For) else set()
+        header: set[int] = set()
+        while True:
+            body_end = (header - carried - index) | self.uses(stmt.body.results)
+            body_in = self.block(stmt.body, body_end, False)
+            if isinstance(stmt, While):
+                at_test = self.uses(stmt.test.results) | body_in | exit_live
+                new_header = self.block(stmt.test, at_test, False) | header
+            else:
+                new_header = (body_in - index) | exit_live | header
+            if new_header == header:
+                break
+            header = new_header
+        if record:
+            body_end = (header - carried - index) | self.uses(stmt.body.results)
+            self.block(stmt.body, body_end, True)
+            if isinstance(stmt, While):
+                self.block(stmt.test, self.uses(stmt.test.results) | self.block(stmt.body, body_end, False)
+                           | exit_live, True)
+            else:
+                self.interfere([stmt.index], self.block(stmt.body, body_end, False) | (header - carried))
+            # a carried value is live with everything live at the loop header, and, as the target of a
+            # parallel copy, with the other carried values' starts and updates (never with its own)
+            around = (header - carried - index)
+            for j, c in enumerate(stmt.carried):
+                others = [a for k, a in enumerate(stmt.inits + stmt.body.results) if k % len(stmt.carried) != j]
+                self.interfere([c], header | around | self.uses(others))
+        before = (header - carried - index) | self.uses(stmt.inits)
+        if isinstance(stmt, For):
+            before |= self.uses([stmt.start, stmt.stop, stmt.step])
+        return before
+
+
+class _Groups:
+    def __init__(self, edges: dict[int, set[int]]):
+        self.parent: dict[int, int] = {}
+        self.members: dict[int, list[int]] = {}
+        self.edges = edges
+
+    def find(self, v: int) -> int:
+        while self.parent.get(v, v) != v:
+            v = self.parent[v]
+        return v
+
+    def conflict(self, a: int, b: int) -> bool:
+        ma, mb = self.members.get(a, [a]), self.members.get(b, [b])
+        return any(y in self.edges.get(x, ()) for x in ma for y in mb)
+
+    def merge(self, a: Value, b: Atom, force: bool = False) -> bool:
+        if not isinstance(b, Value):
+            return False
+        ra, rb = self.find(id(a)), self.find(id(b))
+        if ra == rb:
+            return True
+        if not force and self.conflict(ra, rb):
+            return False
+        self.parent[rb] = ra
+        self.members[ra] = self.members.get(ra, [ra]) + self.members.pop(rb, [rb])
+        return True
+
+
+def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str]) -> dict[int, str]:
+    liveness = _Liveness(inlined)
+    results = liveness.uses(fn.body.results)
+    entry = liveness.block(fn.body, results, True)
+    liveness.interfere(fn.params, entry | {id(p) for p in fn.params})
+    groups = _Groups(liveness.edges)
+    order: list[Value] = list(fn.params)
+    for stmt in walk(fn.body):
+        if isinstance(stmt, For):
+            order.append(stmt.index)
+        if not isinstance(stmt, Op):
+            order.extend(stmt.carried if not isinstance(stmt, If) else [])
+        order.extend(o for o in stmt.outs if id(o) not in inlined)
+    for stmt in walk(fn.body):
+        if isinstance(stmt, If):
+            for o, a, b in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                for r in (a, b):
+                    if isinstance(r, Value) and id(r) not in inlined and r not in fn.params:
+                        groups.merge(o, r)
+        elif isinstance(stmt, (While, For)):
+            for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
+                groups.merge(c, o, force=True)
+                if isinstance(r, Value) and id(r) not in inlined:
+                    groups.merge(c, r)
+                if isinstance(i, Value) and id(i) not in inlined and i not in fn.params:
+                    groups.merge(c, i)
+    by_group: dict[int, list[Value]] = {}
+    for v in order:
+        by_group.setdefault(groups.find(id(v)), []).append(v)
+    names: dict[int, str] = {}
+    taken: dict[str, list[int]] = {}
+    params = {id(p) for p in fn.params}
+    temps = 0
+    # parameters keep their names; then groups in order of definition
+    ordered = sorted(by_group.items(), key=lambda kv: 0 if any(id(v) in params for v in kv[1]) else 1)
+    for root, members in ordered:
+        param = next((v for v in members if id(v) in params), None)
+        hint = param.hint if param is not None else next((v.hint for v in members if v.hint), "")
+        candidates: Any
+        if param is not None:
+            candidates = [param.hint]
+        elif hint:
+            candidates = (hint if k == 0 else f"{hint}_{k}" for k in range(10_000))
+        else:
+            candidates = (f"t{k}" for k in range(temps + 1, 100_000))
+        for candidate in candidates:
+            if param is None and (candidate in reserved or keyword.iskeyword(candidate)):
+                continue
+            if any(groups.conflict(root, other) for other in taken.get(candidate, [])):
+                continue
+            if not hint and param is None:
+                temps = int(candidate[1:])
+            break
+        taken.setdefault(candidate, []).append(root)
+        for v in members:
+            names[id(v)] = candidate
+    return names
+
+
+# ---------------------------------------------------------------- the emitter
+
+@dataclass
+class Emitted:
+    source: str
+    bindings: dict[str, Any] = field(default_factory=dict)
+
+
+class _Emitter:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.imports: dict[str, str] = {}         # alias -> module
+        self.helpers: dict[str, Any] = {}
+        self.bindings: dict[str, Any] = {}
+        self.inlined: dict[int, Op] = {}
+        self.uses = self._count_uses()
+        self._find_inlined()
+        reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
+        reserved |= {h.__name__ for h in runtime.EMITTED_HELPERS}
+        for stmt in walk(fn.body):
+            if isinstance(stmt, Op) and stmt.prim is runtime.free_name:
+                reserved.add(stmt.args[0].value)
+        self.names = _python_names(fn, self.inlined, reserved)
+
+    def _count_uses(self) -> dict[int, int]:
+        counts: dict[int, int] = {}
+
+        def count(atoms: list[Atom]) -> None:
+            for a in atoms:
+                if isinstance(a, Value):
+                    counts[id(a)] = counts.get(id(a), 0) + 1
+
+        def block(b: Block) -> None:
+            for s in b.stmts:
+                if isinstance(s, Op):
+                    count(list(s.args) + list(s.kwargs.values()))
+                elif isinstance(s, If):
+                    count([s.cond])
+                elif isinstance(s, While):
+                    count(s.inits)
+                else:
+                    count([s.start, s.stop, s.step, *s.inits])
+                for inner in stmt_blocks(s):
+                    block(inner)
+            count(b.results)
+        block(self.fn.body)
+        return counts
+
+    def _find_inlined(self) -> None:
+        """Values written as expressions where they are read: global reads, the returned tuple."""
+        returned = {id(a) for a in self.fn.body.results}
+        for stmt in walk(self.fn.body):
+            if not isinstance(stmt, Op) or len(stmt.outs) != 1:
+                continue
+            out = stmt.outs[0]
+            if stmt.prim is runtime.free_name:
+                self.inlined[id(out)] = stmt
+            elif stmt.prim is runtime.make_tuple and id(out) in returned and self.uses.get(id(out), 0) == 1:
+                self.inlined[id(out)] = stmt
+        for stmt in self.fn.body.stmts:
+            if isinstance(stmt, Op) and stmt.prim is runtime.make_tuple and id(stmt.outs[0]) in self.inlined:
+                for a in stmt.args:     # a tuple nested in the returned tuple
+                    for inner in self.fn.body.stmts:
+                        if isinstance(inner, Op) and inner.prim is runtime.make_tuple and inner.outs[0] is a \
+                                and self.uses.get(id(a), 0) == 1:
+                            self.inlined[id(a)] = inner
+
+    # ------------------------------------------------------------ atoms and calls
+
+    def atom(self, atom: Atom) -> gast.expr:
+        if isinstance(atom, Const):
+            return self.constant(atom.value)
+        op = self.inlined.get(id(atom))
+        if op is not None:
+            return self.expression(op)
+        return _name(self.names[id(atom)])
+
+    def constant(self, value: Any) -> gast.expr:
+        if value is None or isinstance(value, (bool, str, bytes)) or value is Ellipsis:
+            return _constant(value)
+        if type(value) in (int, float):
+            if isinstance(value, float) and not math.isfinite(value):
+                return _call(_name("float"), [_constant(repr(value))])
+            if value < 0:
+                return gast.UnaryOp(op=gast.USub(), operand=_constant(-value))
+            return _constant(value)
+        if isinstance(value, tuple):
+            return gast.Tuple(elts=[self.constant(v) for v in value], ctx=gast.Load())
+        if isinstance(value, slice):
+            return gast.Slice(lower=self.slice_part(value.start), upper=self.slice_part(value.stop),
+                              step=self.slice_part(value.step))
+        return self.reference(value)
+
+    def slice_part(self, value: Any) -> gast.expr | None:
+        return None if value is None else self.constant(value)
+
+    def reference(self, obj: Any) -> gast.expr:
+        """How the module names an object: `math.sin`, `np.sum`, `abs`, or a bound name."""
+        name = getattr(obj, "__name__", None)
+        if isinstance(name, str):
+            if getattr(builtins, name, None) is obj:
+                return _name(name)
+            for alias, module, top in _MODULES:
+                if getattr(module, name, None) is obj:
+                    self.imports[alias.split(".")[0]] = top
+                    return _attr(f"{alias}.{name}")
+            if obj is np:
+                self.imports["np"] = "numpy"
+                return _name("np")
+            if obj is math:
+                self.imports["math"] = "math"
+                return _name("math")
+        base = name if isinstance(name, str) and name.isidentifier() else "_const"
+        for k in range(1000):
+            candidate = base if k == 0 else f"{base}_{k}"
+            if candidate not in self.bindings or self.bindings[candidate] is obj:
+                self.bindings[candidate] = obj
+                return _name(candidate)
+        raise AssertionError("too many bound objects")
+
+    def expression(self, op: Op) -> gast.expr:
+        prim, args = op.prim, op.args
+        if prim is runtime.free_name:
+            return _name(args[0].value)
+        values = [self.atom(a) for a in args]
+        keywords = {k: self.atom(a) for k, a in op.kwargs.items()}
+        if prim in _BINARY and len(values) == 2:
+            return gast.BinOp(left=values[0], op=_BINARY[prim](), right=values[1])
+        if prim in _UNARY and len(values) == 1:
+            return gast.UnaryOp(op=_UNARY[prim](), operand=values[0])
+        if prim in _COMPARE and len(values) == 2:
+            return gast.Compare(left=values[0], ops=[_COMPARE[prim]()], comparators=[values[1]])
+        if prim is operator.contains:
+            return gast.Compare(left=values[1], ops=[gast.In()], comparators=[values[0]])
+        if prim is operator.getitem:
+            return gast.Subscript(value=values[0], slice=values[1], ctx=gast.Load())
+        if prim is getattr and isinstance(args[1], Const) and isinstance(args[1].value, str):
+            return gast.Attribute(value=values[0], attr=args[1].value, ctx=gast.Load())
+        if prim is runtime.make_tuple:
+            return gast.Tuple(elts=values, ctx=gast.Load())
+        if prim is runtime.make_list or prim is runtime.stack_new:
+            return gast.List(elts=values, ctx=gast.Load())
+        if prim is runtime.pop:
+            return _call(gast.Attribute(value=values[0], attr="pop", ctx=gast.Load()), [])
+        if prim is runtime.push:
+            return _call(gast.Attribute(value=values[0], attr="append", ctx=gast.Load()), [values[1]])
+        if prim is runtime.zeros_like:
+            self.imports["np"] = "numpy"
+            return _call(_attr("np.zeros_like"), values)
+        if prim in runtime.EMITTED_HELPERS:
+            self.helpers[prim.__name__] = prim
+            self.imports["np"] = "numpy"
+            return _call(_name(prim.__name__), values, keywords)
+        return _call(self.reference(prim), values, keywords)
+
+    # ------------------------------------------------------------ statements
+
+    def name_of(self, v: Value) -> str:
+        return self.names[id(v)]
+
+    def copies(self, targets: list[Value], sources: list[Atom]) -> list[gast.stmt]:
+        """Parallel copies target_i = source_i, skipping those that already share a name."""
+        pairs = [(self.name_of(t), s) for t, s in zip(targets, sources)
+                 if not (isinstance(s, Value) and id(s) not in self.inlined and self.name_of(t) == self.names[id(s)])]
+        if not pairs:
+            return []
+        if len(pairs) == 1:
+            return [_assign([pairs[0][0]], self.atom(pairs[0][1]))]
+        return [_assign([t for t, _ in pairs], gast.Tuple(elts=[self.atom(s) for _, s in pairs], ctx=gast.Load()))]
+
+    def block(self, block: Block) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in block.stmts:
+            out.extend(self.stmt(stmt))
+        return out
+
+    def stmt(self, stmt: Stmt) -> list[gast.stmt]:
+        if isinstance(stmt, Op):
+            if stmt.outs and id(stmt.outs[0]) in self.inlined:
+                return []
+            value = self.expression(stmt)
+            if not stmt.outs:
+                return [gast.Expr(value=value)]
+            return [_assign([self.name_of(o) for o in stmt.outs], value)]
+        if isinstance(stmt, If):
+            then = self.block(stmt.then) + self.copies(stmt.outs, stmt.then.results)
+            orelse = self.block(stmt.orelse) + self.copies(stmt.outs, stmt.orelse.results)
+            test = self.atom(stmt.cond)
+            if not then and not orelse:
+                return []
+            if not then:
+                test, then, orelse = gast.UnaryOp(op=gast.Not(), operand=test), orelse, []
+            return [gast.If(test=test, body=then, orelse=orelse)]
+        before = self.copies(stmt.carried, stmt.inits)
+        body = self.block(stmt.body) + self.copies(stmt.carried, stmt.body.results)
+        if isinstance(stmt, While):
+            test = self.test_expression(stmt.test)
+            if test is None:
+                body = self.block(stmt.test) + [gast.If(
+                    test=gast.UnaryOp(op=gast.Not(), operand=self.atom(stmt.test.results[0])),
+                    body=[gast.Break()], orelse=[])] + body
+                test = _constant(True)
+            return before + [gast.While(test=test, body=body or [gast.Pass()], orelse=[])]
+        bounds = [stmt.start, stmt.stop, stmt.step]
+        if isinstance(stmt.step, Const) and stmt.step.value == 1:
+            bounds = bounds[:2]
+            if isinstance(stmt.start, Const) and stmt.start.value == 0:
+                bounds = bounds[1:]
+        iterator: gast.expr = _call(_name("range"), [self.atom(b) for b in bounds])
+        if stmt.reverse:
+            iterator = _call(_name("reversed"), [iterator])
+        index = self.name_of(stmt.index) if self.uses.get(id(stmt.index)) else "_"
+        return before + [gast.For(target=_name(index, True), iter=iterator, body=body or [gast.Pass()],
+                                  orelse=[], type_comment=None)]
+
+    def test_expression(self, test: Block) -> gast.expr | None:
+        """The loop test as one expression, when its statements are pure and each value is read once."""
+        local: dict[int, gast.expr] = {}
+        named = self.atom
+
+        def atom(a: Atom) -> gast.expr:
+            if isinstance(a, Value) and id(a) in local:
+                return local.pop(id(a))
+            return named(a)
+
+        def build(block: Block) -> gast.expr | None:
+            for s in block.stmts:
+                if isinstance(s, Op):
+                    if len(s.outs) != 1 or self.uses.get(id(s.outs[0]), 0) != 1 or s.prim in (
+                            runtime.push, runtime.pop, print):
+                        return None
+                    local[id(s.outs[0])] = self._expression_with(s, atom)
+                elif isinstance(s, If) and len(s.outs) == 1 and self.uses.get(id(s.outs[0]), 0) == 1:
+                    cond = atom(s.cond)
+                    then = build(s.then)
+                    orelse = build(s.orelse)
+                    if then is None or orelse is None:
+                        return None
+                    local[id(s.outs[0])] = _conditional(cond, then, orelse, s)
+                else:
+                    return None
+            return atom(block.results[0]) if len(block.results) == 1 else None
+
+        return build(test)
+
+    def _expression_with(self, op: Op, atom: Any) -> gast.expr:
+        original = self.atom
+        self.atom = atom          # type: ignore[method-assign]
+        try:
+            return self.expression(op)
+        finally:
+            self.atom = original  # type: ignore[method-assign]
+
+    def module(self, defaults: tuple = (), header: str = "") -> Emitted:
+        body = self.block(self.fn.body)
+        results = self.fn.body.results
+        value = self.atom(results[0]) if len(results) == 1 else \
+            gast.Tuple(elts=[self.atom(r) for r in results], ctx=gast.Load())
+        body.append(gast.Return(value=value))
+        params = [_name(self.name_of(p), False) for p in self.fn.params]
+        for p in params:
+            p.ctx = gast.Param()
+        default_nodes = [self.constant(d) for d in defaults]
+        args = gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                              defaults=default_nodes)
+        function = gast.FunctionDef(name=self.fn.name, args=args, body=body, decorator_list=[], returns=None,
+                                    type_comment=None, type_params=[])
+        function_source = to_source(gast.Module(body=[function], type_ignores=[]))
+        imports = [f"import {module} as {alias}" if alias != module else f"import {module}"
+                   for alias, module in sorted(self.imports.items())]
+        top = "\n\n".join(part for part in (header, "\n".join(imports)) if part)
+        definitions = [textwrap.dedent(inspect.getsource(helper)).rstrip() for helper in self.helpers.values()]
+        definitions.append(function_source.rstrip())
+        text = "\n\n\n".join(([top] if top else []) + definitions) + "\n"
+        return Emitted(text, dict(self.bindings))
+
+
+def _conditional(cond: gast.expr, then: gast.expr, orelse: gast.expr, stmt: If) -> gast.expr:
+    then_const = stmt.then.results[0]
+    else_res = stmt.orelse.results[0]
+    if isinstance(then_const, Const) and then_const.value is False:
+        return gast.BoolOp(op=gast.And(), values=[gast.UnaryOp(op=gast.Not(), operand=cond), orelse])
+    if else_res is stmt.cond:
+        return gast.BoolOp(op=gast.And(), values=[cond, then])
+    if then_const is stmt.cond:
+        return gast.BoolOp(op=gast.Or(), values=[cond, orelse])
+    return gast.IfExp(test=cond, body=then, orelse=orelse)
+
+
+def emit_module(fn: Function, defaults: tuple = (), header: str = "") -> Emitted:
+    return _Emitter(fn).module(defaults, header)

@@ -1,0 +1,63 @@
+"""Inlining of rules: a rule is a Python function, parsed and lowered once, copied into each use.
+
+`inline_rule(rule, args, kwargs, namer, loc)` binds the rule's parameters to
+atoms of the function being built and returns the copied statements and the
+atoms the rule returns, one per element of its returned tuple (None where the
+rule returns None: no adjoint). The copies carry `loc`, the place in the
+user's code whose derivative they compute.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from . import runtime
+from .errors import S2SError
+from .frontend import parse_function
+from .ir import Atom, Const, Function, Loc, Op, Stmt, Value, clone_block, verify
+from .lower import lower
+from .naming import Namer
+
+_TEMPLATES: dict[Callable, tuple[Function, inspect.Signature]] = {}
+
+
+def rule_ir(rule: Callable) -> tuple[Function, inspect.Signature]:
+    cached = _TEMPLATES.get(rule)
+    if cached is None:
+        cached = _TEMPLATES[rule] = (verify(lower(parse_function(rule))), inspect.signature(rule))
+    return cached
+
+
+def inline_rule(rule: Callable, args: list[Atom], kwargs: dict[str, Atom], namer: Namer,
+                loc: Loc | None) -> tuple[list[Stmt], list[Atom | None]]:
+    fn, signature = rule_ir(rule)
+    names = list(signature.parameters)
+    if len(args) > len(names):
+        raise S2SError(f"the rule {rule.__module__}.{rule.__qualname__} takes {len(names)} arguments "
+                       f"but the call passes {len(args)}", loc)
+    mapping: dict[int, Atom] = {}
+    bound = dict(zip(names, args))
+    for name, atom in kwargs.items():
+        if name not in signature.parameters:
+            raise S2SError(f"the rule {rule.__qualname__} has no parameter {name!r} for the keyword argument "
+                           f"of this call", loc, hint="add it to the rule's signature")
+        bound[name] = atom
+    for param, name in zip(fn.params, names):
+        if name in bound:
+            mapping[id(param)] = bound[name]
+        elif signature.parameters[name].default is not inspect.Parameter.empty:
+            mapping[id(param)] = Const(signature.parameters[name].default)
+        else:
+            raise S2SError(f"the rule {rule.__qualname__} needs the argument {name!r}, which this call omits", loc)
+    block = clone_block(fn.body, mapping, lambda v: namer.value(""), loc)
+    result = block.results[0]
+    stmts = block.stmts
+    if isinstance(result, Const) and isinstance(result.value, tuple):
+        items: list[Any] = [Const(v) for v in result.value]
+    elif (isinstance(result, Value) and stmts and isinstance(stmts[-1], Op)
+          and stmts[-1].prim is runtime.make_tuple and stmts[-1].outs[0] is result):
+        items = list(stmts[-1].args)
+        stmts = stmts[:-1]
+    else:
+        items = [result]
+    return stmts, [None if isinstance(i, Const) and i.value is None else i for i in items]

@@ -1,0 +1,597 @@
+"""Lowering: a checked gast function to structured SSA IR (see `ir`).
+
+Accepts what the fence lets through. Guarantees, for the IR it returns:
+- every intermediate value is defined once; nested expressions are flattened
+  one primitive per `Op`; augmented assignment, chained comparison, tuple
+  unpacking, `and`/`or` and conditional expressions are desugared;
+- `if` becomes `If` with phi outputs for the variables either branch assigns;
+  `while` becomes `While`; `for` over `range`, a sequence, `enumerate` or `zip`
+  becomes `For` over a range of indices (or a `While` with a counter when the
+  body can `break` or `return`);
+- `break`, `continue` and `return` inside branches and loops become flag
+  variables carried like any other, and the statements they skip are guarded
+  by an `If` on the flags, so every region has one entry and one exit;
+- free names are resolved to the objects they name: functions and modules are
+  constants; global and closure data become `free_name` reads at run time.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+import types
+from typing import Any, Callable
+
+import gast
+import numpy as np
+
+from . import runtime
+from .errors import S2SError, UnsupportedSyntax
+from .frontend import ParsedFunction
+from .ir import Atom, Block, Const, For, Function, If, Op, Value, While
+from .naming import Namer
+
+RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
+_FLAG_HINTS = {RET: "returned", RETVAL: "retval", BRK: "broke", CONT: "skipping", EXPR: ""}
+FALSE, TRUE = Const(False), Const(True)
+
+
+class _Undefined:
+    def __repr__(self) -> str:
+        return "<undefined>"
+
+
+UNDEF = _Undefined()
+
+_BINOPS = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
+    gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.Pow: operator.pow,
+    gast.MatMult: operator.matmul, gast.BitAnd: operator.and_, gast.BitOr: operator.or_,
+    gast.BitXor: operator.xor, gast.LShift: operator.lshift, gast.RShift: operator.rshift,
+}
+_UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_, gast.Invert: operator.invert}
+_COMPARE = {
+    gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
+    gast.In: operator.contains, gast.NotIn: operator.contains,
+}
+# Attributes of arrays that are functions of the array.
+_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "real": np.real}
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, Const) and isinstance(b, Const) and type(a.value) is type(b.value):
+        if isinstance(a.value, (int, float, bool, str, type(None))):
+            return a.value == b.value
+    return False
+
+
+def _stored_names(nodes: list[gast.AST]) -> list[str]:
+    names: dict[str, None] = {}
+    for top in nodes:
+        for node in gast.walk(top):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                names[node.id] = None
+    return list(names)
+
+
+def _contains(nodes: list[gast.AST], kind: type, through_loops: bool) -> bool:
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kind):
+            return True
+        if not through_loops and isinstance(node, (gast.For, gast.While)):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(gast.iter_child_nodes(node))
+    return False
+
+
+class Lowerer:
+    def __init__(self, parsed: ParsedFunction, namer: Namer | None = None):
+        self.parsed = parsed
+        self.namer = namer or Namer()
+        self.stmts: list = []
+        self.env: dict[str, Any] = {}
+        node = parsed.node
+        params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        self.local_names = set(params) | set(_stored_names(node.body))
+        self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
+
+    # ---------------------------------------------------------------- helpers
+
+    def error(self, message: str, node: Any, hint: str = "", cls: type = UnsupportedSyntax) -> S2SError:
+        return cls(message, self.parsed.loc(node), hint=hint)
+
+    def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
+           n_outs: int = 1) -> Any:
+        outs = [self.namer.value(hint) for _ in range(n_outs)]
+        self.stmts.append(Op(prim, list(args), outs, dict(kwargs or {}), self.parsed.loc(node)))
+        return outs[0] if n_outs == 1 else outs
+
+    def sub_block(self, fill: Callable[[], None]) -> tuple[list, dict[str, Any]]:
+        saved_stmts, saved_env = self.stmts, self.env
+        self.stmts, self.env = [], dict(saved_env)
+        try:
+            fill()
+            return self.stmts, self.env
+        finally:
+            self.stmts, self.env = saved_stmts, saved_env
+
+    def join_if(self, cond: Atom, fill_then: Callable[[], None], fill_else: Callable[[], None], node: Any) -> None:
+        """Lower both branches and merge the variables they assign with phi values."""
+        then_stmts, then_env = self.sub_block(fill_then)
+        else_stmts, else_env = self.sub_block(fill_else)
+        then_res, else_res, outs = [], [], []
+        for name in list(dict.fromkeys([*then_env, *else_env])):
+            a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)
+            if _same(a, b):
+                self.env[name] = a
+            elif a is UNDEF or b is UNDEF:
+                self.env[name] = UNDEF
+            else:
+                out = self.namer.value(self.hints.get(name, name))
+                then_res.append(a)
+                else_res.append(b)
+                outs.append(out)
+                self.env[name] = out
+        self.stmts.append(If(cond, Block(then_stmts, then_res), Block(else_stmts, else_res), outs,
+                             self.parsed.loc(node)))
+
+    def value_if(self, cond: Atom, then_expr: Callable[[], Atom], else_expr: Callable[[], Atom], node: Any,
+                 hint: str) -> Atom:
+        """An expression-valued `If`: `then_expr() if cond else else_expr()`."""
+        saved = self.env.get(EXPR, UNDEF)
+
+        def set_expr(make: Callable[[], Atom]) -> Callable[[], None]:
+            return lambda: self.env.__setitem__(EXPR, make())
+        self.join_if(cond, set_expr(then_expr), set_expr(else_expr), node)
+        result = self.env.pop(EXPR)
+        if saved is not UNDEF:
+            self.env[EXPR] = saved
+        if isinstance(result, Value) and result.hint == "" and hint:
+            result.hint = hint
+        return result
+
+    def exit_flag(self, node: Any) -> Atom | None:
+        """The flag that says the rest of the current statement list must be skipped."""
+        flags = [self.env.get(n, FALSE) for n in (RET, BRK, CONT)]
+        live = [f for f in flags if not (isinstance(f, Const) and not f.value)]
+        if not live:
+            return None
+        if any(isinstance(f, Const) and f.value for f in live):
+            return TRUE
+        flag = live[0]
+        for other in live[1:]:
+            flag = self.op(operator.or_, [flag, other], node, "exiting")
+        return flag
+
+    # ---------------------------------------------------------------- function
+
+    def lower_function(self) -> Function:
+        node = self.parsed.node
+        if node.args.kwonlyargs or node.args.posonlyargs:
+            raise self.error("s2s does not support keyword-only or positional-only parameters yet", node,
+                             hint="make them ordinary parameters")
+        params = []
+        for arg in node.args.args:
+            v = self.namer.value(arg.id)
+            params.append(v)
+            self.env[arg.id] = v
+        self.env[RET], self.env[RETVAL] = FALSE, Const(None)
+        self.block(node.body)
+        result = self.env[RETVAL]
+        if result is UNDEF:
+            raise self.error("the function's return value may be undefined", node)
+        return Function(node.name, params, Block(self.stmts, [result]), self.parsed.loc(node))
+
+    # ---------------------------------------------------------------- statements
+
+    def block(self, stmts: list[gast.stmt]) -> None:
+        for i, stmt in enumerate(stmts):
+            self.stmt(stmt)
+            flag = self.exit_flag(stmt)
+            if flag is None:
+                continue
+            rest = stmts[i + 1:]
+            if rest and not (isinstance(flag, Const) and flag.value):
+                def run_rest(rest: list = rest) -> None:
+                    for name in (RET, BRK, CONT):
+                        if name in self.env:
+                            self.env[name] = FALSE
+                    self.block(rest)
+                self.join_if(flag, lambda: None, run_rest, rest[0])
+            return
+
+    def stmt(self, node: gast.stmt) -> None:
+        method = getattr(self, f"stmt_{type(node).__name__}", None)
+        if method is None:
+            raise self.error(f"s2s does not support the statement `{type(node).__name__}`", node)
+        method(node)
+
+    def stmt_Pass(self, node: gast.Pass) -> None:
+        pass
+
+    def stmt_Expr(self, node: gast.Expr) -> None:
+        if isinstance(node.value, gast.Constant):      # a docstring or a bare constant
+            return
+        self.expr(node.value)
+
+    def stmt_Assign(self, node: gast.Assign) -> None:
+        target = node.targets[0]
+        hint = target.id if len(node.targets) == 1 and isinstance(target, gast.Name) else ""
+        if (len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
+                and isinstance(node.value, (gast.Tuple, gast.List)) and len(target.elts) == len(node.value.elts)):
+            values = [self.expr(v, self.target_hint(t)) for t, v in zip(target.elts, node.value.elts)]
+            for t, v in zip(target.elts, values):
+                self.assign(t, v)
+            return
+        value = self.expr(node.value, hint)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def stmt_AnnAssign(self, node: gast.AnnAssign) -> None:
+        if node.value is not None:
+            self.assign(node.target, self.expr(node.value, self.target_hint(node.target)))
+
+    def stmt_AugAssign(self, node: gast.AugAssign) -> None:
+        if not isinstance(node.target, gast.Name):
+            raise self.error("s2s does not support augmented assignment into an element or attribute yet", node,
+                             hint="build a new array, for example with np.where")
+        current = self.name(node.target.id, node.target)
+        value = self.expr(node.value)
+        self.env[node.target.id] = self.op(_BINOPS[type(node.op)], [current, value], node, node.target.id)
+
+    def target_hint(self, target: gast.AST) -> str:
+        return target.id if isinstance(target, gast.Name) else ""
+
+    def assign(self, target: gast.AST, value: Atom) -> None:
+        if isinstance(target, gast.Name):
+            self.env[target.id] = value
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            for i, elt in enumerate(target.elts):
+                self.assign(elt, self.op(operator.getitem, [value, Const(i)], elt, self.target_hint(elt)))
+        else:
+            raise self.error("s2s does not support assignment into an element or attribute yet", target,
+                             hint="build a new value instead of writing into one")
+
+    def stmt_Return(self, node: gast.Return) -> None:
+        self.env[RETVAL] = self.expr(node.value) if node.value is not None else Const(None)
+        self.env[RET] = TRUE
+
+    def stmt_Break(self, node: gast.Break) -> None:
+        self.env[BRK] = TRUE
+
+    def stmt_Continue(self, node: gast.Continue) -> None:
+        self.env[CONT] = TRUE
+
+    def stmt_If(self, node: gast.If) -> None:
+        cond = self.expr(node.test)
+        self.join_if(cond, lambda: self.block(node.body), lambda: self.block(node.orelse), node)
+
+    # ---------------------------------------------------------------- loops
+
+    def loop_carried(self, body: list[gast.stmt], extra: list[str]) -> list[str]:
+        names = [n for n in _stored_names(body) if n in self.env and self.env[n] is not UNDEF]
+        return names + [n for n in extra if n not in names]
+
+    def finish_loop(self, body: list[gast.stmt], carried_names: list[str], outs: list[Value],
+                    saved: dict[str, Any]) -> None:
+        for name in _stored_names(body):
+            self.env[name] = UNDEF               # assigned in the loop but not defined before it
+        for name, out in zip(carried_names, outs):
+            self.env[name] = out
+        for name in (BRK, CONT):
+            self.env[name] = saved.get(name, FALSE)
+
+    def stmt_While(self, node: gast.While) -> None:
+        if node.orelse:
+            raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
+        extra = ([BRK] if _contains(node.body, gast.Break, False) else []) + \
+                ([RET, RETVAL] if _contains(node.body, gast.Return, True) else [])
+        self.make_while(node, node.body, extra, lambda: self.expr(node.test), lambda: self.block(node.body))
+
+    def make_while(self, node: Any, body: list[gast.stmt], extra: list[str], test: Callable[[], Atom],
+                   fill_body: Callable[[], None], carried_names: list[str] | None = None) -> None:
+        saved = dict(self.env)
+        names = carried_names or self.loop_carried(body, extra)
+        inits = [FALSE if n == BRK else self.env[n] for n in names]
+        carried = [self.namer.value(self.hints.get(n, n)) for n in names]
+        self.env.update(zip(names, carried))
+        stop_flags = [c for n, c in zip(names, carried) if n in (BRK, RET)]
+
+        def fill_test() -> None:
+            if not stop_flags:
+                self.env[EXPR] = test()
+                return
+            stop = stop_flags[0]
+            for other in stop_flags[1:]:
+                stop = self.op(operator.or_, [stop, other], node, "exiting")
+            self.env[EXPR] = self.value_if(stop, lambda: FALSE, test, node, "")
+
+        test_stmts, test_env = self.sub_block(fill_test)
+
+        def fill() -> None:
+            self.env[CONT] = FALSE
+            for name in (BRK, RET):       # the test let the body run only while these are false
+                if name in names:
+                    self.env[name] = FALSE
+            fill_body()
+        body_stmts, body_env = self.sub_block(fill)
+        results = [body_env[n] for n in names]
+        if any(r is UNDEF for r in results):
+            raise self.error("a loop variable may be undefined at the end of an iteration", node)
+        outs = [self.namer.value(c.hint) for c in carried]
+        self.stmts.append(While(inits, carried, Block(test_stmts, [test_env[EXPR]]), Block(body_stmts, results),
+                                outs, self.parsed.loc(node)))
+        self.finish_loop(body, names, outs, saved)
+
+    def stmt_For(self, node: gast.For) -> None:
+        if node.orelse:
+            raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
+        start, stop, step, reverse, bind = self.iteration(node)
+        exits = _contains(node.body, gast.Break, False) or _contains(node.body, gast.Return, True)
+        if exits:
+            self.for_as_while(node, start, stop, step, reverse, bind)
+            return
+        saved = dict(self.env)
+        names = self.loop_carried(node.body, [])
+        inits = [self.env[n] for n in names]
+        carried = [self.namer.value(n) for n in names]
+        index = self.namer.value(node.target.id if isinstance(node.target, gast.Name) else "i")
+        self.env.update(zip(names, carried))
+
+        def fill() -> None:
+            self.env[CONT] = FALSE
+            bind(index)
+            self.block(node.body)
+        body_stmts, body_env = self.sub_block(fill)
+        outs = [self.namer.value(n) for n in names]
+        self.stmts.append(For(start, stop, step, index, inits, carried, Block(body_stmts, [body_env[n] for n in names]),
+                              outs, reverse, self.parsed.loc(node)))
+        self.finish_loop([node.target, *node.body], names, outs, saved)
+
+    def for_as_while(self, node: gast.For, start: Atom, stop: Atom, step: Atom, reverse: bool,
+                     bind: Callable[[Atom], None]) -> None:
+        if reverse:
+            raise self.error("s2s does not support `break` or `return` inside a loop over reversed(...)", node,
+                             hint="loop forwards over the reversed indices")
+        counter = f"$counter{len(self.hints)}"       # one per loop: loops nest
+        self.hints[counter] = node.target.id if isinstance(node.target, gast.Name) else "i"
+        self.env[counter] = start
+        extra = ([BRK] if _contains(node.body, gast.Break, False) else []) + \
+                ([RET, RETVAL] if _contains(node.body, gast.Return, True) else [])
+        names = self.loop_carried(node.body, []) + [counter] + extra
+
+        def test() -> Atom:
+            k = self.env[counter]
+            if isinstance(step, Const) and step.value > 0:
+                return self.op(operator.lt, [k, stop], node)
+            if isinstance(step, Const) and step.value < 0:
+                return self.op(operator.gt, [k, stop], node)
+            distance = self.op(operator.sub, [k, stop], node)
+            return self.op(operator.lt, [self.op(operator.mul, [distance, step], node), Const(0)], node)
+
+        def fill_body() -> None:
+            k = self.env[counter]
+            self.env[counter] = self.op(operator.add, [k, step], node, "i")
+            bind(k)
+            self.block(node.body)
+        self.make_while(node, node.body, extra, test, fill_body, carried_names=names)
+        self.env.pop(counter, None)
+        for name in _stored_names([node.target]):
+            self.env[name] = UNDEF
+
+    def iteration(self, node: gast.For) -> tuple[Atom, Atom, Atom, bool, Callable[[Atom], None]]:
+        """(start, stop, step, reverse, bind) where bind(index) assigns the loop target for that index."""
+        it = node.iter
+        found, callee = self.static(it.func) if isinstance(it, gast.Call) else (False, None)
+        reverse = False
+        if found and callee is builtins.reversed and len(it.args) == 1 and isinstance(it.args[0], gast.Call):
+            inner_found, inner = self.static(it.args[0].func)
+            if inner_found and inner is builtins.range:
+                it, callee, reverse = it.args[0], builtins.range, True
+        if found and callee is builtins.range:
+            args = [self.expr(a) for a in it.args]
+            if not 1 <= len(args) <= 3 or it.keywords:
+                raise self.error("range() takes one to three positional arguments here", it)
+            start, stop, step = ([Const(0)] + args + [Const(1)])[:3] if len(args) == 1 else \
+                (args + [Const(1)])[:3]
+            if isinstance(step, Const) and step.value == 0:
+                raise self.error("range() step must not be zero", it, cls=S2SError)
+            if not isinstance(node.target, gast.Name):
+                raise self.error("the target of a loop over range() must be a single name", node.target)
+            name = node.target.id
+            return start, stop, step, reverse, lambda index: self.env.__setitem__(name, index)
+        if found and callee is builtins.enumerate:
+            seq = self.expr(it.args[0])
+            offset = self.expr(it.args[1]) if len(it.args) > 1 else Const(0)
+            if not (isinstance(node.target, (gast.Tuple, gast.List)) and len(node.target.elts) == 2):
+                raise self.error("unpack enumerate() into two names: `for i, v in enumerate(xs)`", node.target)
+            count_target, item_target = node.target.elts
+
+            def bind_enumerate(index: Atom) -> None:
+                count = index if _same(offset, Const(0)) else self.op(operator.add, [index, offset], node)
+                self.assign(count_target, count)
+                self.assign(item_target, self.op(operator.getitem, [seq, index], node,
+                                                 self.target_hint(item_target)))
+            return Const(0), self.op(len, [seq], node, "n"), Const(1), False, bind_enumerate
+        if found and callee is builtins.zip:
+            seqs = [self.expr(a) for a in it.args]
+            lengths = [self.op(len, [s], node, "n") for s in seqs]
+            n = lengths[0] if len(lengths) == 1 else self.op(min, lengths, node, "n")
+            targets = node.target.elts if isinstance(node.target, (gast.Tuple, gast.List)) else None
+            if targets is None or len(targets) != len(seqs):
+                raise self.error("unpack zip() into one name per sequence", node.target)
+
+            def bind_zip(index: Atom) -> None:
+                for t, s in zip(targets, seqs):
+                    self.assign(t, self.op(operator.getitem, [s, index], node, self.target_hint(t)))
+            return Const(0), n, Const(1), False, bind_zip
+        seq = self.expr(it)
+
+        def bind_item(index: Atom) -> None:
+            self.assign(node.target, self.op(operator.getitem, [seq, index], node, self.target_hint(node.target)))
+        return Const(0), self.op(len, [seq], node, "n"), Const(1), False, bind_item
+
+    # ---------------------------------------------------------------- expressions
+
+    def static(self, node: gast.AST) -> tuple[bool, Any]:
+        """(True, object) when node names a module-level object: `np`, `np.linalg.norm`, `math.sin`."""
+        if isinstance(node, gast.Name):
+            if node.id in self.local_names:
+                return False, None
+            return self.parsed.resolve(node.id)
+        if isinstance(node, gast.Attribute):
+            found, base = self.static(node.value)
+            if found and isinstance(base, (types.ModuleType, type)):
+                if not hasattr(base, node.attr):
+                    raise self.error(f"module {getattr(base, '__name__', base)!r} has no attribute {node.attr!r}",
+                                     node, cls=S2SError)
+                return True, getattr(base, node.attr)
+        return False, None
+
+    def name(self, name: str, node: gast.AST) -> Atom:
+        if name in self.local_names:
+            value = self.env.get(name, UNDEF)
+            if value is UNDEF:
+                raise self.error(f"variable {name!r} may be used before it is assigned", node, cls=S2SError,
+                                 hint="assign it on every path before this line")
+            return value
+        found, obj = self.parsed.resolve(name)
+        if not found:
+            raise self.error(f"name {name!r} is not defined", node, cls=S2SError)
+        if _is_constant_object(obj):
+            return Const(obj)
+        return self.op(runtime.free_name, [Const(name)], node, name)
+
+    def expr(self, node: gast.expr, hint: str = "") -> Atom:
+        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if method is None:
+            raise self.error(f"s2s does not support the expression `{type(node).__name__}`", node)
+        return method(node, hint)
+
+    def expr_Constant(self, node: gast.Constant, hint: str) -> Atom:
+        return Const(node.value)
+
+    def expr_Name(self, node: gast.Name, hint: str) -> Atom:
+        return self.name(node.id, node)
+
+    def expr_Attribute(self, node: gast.Attribute, hint: str) -> Atom:
+        found, obj = self.static(node)
+        if found:
+            return Const(obj)
+        base = self.expr(node.value)
+        prim = _ATTRIBUTES.get(node.attr)
+        if prim is not None:
+            return self.op(prim, [base], node, hint)
+        return self.op(getattr, [base, Const(node.attr)], node, hint)
+
+    def expr_BinOp(self, node: gast.BinOp, hint: str) -> Atom:
+        left, right = self.expr(node.left), self.expr(node.right)
+        return self.op(_BINOPS[type(node.op)], [left, right], node, hint)
+
+    def expr_UnaryOp(self, node: gast.UnaryOp, hint: str) -> Atom:
+        operand = self.expr(node.operand)
+        if isinstance(node.op, gast.USub) and isinstance(operand, Const) and isinstance(operand.value, (int, float)):
+            return Const(-operand.value)
+        return self.op(_UNARYOPS[type(node.op)], [operand], node, hint)
+
+    def compare(self, op: gast.cmpop, left: Atom, right: Atom, node: Any, hint: str) -> Atom:
+        if isinstance(op, (gast.In, gast.NotIn)):
+            result = self.op(operator.contains, [right, left], node, hint)
+            return self.op(operator.not_, [result], node, hint) if isinstance(op, gast.NotIn) else result
+        return self.op(_COMPARE[type(op)], [left, right], node, hint)
+
+    def expr_Compare(self, node: gast.Compare, hint: str) -> Atom:
+        left = self.expr(node.left)
+        right = self.expr(node.comparators[0])
+        result = self.compare(node.ops[0], left, right, node, hint if len(node.ops) == 1 else "")
+        if len(node.ops) == 1:
+            return result
+        rest = gast.Compare(left=node.comparators[0], ops=node.ops[1:], comparators=node.comparators[1:])
+        gast.copy_location(rest, node)
+        saved_right = right
+
+        def more() -> Atom:
+            # the middle operand is evaluated once, as Python does
+            return self.compare_chain(saved_right, rest, node)
+        return self.value_if(result, more, lambda: result, node, hint)
+
+    def compare_chain(self, left: Atom, rest: gast.Compare, node: Any) -> Atom:
+        right = self.expr(rest.comparators[0])
+        result = self.compare(rest.ops[0], left, right, node, "")
+        if len(rest.ops) == 1:
+            return result
+        tail = gast.Compare(left=rest.comparators[0], ops=rest.ops[1:], comparators=rest.comparators[1:])
+        return self.value_if(result, lambda: self.compare_chain(right, tail, node), lambda: result, node, "")
+
+    def expr_BoolOp(self, node: gast.BoolOp, hint: str) -> Atom:
+        first = self.expr(node.values[0])
+        if len(node.values) == 1:
+            return first
+        rest = gast.BoolOp(op=node.op, values=node.values[1:])
+        gast.copy_location(rest, node)
+        if isinstance(node.op, gast.And):
+            return self.value_if(first, lambda: self.expr(rest), lambda: first, node, hint)
+        return self.value_if(first, lambda: first, lambda: self.expr(rest), node, hint)
+
+    def expr_IfExp(self, node: gast.IfExp, hint: str) -> Atom:
+        cond = self.expr(node.test)
+        return self.value_if(cond, lambda: self.expr(node.body, hint), lambda: self.expr(node.orelse, hint),
+                             node, hint)
+
+    def expr_Tuple(self, node: gast.Tuple, hint: str) -> Atom:
+        items = [self.expr(e) for e in node.elts]
+        if all(isinstance(i, Const) for i in items):
+            return Const(tuple(i.value for i in items))
+        return self.op(runtime.make_tuple, items, node, hint)
+
+    def expr_List(self, node: gast.List, hint: str) -> Atom:
+        return self.op(runtime.make_list, [self.expr(e) for e in node.elts], node, hint)
+
+    def expr_Slice(self, node: gast.Slice, hint: str) -> Atom:
+        parts = [self.expr(p) if p is not None else Const(None) for p in (node.lower, node.upper, node.step)]
+        if all(isinstance(p, Const) for p in parts):
+            return Const(slice(*(p.value for p in parts)))
+        return self.op(slice, parts, node, hint)
+
+    def expr_Subscript(self, node: gast.Subscript, hint: str) -> Atom:
+        base = self.expr(node.value)
+        index = self.expr(node.slice)
+        return self.op(operator.getitem, [base, index], node, hint)
+
+    def expr_Call(self, node: gast.Call, hint: str) -> Atom:
+        found, callee = self.static(node.func)
+        if not found and isinstance(node.func, gast.Attribute):
+            return self.method_call(node, hint)
+        if not found:
+            raise self.error("s2s only differentiates calls to functions it can name statically", node,
+                             hint="call the function by its name, not through a computed expression")
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        return self.op(callee, args, node, hint, kwargs)
+
+    def method_call(self, node: gast.Call, hint: str) -> Atom:
+        """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""
+        attr = node.func.attr
+        function = getattr(np, attr, None)
+        if not callable(function):
+            raise self.error(f"s2s does not support the method call `.{attr}()`", node,
+                             hint="call the NumPy function instead")
+        base = self.expr(node.func.value)
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        return self.op(function, [base, *args], node, hint, kwargs)
+
+
+def _is_constant_object(obj: Any) -> bool:
+    """Modules, functions and types are named statically; data is read when the code runs."""
+    return isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc)) \
+        or callable(obj)
+
+
+def lower(parsed: ParsedFunction) -> Function:
+    return Lowerer(parsed).lower_function()

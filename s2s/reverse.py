@@ -1,0 +1,310 @@
+"""Reverse mode: a primal Function to one Function that returns its gradient.
+
+The result runs the primal statements (the forward sweep), then the adjoint
+statements in reverse order (the reverse sweep), seeded with 1 for the output.
+Partial adjoints of a value read several times are summed (the seeds'
+node_to_grad). Only active values get adjoints; an argument no rule gives an
+adjoint to has none (zero is symbolic until a loop or a branch needs it written).
+
+Control flow is transformed, not unrolled:
+- the reverse of an `If` is an `If` on the same condition, whose branches are
+  the reverses of the branches;
+- the reverse of a loop is a `For` over the same number of iterations, backwards
+  (a `While` counts its iterations in an extra carried value), carrying the
+  adjoints of the loop-carried values and the accumulated adjoints of the values
+  the body reads from outside;
+- inside loops, a value the reverse sweep reads is pushed onto a stack (a plain
+  list) right after the forward sweep defines it, and popped at the start of the
+  matching reverse block: exactly what the rules read, nothing more.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import registry, runtime
+from .activity import active_values, scalar_values
+from .errors import NoDerivativeRule, S2SError
+from .inline import inline_rule
+from .ir import (Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, free_values,
+                 prim_name, stmt_defs, substitute, uses_in, value_names, walk)
+from .naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
+from .optimize import eliminate_dead_code_in
+
+_BROADCASTING_OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+                           operator.mod, operator.neg, operator.pos}
+
+
+def broadcasts(prim: Any) -> bool:
+    return prim in _BROADCASTING_OPERATORS or isinstance(prim, np.ufunc)
+
+
+def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDerivativeRule:
+    name = prim_name(prim)
+    family = "rules/math_functions.py" if name.startswith("math.") else \
+        "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
+    return NoDerivativeRule(
+        f"no {what} rule for {name}",
+        loc, hint=f"register one with @s2s.adjoint({name}) (and @s2s.tangent for forward mode) "
+                  f"or add it to {family}")
+
+
+class _Reverse:
+    def __init__(self, fn: Function, active: set[int], scalars: set[int]):
+        self.fn = fn
+        self.active = active
+        self.scalars = scalars
+        self.namer = Namer()
+        for name in value_names(fn):
+            self.namer.reserve(name)
+        self.adj: dict[int, Atom] = {}
+        self.stack_inits: list[Stmt] = []
+        self.values = {id(p): p for p in fn.params}
+        self.values.update((id(v), v) for s in walk(fn.body) for v in stmt_defs(s))
+
+    # ---------------------------------------------------------------- helpers
+
+    def is_active(self, atom: Atom) -> bool:
+        return isinstance(atom, Value) and id(atom) in self.active
+
+    def is_scalar(self, atom: Atom) -> bool:
+        return isinstance(atom, Const) or id(atom) in self.scalars
+
+    def fresh(self, hint: str) -> Value:
+        return self.namer.value(hint)
+
+    def rename(self, v: Value, hint: str) -> None:
+        v.hint = hint
+        v.name = self.namer.value(hint).name
+
+    def zero(self, v: Value, out: list[Stmt], like: Atom | None = None, loc: Loc | None = None) -> Atom:
+        if self.is_scalar(v):
+            return Const(0.0)
+        z = self.fresh(adjoint_hint(v))
+        out.append(Op(runtime.zeros_like, [like if like is not None else v], [z], loc=loc))
+        return z
+
+    def accumulate(self, v: Atom, contribution: Atom, out: list[Stmt], loc: Loc | None) -> None:
+        if not self.is_active(v):
+            return
+        current = self.adj.get(id(v))
+        if current is None:
+            self.adj[id(v)] = contribution
+            return
+        total = self.fresh(adjoint_hint(v))
+        out.append(Op(operator.add, [current, contribution], [total], loc=loc))
+        self.adj[id(v)] = total
+
+    # ---------------------------------------------------------------- blocks
+
+    def block(self, block: Block, out: list[Stmt], depth: int) -> None:
+        for stmt in reversed(block.stmts):
+            if isinstance(stmt, Op):
+                self.op(stmt, out)
+            elif isinstance(stmt, If):
+                self.branch(stmt, out, depth)
+            else:
+                self.loop(stmt, out, depth)
+
+    def op(self, op: Op, out: list[Stmt]) -> None:
+        if len(op.outs) != 1 or id(op.outs[0]) not in self.adj:
+            return
+        g = self.adj[id(op.outs[0])]
+        needed = [i for i, a in enumerate(op.args) if self.is_active(a)]
+        for name, atom in op.kwargs.items():
+            if self.is_active(atom):
+                raise S2SError(f"the keyword argument {name}= of {prim_name(op.prim)} is differentiated, "
+                               f"and s2s differentiates positional arguments only", op.loc,
+                               hint="pass it positionally")
+        if not needed:
+            return
+        rule = registry.find_adjoint(op.prim)
+        if rule is None:
+            raise missing_rule(op.prim, op.loc)
+        stmts, results = inline_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc)
+        if len(results) < len(op.args):
+            raise S2SError(f"the rule for {prim_name(op.prim)} gives {len(results)} adjoints "
+                           f"for {len(op.args)} arguments", op.loc)
+        keep = [results[i] for i in needed if results[i] is not None]
+        rule_block = Block(stmts, keep)
+        eliminate_dead_code_in(rule_block, keep)
+        out.extend(rule_block.stmts)
+        defined_here = {id(v) for s in walk(rule_block) for v in stmt_defs(s)}
+        for i in needed:
+            arg, contribution = op.args[i], results[i]
+            if contribution is None:
+                continue
+            if broadcasts(op.prim) and not (self.is_scalar(arg) and self.is_scalar(op.outs[0])):
+                unbroadcast = self.fresh(adjoint_hint(arg))
+                out.append(Op(runtime._unbroadcast, [contribution, arg], [unbroadcast], loc=op.loc))
+                contribution = unbroadcast
+            elif isinstance(contribution, Value) and id(contribution) in defined_here and not contribution.hint:
+                self.rename(contribution, adjoint_hint(arg))
+            self.accumulate(arg, contribution, out, op.loc)
+
+    def branch(self, stmt: If, out: list[Stmt], depth: int) -> None:
+        incoming = [(j, self.adj.get(id(o))) for j, o in enumerate(stmt.outs)]
+        if all(g is None for _, g in incoming):
+            return
+        before = self.adj
+        reversed_branches = []
+        for branch in (stmt.then, stmt.orelse):
+            self.adj = dict(before)
+            stmts: list[Stmt] = []
+            for j, g in incoming:
+                if g is not None:
+                    self.accumulate(branch.results[j], g, stmts, stmt.loc)
+            self.block(branch, stmts, depth)
+            local = {id(v) for s in walk(branch) for v in stmt_defs(s)}
+            reversed_branches.append((branch, stmts, self.adj, local))
+        self.adj = before
+        escaping: dict[int, Value] = {}
+        for _, _, after, local in reversed_branches:
+            for key, atom in after.items():
+                if key not in local and atom is not before.get(key):
+                    escaping[key] = self.values[key]
+        blocks = []
+        for branch, stmts, after, _ in reversed_branches:
+            results = []
+            for key, v in escaping.items():
+                atom = after.get(key)
+                results.append(atom if atom is not None else self.zero(v, stmts, loc=stmt.loc))
+            if depth > 0:
+                self.save_for_reverse(branch, stmts, [])
+            blocks.append(Block(stmts, results))
+        outs = [self.fresh(adjoint_hint(v)) for v in escaping.values()]
+        out.append(If(stmt.cond, blocks[0], blocks[1], outs, stmt.loc))
+        for key, o in zip(escaping, outs):
+            self.adj[key] = o
+
+    def loop(self, stmt: While | For, out: list[Stmt], depth: int) -> None:
+        active_carried = [j for j, c in enumerate(stmt.carried) if self.is_active(c)]
+        if not any(id(stmt.outs[j]) in self.adj for j in active_carried):
+            return
+        if isinstance(stmt, While):
+            trips = self._count_iterations(stmt)
+            index = self.fresh("_")
+            bounds: list[Atom] = [Const(0), trips, Const(1)]
+            backwards = False
+        else:
+            index = self.fresh(stmt.index.hint or "i")
+            bounds = [stmt.start, stmt.stop, stmt.step]
+            backwards = not stmt.reverse
+        inner = {id(stmt.index)} if isinstance(stmt, For) else set()
+        inner |= {id(c) for c in stmt.carried}
+        free = [v for v in free_values(stmt.body) if self.is_active(v) and id(v) not in inner]
+
+        inits: list[Atom] = []
+        for j in active_carried:
+            g = self.adj.get(id(stmt.outs[j]))
+            inits.append(g if g is not None else self.zero(stmt.outs[j], out, loc=stmt.loc))
+        for f in free:
+            g = self.adj.get(id(f))
+            inits.append(g if g is not None else self.zero(f, out, loc=stmt.loc))
+
+        before = self.adj
+        self.adj = {}
+        carried = [self.fresh(adjoint_hint(stmt.carried[j])) for j in active_carried]
+        accumulators = [self.fresh(adjoint_hint(f)) for f in free]
+        for f, acc in zip(free, accumulators):
+            self.adj[id(f)] = acc
+        body: list[Stmt] = []
+        for j, dc in zip(active_carried, carried):
+            self.accumulate(stmt.body.results[j], dc, body, stmt.loc)
+        self.block(stmt.body, body, depth + 1)
+        results: list[Atom] = []
+        for j, dc in zip(active_carried, carried):
+            g = self.adj.get(id(stmt.carried[j]))
+            results.append(g if g is not None else self.zero(stmt.carried[j], body, like=dc, loc=stmt.loc))
+        results.extend(self.adj[id(f)] for f in free)
+        self.adj = before
+
+        reverse_block = Block(body, results)
+        if isinstance(stmt, For):
+            substitute(reverse_block, {id(stmt.index): index})
+        self.save_for_reverse(stmt.body, reverse_block.stmts, stmt.carried)
+        outs = [self.fresh(v.hint) for v in carried + accumulators]
+        out.append(For(*bounds, index, inits, carried + accumulators, reverse_block, outs, backwards, stmt.loc))
+        for f, o in zip(free, outs[len(carried):]):
+            self.adj[id(f)] = o
+        for j, o in zip(active_carried, outs):
+            self.accumulate(stmt.inits[j], o, out, stmt.loc)
+
+    def _count_iterations(self, stmt: While) -> Value:
+        """Give a forward While a carried iteration counter; return its final value."""
+        count = self.fresh(TRIP_COUNT)
+        following = self.fresh(TRIP_COUNT)
+        total = self.fresh(TRIP_COUNT)
+        stmt.inits.append(Const(0))
+        stmt.carried.append(count)
+        stmt.body.stmts.append(Op(operator.add, [count, Const(1)], [following], loc=stmt.loc))
+        stmt.body.results.append(following)
+        stmt.outs.append(total)
+        return total
+
+    def save_for_reverse(self, forward: Block, reverse: list[Stmt], header: list[Value]) -> None:
+        """Push what the reverse block reads of this forward block's values; pop it there."""
+        defined_here = {id(v): v for v in header}
+        for s in forward.stmts:
+            defined_here.update((id(v), v) for v in s.outs)
+        needed: dict[int, Value] = {}
+        for atom in uses_in(Block(reverse, [])):
+            if isinstance(atom, Value) and id(atom) in defined_here:
+                needed[id(atom)] = atom
+        if not needed:
+            return
+        pops: list[Stmt] = []
+        mapping: dict[int, Atom] = {}
+        for v in needed.values():
+            stack = self.fresh(stack_hint(v))
+            self.stack_inits.append(Op(runtime.stack_new, [], [stack]))
+            push = Op(runtime.push, [stack, v], [])
+            position = next((k + 1 for k, s in enumerate(forward.stmts) if v in s.outs), 0)
+            forward.stmts.insert(position, push)
+            popped = self.fresh(v.hint)
+            pops.append(Op(runtime.pop, [stack], [popped]))
+            mapping[id(v)] = popped
+        substitute(Block(reverse, []), mapping)
+        reverse[0:0] = pops
+
+
+def reverse_function(fn: Function, wrt: list[int], param_is_scalar: list[bool], with_value: bool,
+                     several: bool = False) -> Function:
+    """The gradient function: `def f_grad(same params): ... return grads` (or `value, grads`)."""
+    namer = Namer()
+    fn = clone_function(fn, lambda v: namer.value(v.hint))   # the forward sweep gets pushes: work on a copy
+    active = active_values(fn, wrt)
+    scalars = scalar_values(fn, param_is_scalar)
+    rev = _Reverse(fn, active, scalars)
+    output = fn.body.results[0]
+    out: list[Stmt] = []
+    if rev.is_active(output):
+        if rev.is_scalar(output):
+            seed: Atom = Const(1.0)
+        else:
+            seed = rev.fresh(adjoint_hint(output))
+            out.append(Op(runtime._seed, [output], [seed], loc=fn.loc))
+        rev.adj[id(output)] = seed
+        rev.block(fn.body, out, 0)
+    grads: list[Atom] = []
+    for i in wrt:
+        p = fn.params[i]
+        g = rev.adj.get(id(p))
+        grads.append(g if g is not None else rev.zero(p, out, loc=fn.loc))
+    results: list[Atom]
+    if len(grads) == 1 and not several:
+        gradient: Atom = grads[0]
+    else:
+        gradient = rev.fresh("grads")
+        out.append(Op(runtime.make_tuple, grads, [gradient]))
+    if with_value:
+        pair = rev.fresh("value_and_grad")
+        out.append(Op(runtime.make_tuple, [output, gradient], [pair]))
+        results = [pair]
+    else:
+        results = [gradient]
+    body = Block(rev.stack_inits + fn.body.stmts + out, results)
+    suffix = "value_and_grad" if with_value else "grad"
+    return Function(f"{fn.name}_{suffix}", fn.params, body, fn.loc)

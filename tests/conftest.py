@@ -1,0 +1,28 @@
+import itertools
+import linecache
+import math
+import operator
+import textwrap
+
+import numpy as np
+import pytest
+
+_counter = itertools.count()
+
+
+def function_from_source(source: str, name: str | None = None, namespace: dict | None = None):
+    """Define a function from source text that inspect can read back (registered in linecache)."""
+    source = textwrap.dedent(source)
+    filename = f"<test-source-{next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    scope = {"math": math, "np": np, "numpy": np, "operator": operator}
+    scope.update(namespace or {})
+    exec(compile(source, filename, "exec"), scope)
+    if name is None:
+        name = source.split("def ", 1)[1].split("(", 1)[0].strip()
+    return scope[name]
+
+
+@pytest.fixture
+def make_fn():
+    return function_from_source

@@ -1,0 +1,179 @@
+"""Unsupported code and bad arguments give an S2SError with the place and what to do."""
+import math
+import re
+
+import numpy as np
+import pytest
+
+import s2s
+
+
+def _line_of(fn, text):
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    for k, line in enumerate(lines):
+        if text in line:
+            return first + k
+    raise AssertionError(text)
+
+
+def with_try(x):
+    try:
+        y = x * 2
+    except ValueError:
+        y = x
+    return y
+
+
+def with_yield(x):
+    yield x
+
+
+def with_with(x):
+    with open("f") as handle:
+        pass
+    return x
+
+
+def with_global(x):
+    global COUNTER
+    COUNTER = 1
+    return x
+
+
+def with_del(x):
+    y = x
+    del y
+    return x
+
+
+def with_class(x):
+    class Point:
+        pass
+    return x
+
+
+def with_lambda(x):
+    f = lambda t: t * 2  # noqa: E731
+    return f(x)
+
+
+def with_eval(x):
+    return eval("x * 2")
+
+
+def with_walrus(x):
+    if (y := x * 2) > 1:
+        return y
+    return x
+
+
+def with_star(x):
+    return math.hypot(*[x, x])
+
+
+def with_match(x):
+    match x:
+        case 1.0:
+            return x
+    return x
+
+
+CASES = [
+    (with_try, "try", "try:"),
+    (with_yield, "generators", "yield x"),
+    (with_with, "`with` blocks", "with open"),
+    (with_global, "`global` declarations", "global COUNTER"),
+    (with_del, "`del`", "del y"),
+    (with_class, "class definitions", "class Point"),
+    (with_lambda, "`lambda`", "lambda t"),
+    (with_eval, "`eval`", 'eval("x * 2")'),
+    (with_walrus, "walrus", "(y := x * 2)"),
+    (with_star, "star-arguments", "*[x, x]"),
+    (with_match, "`match`", "match x:"),
+]
+
+
+@pytest.mark.parametrize("fn, phrase, text", CASES, ids=[c[0].__name__ for c in CASES])
+def test_unsupported_constructs_are_refused_with_their_place(fn, phrase, text):
+    with pytest.raises(s2s.UnsupportedSyntax) as info:
+        s2s.grad(fn)
+    message = str(info.value)
+    line = _line_of(fn, text)
+    assert f"test_errors.py:{line}:" in message
+    assert phrase in message
+    assert text.strip() in message           # the source line is shown
+    assert "^" in message and "hint:" in message
+
+
+def test_caret_points_at_the_column():
+    with pytest.raises(s2s.UnsupportedSyntax) as info:
+        s2s.grad(with_eval)
+    lines = str(info.value).splitlines()
+    source_line, caret_line = lines[-2], lines[-1]
+    assert source_line[caret_line.index("^"):].startswith("eval(")
+
+
+def test_missing_rule_names_the_function_and_the_fix():
+    def f(x):
+        return math.gamma(x)
+
+    with pytest.raises(s2s.NoDerivativeRule) as info:
+        s2s.grad(f)(2.0)
+    message = str(info.value)
+    assert "no derivative rule for math.gamma" in message
+    assert "s2s.adjoint" in message and "rules/math_functions.py" in message
+    assert f"test_errors.py:{_line_of(f, 'math.gamma(x)')}:" in message
+
+
+def test_builtin_without_source():
+    with pytest.raises(s2s.SourceUnavailable, match="cannot read the source of 'sin'"):
+        s2s.grad(math.sin)
+
+
+def test_lambda_is_refused():
+    with pytest.raises(s2s.UnsupportedSyntax, match="lambda"):
+        s2s.grad(lambda x: x * x)
+
+
+def square(x):
+    return x * x
+
+
+def vector(x):
+    return x * 2.0
+
+
+@pytest.mark.parametrize("wrt, phrase", [("z", "names no argument"), (3, "out of range"), ((0, 0), "twice"),
+                                         (1.5, "position or name")])
+def test_bad_wrt(wrt, phrase):
+    with pytest.raises(s2s.BadArgument, match=phrase):
+        s2s.grad(square, wrt=wrt)
+
+
+def test_integer_argument_in_differentiated_position():
+    with pytest.raises(TypeError, match=r"argument 'x' of square is differentiated but is int 2"):
+        s2s.grad(square)(2)
+    with pytest.raises(s2s.BadArgument, match="str"):
+        s2s.grad(square)("a")
+
+
+def test_non_scalar_output_is_refused():
+    with pytest.raises(TypeError, match="scalar output"):
+        s2s.grad(vector)(np.array([1.0, 2.0]))
+
+
+def test_undefined_variable_on_some_path():
+    def f(x):
+        if x > 0:
+            y = x
+        return y
+
+    with pytest.raises(s2s.S2SError, match="'y' may be used before it is assigned"):
+        s2s.grad(f)
+
+
+def test_error_class_hierarchy():
+    for cls in (s2s.UnsupportedSyntax, s2s.NoDerivativeRule, s2s.SourceUnavailable, s2s.BadArgument):
+        assert issubclass(cls, s2s.S2SError)
+    assert issubclass(s2s.BadArgument, TypeError)
