@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from s2s.registry import adjoint, nondifferentiable
+from s2s.runtime import _scatter
 
 # ---- arithmetic
 
@@ -61,6 +62,14 @@ def absolute(g, ans, x):
 @adjoint(builtins.float)
 def to_float(g, ans, x):
     return g
+
+
+# ---- indexing
+
+
+@adjoint(operator.getitem)
+def getitem(g, ans, x, index):
+    return _scatter(x, index, g), None
 
 
 # ---- no derivative: integer- or boolean-valued, or piecewise constant

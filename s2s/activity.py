@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from . import registry, runtime
-from .ir import Atom, Block, Const, For, Function, If, Op, Value, While
+from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While
 
 
 def _differentiable(op: Op) -> bool:
@@ -113,7 +113,9 @@ _SCALAR_IF_SCALAR_ARGS = {abs, min, max, pow, builtins.sum}
 
 
 def _is_scalar_const(atom: Atom) -> bool:
-    return isinstance(atom, Const) and isinstance(atom.value, (int, float, bool, np.generic))
+    # None and UNDEFINED stand for "no value yet" (a return value before the return): they never vary
+    return isinstance(atom, Const) and (isinstance(atom.value, (int, float, bool, np.generic))
+                                        or atom.value is None or atom.value is UNDEFINED)
 
 
 def scalar_values(fn: Function, param_is_scalar: list[bool]) -> set[int]:

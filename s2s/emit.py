@@ -28,7 +28,7 @@ import gast
 import numpy as np
 
 from . import runtime
-from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
+from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
 
 _BINARY = {
     operator.add: gast.Add, operator.sub: gast.Sub, operator.mul: gast.Mult, operator.truediv: gast.Div,
@@ -339,9 +339,19 @@ class _Emitter:
         if isinstance(value, tuple):
             return gast.Tuple(elts=[self.constant(v) for v in value], ctx=gast.Load())
         if isinstance(value, slice):
+            return _call(_name("slice"), [self.constant(value.start), self.constant(value.stop),
+                                          self.constant(value.step)])
+        return self.reference(value)
+
+    def index(self, atom: Atom) -> gast.expr:
+        """An index inside brackets, where slices are written `a:b:c`."""
+        if isinstance(atom, Const) and isinstance(atom.value, slice):
+            value = atom.value
             return gast.Slice(lower=self.slice_part(value.start), upper=self.slice_part(value.stop),
                               step=self.slice_part(value.step))
-        return self.reference(value)
+        if isinstance(atom, Const) and isinstance(atom.value, tuple):
+            return gast.Tuple(elts=[self.index(Const(v)) for v in atom.value], ctx=gast.Load())
+        return self.atom(atom)
 
     def slice_part(self, value: Any) -> gast.expr | None:
         return None if value is None else self.constant(value)
@@ -385,7 +395,7 @@ class _Emitter:
         if prim is operator.contains:
             return gast.Compare(left=values[1], ops=[gast.In()], comparators=[values[0]])
         if prim is operator.getitem:
-            return gast.Subscript(value=values[0], slice=values[1], ctx=gast.Load())
+            return gast.Subscript(value=values[0], slice=self.index(args[1]), ctx=gast.Load())
         if prim is getattr and isinstance(args[1], Const) and isinstance(args[1].value, str):
             return gast.Attribute(value=values[0], attr=args[1].value, ctx=gast.Load())
         if prim is runtime.make_tuple:
@@ -413,7 +423,8 @@ class _Emitter:
     def copies(self, targets: list[Value], sources: list[Atom]) -> list[gast.stmt]:
         """Parallel copies target_i = source_i, skipping those that already share a name."""
         pairs = [(self.name_of(t), s) for t, s in zip(targets, sources)
-                 if not (isinstance(s, Value) and id(s) not in self.inlined and self.name_of(t) == self.names[id(s)])]
+                 if not (isinstance(s, Value) and id(s) not in self.inlined and self.name_of(t) == self.names[id(s)])
+                 and not (isinstance(s, Const) and s.value is UNDEFINED)]
         if not pairs:
             return []
         if len(pairs) == 1:

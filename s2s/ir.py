@@ -61,6 +61,15 @@ class Const:
         return repr(self.value)
 
 
+class _Undefined:
+    """The value of a phi on a path that never defines it (read only on the matching path)."""
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+UNDEFINED = _Undefined()
+
 Atom = Union[Value, Const]
 
 

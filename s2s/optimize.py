@@ -21,7 +21,7 @@ from . import registry, runtime
 from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, substitute
 
 _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runtime.free_name, runtime.zeros_like,
-                 runtime._unbroadcast}
+                 runtime._unbroadcast, runtime._scatter}
 
 
 def is_pure(prim: Any) -> bool:

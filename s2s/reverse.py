@@ -28,7 +28,8 @@ from . import registry, runtime
 from .activity import active_values, scalar_values
 from .errors import NoDerivativeRule, S2SError
 from .inline import inline_rule
-from .ir import (Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, free_values,
+from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function,
+                 free_values,
                  prim_name, stmt_defs, substitute, uses_in, value_names, walk)
 from .naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
 from .optimize import eliminate_dead_code_in
@@ -120,6 +121,13 @@ class _Reverse:
                                hint="pass it positionally")
         if not needed:
             return
+        if op.prim in (runtime.make_tuple, runtime.make_list):
+            # the one variadic primitive: element k's adjoint is the adjoint's element k
+            for i in needed:
+                element = self.fresh(adjoint_hint(op.args[i]))
+                out.append(Op(operator.getitem, [g, Const(i)], [element], loc=op.loc))
+                self.accumulate(op.args[i], element, out, op.loc)
+            return
         rule = registry.find_adjoint(op.prim)
         if rule is None:
             raise missing_rule(op.prim, op.loc)
@@ -173,6 +181,8 @@ class _Reverse:
                 results.append(atom if atom is not None else self.zero(v, stmts, loc=stmt.loc))
             if depth > 0:
                 self.save_for_reverse(branch, stmts, [])
+            else:
+                self.lift_out_of_branch(stmt, branch, stmts)
             blocks.append(Block(stmts, results))
         outs = [self.fresh(adjoint_hint(v)) for v in escaping.values()]
         out.append(If(stmt.cond, blocks[0], blocks[1], outs, stmt.loc))
@@ -243,6 +253,19 @@ class _Reverse:
         stmt.body.results.append(following)
         stmt.outs.append(total)
         return total
+
+    def lift_out_of_branch(self, stmt: If, branch: Block, reverse: list[Stmt]) -> None:
+        """Outside loops, a branch's values reach its reverse as extra phi outputs (undefined on the other path)."""
+        defined_here = {id(v): v for s in branch.stmts for v in s.outs}
+        needed = {id(a): a for a in uses_in(Block(reverse, [])) if isinstance(a, Value) and id(a) in defined_here}
+        mapping: dict[int, Atom] = {}
+        for v in needed.values():
+            out = self.fresh(v.hint)
+            stmt.outs.append(out)
+            for b in (stmt.then, stmt.orelse):
+                b.results.append(v if b is branch else Const(UNDEFINED))
+            mapping[id(v)] = out
+        substitute(Block(reverse, []), mapping)
 
     def save_for_reverse(self, forward: Block, reverse: list[Stmt], header: list[Value]) -> None:
         """Push what the reverse block reads of this forward block's values; pop it there."""

@@ -59,5 +59,12 @@ def _seed(y):
     return np.ones_like(y)
 
 
+def _scatter(x, index, g):
+    """The adjoint of x[index]: zeros shaped like x, with g added at index (repeated indices add up)."""
+    out = np.zeros(np.shape(x), dtype=np.result_type(np.asarray(x).dtype, np.asarray(g).dtype, np.float32))
+    np.add.at(out, index, g)
+    return out
+
+
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_unbroadcast, _seed}
+EMITTED_HELPERS = {_unbroadcast, _seed, _scatter}

@@ -19,3 +19,18 @@ def test_quickstart():
     assert "f(2, 5)  = 11.652071" in out
     assert "gradient = (5.500000, 1.716338)" in out
     assert "def f_grad(x1, x2):" in out
+
+
+def test_newton_sqrt_matches_the_analytic_derivative():
+    out = run_example("newton_sqrt.py")
+    for line in out.strip().splitlines():
+        d_s2s = float(line.split("d/da = ")[1].split()[0])
+        d_true = float(line.split("1/(2 sqrt a) = ")[1])
+        assert d_s2s == pytest.approx(d_true, rel=1e-9)
+
+
+def test_euler_ode_matches_the_discrete_scheme():
+    out = run_example("euler_ode.py")
+    line = out.splitlines()[1]
+    ours, analytic = float(line.split("s2s ")[1].split(",")[0]), float(line.split("analytic ")[1])
+    assert ours == pytest.approx(analytic, rel=1e-10)

@@ -1,0 +1,367 @@
+"""Control flow: branches and loops become branches and loops in the derivative."""
+import math
+
+import numpy as np
+import pytest
+
+import s2s
+from s2s import runtime
+from s2s.api import Options, derivative_ir
+from s2s.ir import Op, walk
+
+
+def pushes(fn, *args, wrt=0):
+    """How many values the forward sweep saves for the reverse sweep (stack pushes in the derivative)."""
+    kinds = [not isinstance(a, (np.ndarray, list, tuple)) for a in args]
+    derivative = derivative_ir(fn, Options((wrt,)), kinds)
+    return sum(1 for s in walk(derivative.body) if isinstance(s, Op) and s.prim is runtime.push)
+
+
+# ---------------------------------------------------------------- branches
+
+def piecewise(x):
+    if x < -1.0:
+        y = -x * x
+    elif x < 1.0:
+        y = x * 3.0
+    else:
+        y = math.exp(x)
+    return y
+
+
+@pytest.mark.parametrize("x, expected", [(-2.0, 4.0), (0.5, 3.0), (2.0, math.exp(2.0))])
+def test_if_elif_else(x, expected):
+    assert s2s.grad(piecewise)(x) == pytest.approx(expected)
+    s2s.check_grad(piecewise, x)
+
+
+def conditional_expression(x):
+    return x * x if x > 0 else -x
+
+
+def boolean_operators(x, y):
+    if x > 0 and not y > 2.0 or x < -5.0:
+        return x * y
+    return x + y
+
+
+def chained(x):
+    if 0.0 < x < 1.0:
+        return x ** 3
+    return 2.0 * x
+
+
+@pytest.mark.parametrize("x", [-1.5, 0.4, 3.0])
+def test_conditional_expression(x):
+    assert s2s.grad(conditional_expression)(x) == pytest.approx(2 * x if x > 0 else -1.0)
+
+
+@pytest.mark.parametrize("x, y", [(1.0, 1.0), (1.0, 3.0), (-6.0, 3.0), (-1.0, 0.5)])
+def test_and_or_not(x, y):
+    taken = (x > 0 and not y > 2.0) or x < -5.0
+    dx, dy = s2s.grad(boolean_operators, wrt=(0, 1))(x, y)
+    assert (dx, dy) == ((y, x) if taken else (1.0, 1.0))
+
+
+@pytest.mark.parametrize("x", [0.5, 1.5, -0.2])
+def test_chained_comparison(x):
+    assert s2s.grad(chained)(x) == pytest.approx(3 * x * x if 0 < x < 1 else 2.0)
+
+
+def branch_with_pass(x):
+    y = x
+    if x > 100.0:
+        pass
+    else:
+        y = y * y
+    return y
+
+
+def test_pass():
+    assert s2s.grad(branch_with_pass)(3.0) == 6.0
+
+
+# ---------------------------------------------------------------- loops: trip counts
+
+def power_loop(x, n):
+    y = 1.0
+    for _ in range(n):
+        y = y * x
+    return y
+
+
+@pytest.mark.parametrize("n", [0, 1, 7])
+def test_for_loop_zero_one_many_iterations(n):
+    x = 1.3
+    assert s2s.grad(power_loop)(x, n) == pytest.approx(n * x ** (n - 1) if n else 0.0)
+
+
+def range_forms(x, a, b, c):
+    s = 0.0
+    for i in range(b):
+        s = s + x * i
+    for i in range(a, b):
+        s = s + x * x * i
+    for i in range(b, a, c):
+        s = s + math.sin(x) * i
+    return s
+
+
+def test_range_with_one_two_three_computed_arguments():
+    x, a, b, c = 0.7, 2, 9, -3
+    expected = sum(range(b)) + 2 * x * sum(range(a, b)) + math.cos(x) * sum(range(b, a, c))
+    assert s2s.grad(range_forms)(x, a, b, c) == pytest.approx(expected)
+
+
+def reversed_range(x, n):
+    s = 0.0
+    for i in reversed(range(n)):
+        s = s * x + i
+    return s
+
+
+def test_reversed_range():
+    s2s.check_grad(reversed_range, 0.9, 6)
+
+
+def while_accumulate(x, n):
+    y = 0.0
+    i = 0
+    while i < n:
+        y = y + x
+        i += 1
+    return y
+
+
+def test_while_loop_needs_only_the_trip_count():
+    assert s2s.grad(while_accumulate)(1.5, 4) == 4.0
+    assert pushes(while_accumulate, 1.5, 4) == 0
+    assert pushes(power_loop, 1.5, 4) == 1          # y = y * x needs each iteration's y
+
+
+def sum_loop(x, n):
+    y = 0.0
+    for _ in range(n):
+        y = y + x
+    return y
+
+
+def test_additive_loop_saves_nothing():
+    assert pushes(sum_loop, 1.5, 4) == 0
+    source = s2s.source(sum_loop, 1.5, 4)
+    assert "append" not in source
+
+
+def while_depends_on_x(x):
+    y = x
+    steps = 0
+    while y < 100.0:
+        y = y * 2.0 + x
+        steps += 1
+    return y
+
+
+@pytest.mark.parametrize("x", [0.3, 3.3, 150.0])
+def test_while_trip_count_depends_on_x(x):
+    # the derivative of the branch actually taken: y_k = 2^k x + (2^k - 1) x
+    y, k = x, 0
+    while y < 100.0:
+        y, k = y * 2.0 + x, k + 1
+    assert s2s.grad(while_depends_on_x)(x) == pytest.approx(2 ** (k + 1) - 1)
+    s2s.check_grad(while_depends_on_x, x)
+
+
+def long_loop(x, n):
+    y = x
+    for _ in range(n):
+        y = y * 0.99999 + 0.00001 * math.sin(y)
+    return y
+
+
+def test_loop_of_100000_iterations():
+    n = 100_000
+    g = s2s.grad(long_loop)(0.5, n)
+    eps = 1e-6
+    numeric = (long_loop(0.5 + eps, n) - long_loop(0.5 - eps, n)) / (2 * eps)
+    assert g == pytest.approx(numeric, rel=1e-5)
+
+
+# ---------------------------------------------------------------- loops over sequences
+
+def over_list(x):
+    s = 0.0
+    for c in [1.0, 2.0, 3.0]:
+        s = s + c * x * x
+    for v in (x, x * x, 2.0):
+        s = s + v
+    return s
+
+
+def test_for_over_list_and_tuple():
+    x = 0.8
+    assert s2s.grad(over_list)(x) == pytest.approx(12 * x + 1 + 2 * x)
+
+
+def over_rows(w, X):
+    s = 0.0
+    for row in X:
+        s = s + row[0] * w + row[1] * w * w
+    return s
+
+
+def test_for_over_rows_of_an_array():
+    X = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])
+    w = 0.7
+    assert s2s.grad(over_rows)(w, X) == pytest.approx(X[:, 0].sum() + 2 * w * X[:, 1].sum())
+    s2s.check_grad(over_rows, w, X, wrt=(0, 1))
+
+
+def over_enumerate_and_zip(x, xs, ys):
+    s = 0.0
+    for i, v in enumerate(xs):
+        s = s + i * v * x
+    for a, b in zip(xs, ys):
+        s = s + a * b * x * x
+    return s
+
+
+def test_enumerate_and_zip():
+    xs, ys = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0])
+    x = 1.1
+    expected = sum(i * v for i, v in enumerate(xs)) + 2 * x * sum(a * b for a, b in zip(xs, ys))
+    assert s2s.grad(over_enumerate_and_zip)(x, xs, ys) == pytest.approx(expected)
+    s2s.check_grad(over_enumerate_and_zip, x, xs, ys, wrt=(0, 1, 2))
+
+
+# ---------------------------------------------------------------- break, continue, return
+
+def nested_break_continue(x):
+    s = 0.0
+    for i in range(4):
+        for j in range(5):
+            if j == 1:
+                continue
+            if i * j > 6:
+                break
+            s = s + x ** (i + 1) * j
+        if s > 1000.0:
+            break
+    return s
+
+
+@pytest.mark.parametrize("x", [0.5, 1.2, 4.0])
+def test_nested_loops_with_break_and_continue(x):
+    s2s.check_grad(nested_break_continue, x)
+
+
+def expected_nested(x):
+    total = 0.0
+    derivative = 0.0
+    for i in range(4):
+        for j in range(5):
+            if j == 1:
+                continue
+            if i * j > 6:
+                break
+            total += x ** (i + 1) * j
+            derivative += (i + 1) * x ** i * j
+        if total > 1000.0:
+            break
+    return derivative
+
+
+@pytest.mark.parametrize("x", [0.5, 1.2, 4.0])
+def test_nested_loops_match_the_analytic_derivative(x):
+    assert s2s.grad(nested_break_continue)(x) == pytest.approx(expected_nested(x))
+
+
+def early_return(x):
+    y = x
+    for i in range(10):
+        if y > 5.0:
+            return y * y
+        y = y + x
+    return -y
+
+
+@pytest.mark.parametrize("x, expected", [(1.1, 2 * 5 * 5.5), (0.1, -11.0), (6.0, 12.0)])
+def test_return_from_inside_a_loop(x, expected):
+    # x=1.1: returns (5x)^2 after four additions; x=0.1 never returns early (y = 11x); x=6 returns x^2 at once
+    assert s2s.grad(early_return)(x) == pytest.approx(expected)
+
+
+def return_in_while(x):
+    while True:
+        x = x * 1.5
+        if x > 10.0:
+            return x * 2.0
+
+
+def test_return_from_while_true():
+    x = 1.0
+    k = 0
+    while True:
+        x *= 1.5
+        k += 1
+        if x > 10.0:
+            break
+    assert s2s.grad(return_in_while)(1.0) == pytest.approx(2.0 * 1.5 ** k)
+
+
+def return_in_branch(x):
+    if x > 0:
+        return math.sqrt(x)
+    y = x * x
+    return y
+
+
+def test_return_from_a_branch():
+    assert s2s.grad(return_in_branch)(4.0) == pytest.approx(0.25)
+    assert s2s.grad(return_in_branch)(-3.0) == pytest.approx(-6.0)
+
+
+def while_with_break(x):
+    y = x
+    while y < 1e6:
+        y = y * y + 1.0
+        if y > 50.0:
+            break
+    return y
+
+
+def test_while_with_break():
+    s2s.check_grad(while_with_break, 1.3)
+
+
+# ---------------------------------------------------------------- the shape of the generated code
+
+def test_reverse_of_a_loop_is_a_loop():
+    source = s2s.source(power_loop, 1.0, 3)
+    assert "for _ in reversed(range(n)):" in source
+    assert "y_stack.append(y)" in source and "y = y_stack.pop()" in source
+
+
+def test_reverse_of_a_while_loop_counts_its_iterations():
+    source = s2s.source(while_depends_on_x)
+    assert "n_iter = n_iter + 1" in source
+    assert "for _ in range(n_iter):" in source
+
+
+def test_reverse_of_a_branch_is_a_branch_on_the_recorded_condition():
+    source = s2s.source(power_and_branch, 1.0, 3)
+    assert source.count("if ") >= 2
+    assert "_stack.pop()" in source
+
+
+def power_and_branch(x, n):
+    y = x
+    for _ in range(n):
+        if y > 2.0:
+            y = y * 0.5
+        else:
+            y = y * x
+    return y
+
+
+def test_branch_inside_loop():
+    s2s.check_grad(power_and_branch, 1.3, 6)
