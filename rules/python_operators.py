@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from s2s.registry import adjoint, nondifferentiable
+from s2s.registry import adjoint, broadcasting, nondifferentiable
 from s2s.runtime import _scatter
 
 # ---- arithmetic
@@ -62,6 +62,10 @@ def absolute(g, ans, x):
 @adjoint(builtins.float)
 def to_float(g, ans, x):
     return g
+
+
+broadcasting(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, builtins.pow,
+             operator.mod, operator.neg, operator.pos)
 
 
 # ---- indexing

@@ -8,10 +8,10 @@ from .api import __version__, grad, ir, source, value_and_grad
 from .check import check_grad
 from .errors import (BadArgument, InvalidIR, NoDerivativeRule, NonScalarOutput, S2SError, SourceUnavailable,
                      UnsupportedSyntax)
-from .registry import adjoint, nondifferentiable, tangent
+from .registry import adjoint, broadcasting, nondifferentiable, tangent
 
 __all__ = [
     "__version__", "grad", "value_and_grad", "source", "ir", "check_grad", "adjoint", "tangent",
-    "nondifferentiable", "S2SError", "SourceUnavailable", "UnsupportedSyntax", "NoDerivativeRule",
+    "nondifferentiable", "broadcasting", "S2SError", "SourceUnavailable", "UnsupportedSyntax", "NoDerivativeRule",
     "NonScalarOutput", "BadArgument", "InvalidIR",
 ]

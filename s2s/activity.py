@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from . import registry, runtime
-from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While
+from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
 
 
 def _differentiable(op: Op) -> bool:
@@ -110,6 +110,9 @@ def active_values(fn: Function, wrt: list[int]) -> set[int]:
 
 _SCALAR_RESULT = {len, float, int, round, bool, math.floor, math.ceil, math.trunc, math.isnan, math.isinf}
 _SCALAR_IF_SCALAR_ARGS = {abs, min, max, pow, builtins.sum}
+# reductions that give a scalar when no axis is given
+_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.linalg.norm,
+                    np.linalg.det, np.trace}
 
 
 def _is_scalar_const(atom: Atom) -> bool:
@@ -139,6 +142,8 @@ def _scalar_pass(fn: Function, param_is_scalar: list[bool], demoted: set[int]) -
         prim = op.prim
         args = list(op.args) + list(op.kwargs.values())
         if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
+            return True
+        if prim in _FULL_REDUCTIONS and len(op.args) == 1 and op.kwargs.get("axis", Const(None)) == Const(None):
             return True
         elementwise = prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
             getattr(prim, "__module__", None) in ("_operator", "operator")
@@ -172,3 +177,35 @@ def _scalar_pass(fn: Function, param_is_scalar: list[bool], demoted: set[int]) -
 
     block(fn.body)
     return scalars, violations
+
+
+# ---------------------------------------------------------------- floats
+
+def _float_producing(prim: object) -> bool:
+    """A function whose result is a float whatever numbers it gets (exp, log, true division...)."""
+    if isinstance(prim, np.ufunc):
+        return all(t.split("->")[-1][-1:] in "efdgFDGO" for t in prim.types)
+    return prim is operator.truediv or getattr(prim, "__module__", None) == "math"
+
+
+def float_values(fn: Function, float_params: list[int]) -> set[int]:
+    """Values known to be floats (or float arrays): what they hold can be overwritten by float results."""
+    floats = {id(fn.params[i]) for i in float_params}
+
+    def is_float(atom: Atom) -> bool:
+        if isinstance(atom, Const):
+            return isinstance(atom.value, float)
+        return id(atom) in floats
+
+    def block(b: Block) -> None:
+        for stmt in b.stmts:
+            if isinstance(stmt, Op):
+                if _float_producing(stmt.prim) or (any(is_float(a) for a in stmt.args)
+                                                   and not registry.is_nondifferentiable(stmt.prim)
+                                                   and stmt.prim not in (runtime.pop, runtime.free_name)):
+                    floats.update(id(o) for o in stmt.outs)
+            for inner in stmt_blocks(stmt):
+                block(inner)
+
+    block(fn.body)
+    return floats

@@ -26,7 +26,8 @@ from .errors import BadArgument, S2SError
 from .frontend import parse_function
 from .ir import Function, format_function, verify
 from .lower import lower
-from .optimize import eliminate_dead_code, simplify
+from .activity import float_values, scalar_values
+from .optimize import eliminate_dead_code, replace_shape_only_values, simplify, write_in_place
 from .reverse import reverse_function
 
 __version__ = "0.1.0"
@@ -55,6 +56,9 @@ def derivative_ir(fn: Callable, options: Options, param_is_scalar: Sequence[bool
                                              options.several))
     if options.optimize:
         derivative = verify(eliminate_dead_code(simplify(derivative)))
+        derivative = verify(eliminate_dead_code(replace_shape_only_values(derivative)))
+        derivative = verify(write_in_place(derivative, scalar_values(derivative, list(param_is_scalar)),
+                                           float_values(derivative, list(options.wrt))))
     return derivative
 
 

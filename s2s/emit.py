@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import itertools
 import keyword
 import math
 import operator
@@ -41,6 +42,8 @@ _COMPARE = {
     operator.lt: gast.Lt, operator.le: gast.LtE, operator.gt: gast.Gt, operator.ge: gast.GtE,
     operator.eq: gast.Eq, operator.ne: gast.NotEq, operator.is_: gast.Is, operator.is_not: gast.IsNot,
 }
+_OPERATOR_OF = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+                np.divide: operator.truediv}
 _MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"))
 
 
@@ -205,6 +208,9 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str]) -> d
             order.extend(stmt.carried if not isinstance(stmt, If) else [])
         order.extend(o for o in stmt.outs if id(o) not in inlined)
     for stmt in walk(fn.body):
+        if isinstance(stmt, Op) and stmt.in_place is not None:
+            groups.merge(stmt.outs[0], stmt.args[stmt.in_place], force=True)
+    for stmt in walk(fn.body):
         if isinstance(stmt, If):
             for o, a, b in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
                 for r in (a, b):
@@ -224,6 +230,7 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str]) -> d
     taken: dict[str, list[int]] = {}
     params = {id(p) for p in fn.params}
     temps = 0
+    temp_names: list[str] = []
     # parameters keep their names; then groups in order of definition
     ordered = sorted(by_group.items(), key=lambda kv: 0 if any(id(v) in params for v in kv[1]) else 1)
     for root, members in ordered:
@@ -235,14 +242,17 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str]) -> d
         elif hint:
             candidates = (hint if k == 0 else f"{hint}_{k}" for k in range(10_000))
         else:
-            candidates = (f"t{k}" for k in range(temps + 1, 100_000))
+            # a temporary takes the name of a dead one first: rebinding the name frees the old array
+            # at once, and NumPy reuses its memory for the next one instead of faulting in new pages
+            candidates = itertools.chain(list(temp_names), (f"t{k}" for k in range(temps + 1, 100_000)))
         for candidate in candidates:
             if param is None and (candidate in reserved or keyword.iskeyword(candidate)):
                 continue
             if any(groups.conflict(root, other) for other in taken.get(candidate, [])):
                 continue
-            if not hint and param is None:
+            if not hint and param is None and candidate not in temp_names:
                 temps = int(candidate[1:])
+                temp_names.append(candidate)
             break
         taken.setdefault(candidate, []).append(root)
         for v in members:
@@ -410,10 +420,20 @@ class _Emitter:
             self.imports["np"] = "numpy"
             return _call(_attr("np.zeros_like"), values)
         if prim in runtime.EMITTED_HELPERS:
-            self.helpers[prim.__name__] = prim
-            self.imports["np"] = "numpy"
+            self.use_helper(prim)
             return _call(_name(prim.__name__), values, keywords)
         return _call(self.reference(prim), values, keywords)
+
+    def use_helper(self, helper: Any) -> None:
+        """Copy a helper into the module, with the helpers it calls, each once."""
+        if helper.__name__ in self.helpers:
+            return
+        self.imports["np"] = "numpy"
+        for name in helper.__code__.co_names:
+            other = getattr(runtime, name, None)
+            if other in runtime.EMITTED_HELPERS:
+                self.use_helper(other)
+        self.helpers[helper.__name__] = helper
 
     # ------------------------------------------------------------ statements
 
@@ -441,6 +461,11 @@ class _Emitter:
         if isinstance(stmt, Op):
             if stmt.outs and id(stmt.outs[0]) in self.inlined:
                 return []
+            if stmt.in_place is not None:
+                target = self.atom(stmt.args[stmt.in_place])
+                target.ctx = gast.Store()
+                return [gast.AugAssign(target=target, op=_BINARY[_OPERATOR_OF.get(stmt.prim, stmt.prim)](),
+                                       value=self.atom(stmt.args[1 - stmt.in_place]))]
             value = self.expression(stmt)
             if not stmt.outs:
                 return [gast.Expr(value=value)]

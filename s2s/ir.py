@@ -80,6 +80,10 @@ class Op:
     outs: list[Value]
     kwargs: dict[str, Atom] = field(default_factory=dict)
     loc: Loc | None = None
+    # set by transforms: the arguments and the result have one shape (an adjoint accumulation)
+    same_shape: bool = False
+    # set by the optimizer: the result may be written into args[in_place], which nothing reads afterwards
+    in_place: int | None = None
 
 
 @dataclass(eq=False)
@@ -387,7 +391,7 @@ def clone_block(block: Block, mapping: dict[int, Atom], fresh: "Callable[[Value]
         if isinstance(stmt, Op):
             args = [sub(a) for a in stmt.args]
             kwargs = {k: sub(a) for k, a in stmt.kwargs.items()}
-            stmts.append(Op(stmt.prim, args, new(stmt.outs), kwargs, where))
+            stmts.append(Op(stmt.prim, args, new(stmt.outs), kwargs, where, stmt.same_shape))
         elif isinstance(stmt, If):
             cond = sub(stmt.cond)
             then = clone_block(stmt.then, mapping, fresh, loc)

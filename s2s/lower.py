@@ -55,6 +55,7 @@ _COMPARE = {
     gast.In: operator.contains, gast.NotIn: operator.contains,
 }
 # Attributes of arrays that are functions of the array.
+_METHODS = {"flatten": "ravel"}       # array methods whose NumPy function has another name
 _ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "real": np.real}
 
 
@@ -576,7 +577,7 @@ class Lowerer:
 
     def method_call(self, node: gast.Call, hint: str) -> Atom:
         """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""
-        attr = node.func.attr
+        attr = _METHODS.get(node.func.attr, node.func.attr)
         function = getattr(np, attr, None)
         if not callable(function):
             raise self.error(f"s2s does not support the method call `.{attr}()`", node,
@@ -584,6 +585,9 @@ class Lowerer:
         base = self.expr(node.func.value)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if attr in ("reshape", "transpose") and len(args) > 1:       # x.reshape(2, 3) is np.reshape(x, (2, 3))
+            args = [Const(tuple(a.value for a in args)) if all(isinstance(a, Const) for a in args)
+                    else self.op(runtime.make_tuple, args, node)]
         return self.op(function, [base, *args], node, hint, kwargs)
 
 

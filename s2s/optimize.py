@@ -25,9 +25,9 @@ _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runti
 
 
 def is_pure(prim: Any) -> bool:
-    if prim in (print, runtime.push, runtime.pop, runtime._seed):
+    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported):
         return False
-    if prim in _PURE_RUNTIME:
+    if prim in _PURE_RUNTIME or prim in runtime.EMITTED_HELPERS:
         return True
     return registry.find_adjoint(prim) is not None or registry.is_nondifferentiable(prim)
 
@@ -113,13 +113,143 @@ def _sweep(block: Block, live: set[int], live_stmts: set[int]) -> None:
     block.stmts = kept
 
 
+# ---------------------------------------------------------------- values needed only for their shape
+
+# (primitive, argument position) pairs that read only the shape and dtype of the argument
+_SHAPE_READERS = {(runtime._broadcast_back, 1), (runtime._unbroadcast, 1), (runtime._reduced_size, 0),
+                  (np.shape, 0), (np.size, 0), (np.ndim, 0), (runtime.zeros_like, 0), (runtime._scatter, 0),
+                  (runtime._expand, 1), (runtime._fill, 1)}
+
+
+def replace_shape_only_values(fn: Function) -> Function:
+    """An elementwise result read only for its shape is replaced by an empty array of that shape.
+
+    The mean of a big array needs the array's shape to spread its adjoint back, not its values: when only
+    the gradient is asked for, the elementwise work that produced it is skipped.
+    """
+    while True:
+        uses: dict[int, list[tuple[Any, int]]] = {}
+        ops = [s for s in walk_ops(fn.body)]
+        for stmt in _all_stmts(fn.body):
+            for position, atom in enumerate(_reads(stmt)):
+                if isinstance(atom, Value):
+                    prim = stmt.prim if isinstance(stmt, Op) else None
+                    uses.setdefault(id(atom), []).append((prim, position))
+        for atom in fn.body.results:
+            if isinstance(atom, Value):
+                uses.setdefault(id(atom), []).append((None, -1))
+        changed = False
+        for op in ops:
+            if (len(op.outs) == 1 and op.prim is not runtime._shaped_like and registry.broadcasts(op.prim)
+                    and not op.kwargs and uses.get(id(op.outs[0]))
+                    and all(use in _SHAPE_READERS or use[0] is runtime._shaped_like
+                            for use in uses[id(op.outs[0])])):
+                op.prim = runtime._shaped_like
+                changed = True
+        if not changed:
+            return fn
+
+
+def walk_ops(block: Block) -> list[Op]:
+    return [s for s in _all_stmts(block) if isinstance(s, Op)]
+
+
+def _all_stmts(block: Block) -> list[Stmt]:
+    found: list[Stmt] = []
+    for stmt in block.stmts:
+        found.append(stmt)
+        for inner in stmt_blocks(stmt):
+            found.extend(_all_stmts(inner))
+            found.append(_Results(inner.results))
+    return found
+
+
+class _Results:
+    """The results of a nested block, as a reader (for the use lists)."""
+
+    def __init__(self, results: list[Atom]):
+        self.results = results
+
+
+def _reads(stmt: Any) -> list[Atom]:
+    if isinstance(stmt, _Results):
+        return list(stmt.results)
+    if isinstance(stmt, Op):
+        return list(stmt.args) + list(stmt.kwargs.values())
+    if isinstance(stmt, If):
+        return [stmt.cond]
+    if isinstance(stmt, While):
+        return list(stmt.inits)
+    return [stmt.start, stmt.stop, stmt.step, *stmt.inits]
+
+
+# ---------------------------------------------------------------- writing into dead temporaries
+
+_COMMUTATIVE = {operator.add: True, operator.mul: True, operator.sub: False, operator.truediv: False,
+                np.add: True, np.multiply: True, np.subtract: False, np.divide: False}
+
+
+def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Function:
+    """`t2 = t1 * 0.5`, where t1 is a fresh float temporary read nowhere else, becomes `t1 *= 0.5`.
+
+    Each array temporary NumPy allocates costs page faults on first touch; reusing a dead one
+    avoids them. Only results of elementwise operations qualify (they never alias anything), only
+    with a scalar other operand (the result keeps t1's shape) or between two adjoints of one value.
+    """
+    uses: dict[int, int] = {}
+    block_of: dict[int, int] = {}
+    defining: dict[int, Op] = {}
+
+    def scan(block: Block) -> None:
+        for stmt in block.stmts:
+            for atom in _reads(stmt):
+                if isinstance(atom, Value):
+                    uses[id(atom)] = uses.get(id(atom), 0) + 1
+            for out in stmt.outs:
+                block_of[id(out)] = id(block)
+                if isinstance(stmt, Op):
+                    defining[id(out)] = stmt
+            for inner in stmt_blocks(stmt):
+                scan(inner)
+        for atom in block.results:
+            if isinstance(atom, Value):
+                uses[id(atom)] = uses.get(id(atom), 0) + 1
+
+    def fresh(v: Value) -> bool:
+        op = defining.get(id(v))
+        if op is None:
+            return False
+        if op.prim is runtime._unbroadcast:        # returns its first argument or a new array
+            first = op.args[0]
+            return isinstance(first, Value) and uses.get(id(first)) == 1 and fresh(first)
+        return registry.broadcasts(op.prim) and op.in_place is None
+
+    def rewrite(block: Block) -> None:
+        for stmt in block.stmts:
+            for inner in stmt_blocks(stmt):
+                rewrite(inner)
+            if not isinstance(stmt, Op) or stmt.prim not in _COMMUTATIVE or len(stmt.args) != 2 or stmt.kwargs:
+                continue
+            for k in ((0, 1) if _COMMUTATIVE[stmt.prim] else (0,)):
+                target, other = stmt.args[k], stmt.args[1 - k]
+                if (isinstance(target, Value) and uses.get(id(target)) == 1 and id(target) in floats
+                        and block_of.get(id(target)) == id(block) and fresh(target)
+                        and (stmt.same_shape or isinstance(other, Const) or id(other) in scalars)):
+                    stmt.in_place = k
+                    break
+
+    scan(fn.body)
+    rewrite(fn.body)
+    return fn
+
+
 # ---------------------------------------------------------------- simplification
 
 _FOLDABLE_MODULES = ("math", "_operator", "operator")
 
 
 def _foldable(prim: Any) -> bool:
-    return getattr(prim, "__module__", None) in _FOLDABLE_MODULES or prim in (abs, min, max, float, int, pow)
+    return getattr(prim, "__module__", None) in _FOLDABLE_MODULES or prim in (abs, min, max, float, int, pow, len)
 
 
 def _is(atom: Atom, number: float) -> bool:
@@ -144,6 +274,9 @@ def _identity(op: Op) -> Atom | None:
             return y
     elif prim is operator.sub and _is(y, 0):
         return x
+    elif prim is operator.sub and _is(x, 0):
+        op.prim, op.args = operator.neg, [y]          # 0 - y is -y: rewritten in place
+        return None
     elif prim is operator.truediv and _is(y, 1):
         return x
     elif prim is operator.pow and _is(y, 1):
@@ -166,6 +299,14 @@ def simplify(fn: Function) -> Function:
         for stmt in b.stmts:
             if not isinstance(stmt, Op):
                 substitute(Block([stmt], []), {k: sub(v) for k, v in mapping.items()})
+                if isinstance(stmt, If) and isinstance(stmt.cond, Const):
+                    # a branch decided by a constant (a rule's `if axis is None`): keep the branch taken
+                    taken = stmt.then if stmt.cond.value else stmt.orelse
+                    block(taken)
+                    kept.extend(taken.stmts)
+                    for out, result in zip(stmt.outs, taken.results):
+                        mapping[id(out)] = sub(result)
+                    continue
                 for inner in stmt_blocks(stmt):
                     block(inner)
                 if isinstance(stmt, If):
@@ -183,6 +324,14 @@ def simplify(fn: Function) -> Function:
             if replacement is not None and len(stmt.outs) == 1:
                 mapping[id(stmt.outs[0])] = replacement
                 continue
+            if stmt.prim is operator.mul and len(stmt.args) == 2:
+                # c * (-x) is (-c) * x
+                for k in (0, 1):
+                    c, x = stmt.args[k], stmt.args[1 - k]
+                    if isinstance(c, Const) and type(c.value) in (int, float) and isinstance(x, Value) \
+                            and id(x) in negations:
+                        stmt.args = [Const(-c.value), negations[id(x)]]
+                        break
             if stmt.prim is operator.mul and (_is(stmt.args[0], -1) or _is(stmt.args[1], -1)):
                 stmt.prim, stmt.args = operator.neg, [stmt.args[1] if _is(stmt.args[0], -1) else stmt.args[0]]
             if stmt.prim is operator.neg and len(stmt.outs) == 1:
@@ -220,7 +369,9 @@ def _fold(op: Op) -> Atom | None:
     if not _foldable(op.prim) or not all(isinstance(a, Const) for a in op.args) or op.kwargs or len(op.outs) != 1:
         return None
     values = [a.value for a in op.args]
-    if not all(type(v) in (int, float, bool) for v in values):
+    if op.prim in (operator.is_, operator.is_not):
+        return Const(op.prim(*values))
+    if not all(type(v) in (int, float, bool, str) for v in values):
         return None
     try:
         result = op.prim(*values)

@@ -22,10 +22,13 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
+import numpy as np
+
 _ADJOINTS: dict[Any, Callable] = {}
 _TANGENTS: dict[Any, Callable] = {}
 _NONDIFFERENTIABLE: dict[Any, None] = {}
-_BUILTIN_RULE_MODULES = ("python_operators", "math_functions")
+_BROADCASTING: dict[Any, None] = {}
+_BUILTIN_RULE_MODULES = ("python_operators", "math_functions", "numpy_functions", "linear_algebra")
 _loaded = False
 
 
@@ -59,6 +62,18 @@ def nondifferentiable(*prims: Any) -> None:
     """Declare functions whose result carries no derivative (integer- or boolean-valued, or piecewise constant)."""
     for prim in prims:
         _NONDIFFERENTIABLE[_key(prim)] = None
+
+
+def broadcasting(*prims: Any) -> None:
+    """Declare functions that broadcast their arguments: the transform sums each adjoint back to its
+    argument's shape. Elementwise NumPy ufuncs are broadcasting without being declared."""
+    for prim in prims:
+        _BROADCASTING[_key(prim)] = None
+
+
+def broadcasts(prim: Any) -> bool:
+    _ensure_loaded()
+    return (isinstance(prim, np.ufunc) and prim.signature is None) or _key(prim) in _BROADCASTING
 
 
 def _ensure_loaded() -> None:

@@ -34,14 +34,6 @@ from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Loc, Op, Stmt
 from .naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
 from .optimize import eliminate_dead_code_in
 
-_BROADCASTING_OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
-                           operator.mod, operator.neg, operator.pos}
-
-
-def broadcasts(prim: Any) -> bool:
-    return prim in _BROADCASTING_OPERATORS or isinstance(prim, np.ufunc)
-
-
 def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDerivativeRule:
     name = prim_name(prim)
     family = "rules/math_functions.py" if name.startswith("math.") else \
@@ -61,6 +53,9 @@ class _Reverse:
         for name in value_names(fn):
             self.namer.reserve(name)
         self.adj: dict[int, Atom] = {}
+        # adjoints that may be smaller than their value (a reduction's adjoint, spread lazily): they
+        # broadcast to its shape, and are expanded only where a rule or the caller needs the full shape
+        self.lazy: set[int] = set()
         self.stack_inits: list[Stmt] = []
         self.values = {id(p): p for p in fn.params}
         self.values.update((id(v), v) for s in walk(fn.body) for v in stmt_defs(s))
@@ -95,8 +90,22 @@ class _Reverse:
             self.adj[id(v)] = contribution
             return
         total = self.fresh(adjoint_hint(v))
-        out.append(Op(operator.add, [current, contribution], [total], loc=loc))
+        both_full = not self.is_lazy(current) and not self.is_lazy(contribution)
+        out.append(Op(operator.add, [current, contribution], [total], loc=loc, same_shape=both_full))
+        if self.is_lazy(current) and self.is_lazy(contribution):
+            self.lazy.add(id(total))
         self.adj[id(v)] = total
+
+    def is_lazy(self, atom: Atom) -> bool:
+        return isinstance(atom, Value) and id(atom) in self.lazy
+
+    def full(self, g: Atom, like: Value, out: list[Stmt], loc: Loc | None) -> Atom:
+        """g with the full shape of like (a broadcast view), for rules that need it."""
+        if not self.is_lazy(g):
+            return g
+        expanded = self.fresh(g.hint if isinstance(g, Value) else "")
+        out.append(Op(runtime._expand, [g, like], [expanded], loc=loc))
+        return expanded
 
     # ---------------------------------------------------------------- blocks
 
@@ -121,6 +130,9 @@ class _Reverse:
                                hint="pass it positionally")
         if not needed:
             return
+        elementwise = registry.broadcasts(op.prim)
+        if not elementwise:
+            g = self.full(g, op.outs[0], out, op.loc)
         if op.prim in (runtime.make_tuple, runtime.make_list):
             # the one variadic primitive: element k's adjoint is the adjoint's element k
             for i in needed:
@@ -132,24 +144,31 @@ class _Reverse:
         if rule is None:
             raise missing_rule(op.prim, op.loc)
         stmts, results = inline_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc)
-        if len(results) < len(op.args):
-            raise S2SError(f"the rule for {prim_name(op.prim)} gives {len(results)} adjoints "
-                           f"for {len(op.args)} arguments", op.loc)
+        missing = [i for i in needed if i >= len(results)]
+        if missing:
+            raise S2SError(f"the rule for {prim_name(op.prim)} gives no adjoint for argument {missing[0] + 1}, "
+                           f"which is differentiated here", op.loc)
+        results = results + [None] * (len(op.args) - len(results))       # arguments without adjoint
         keep = [results[i] for i in needed if results[i] is not None]
         rule_block = Block(stmts, keep)
         eliminate_dead_code_in(rule_block, keep)
         out.extend(rule_block.stmts)
         defined_here = {id(v) for s in walk(rule_block) for v in stmt_defs(s)}
+        spreads = any(isinstance(s, Op) and s.prim is runtime._broadcast_back for s in walk(rule_block))
+        lazy_results = (elementwise and self.is_lazy(g)) or spreads
         for i in needed:
             arg, contribution = op.args[i], results[i]
             if contribution is None:
                 continue
-            if broadcasts(op.prim) and not (self.is_scalar(arg) and self.is_scalar(op.outs[0])):
+            others_scalar = all(self.is_scalar(a) for k, a in enumerate(op.args) if k != i)
+            if registry.broadcasts(op.prim) and not others_scalar:
                 unbroadcast = self.fresh(adjoint_hint(arg))
                 out.append(Op(runtime._unbroadcast, [contribution, arg], [unbroadcast], loc=op.loc))
                 contribution = unbroadcast
             elif isinstance(contribution, Value) and id(contribution) in defined_here and not contribution.hint:
                 self.rename(contribution, adjoint_hint(arg))
+            if lazy_results and isinstance(contribution, Value) and not self.is_scalar(arg):
+                self.lazy.add(id(contribution))
             self.accumulate(arg, contribution, out, op.loc)
 
     def branch(self, stmt: If, out: list[Stmt], depth: int) -> None:
@@ -185,6 +204,9 @@ class _Reverse:
                 self.lift_out_of_branch(stmt, branch, stmts)
             blocks.append(Block(stmts, results))
         outs = [self.fresh(adjoint_hint(v)) for v in escaping.values()]
+        for k, o in enumerate(outs):
+            if any(self.is_lazy(b.results[k]) for b in blocks):
+                self.lazy.add(id(o))
         out.append(If(stmt.cond, blocks[0], blocks[1], outs, stmt.loc))
         for key, o in zip(escaping, outs):
             self.adj[key] = o
@@ -206,13 +228,15 @@ class _Reverse:
         inner |= {id(c) for c in stmt.carried}
         free = [v for v in free_values(stmt.body) if self.is_active(v) and id(v) not in inner]
 
+        # adjoints carried around the reverse loop keep their full shape from one iteration to the next
         inits: list[Atom] = []
         for j in active_carried:
             g = self.adj.get(id(stmt.outs[j]))
-            inits.append(g if g is not None else self.zero(stmt.outs[j], out, loc=stmt.loc))
+            inits.append(self.full(g, stmt.outs[j], out, stmt.loc) if g is not None
+                         else self.zero(stmt.outs[j], out, loc=stmt.loc))
         for f in free:
             g = self.adj.get(id(f))
-            inits.append(g if g is not None else self.zero(f, out, loc=stmt.loc))
+            inits.append(self.full(g, f, out, stmt.loc) if g is not None else self.zero(f, out, loc=stmt.loc))
 
         before = self.adj
         self.adj = {}
@@ -227,8 +251,9 @@ class _Reverse:
         results: list[Atom] = []
         for j, dc in zip(active_carried, carried):
             g = self.adj.get(id(stmt.carried[j]))
-            results.append(g if g is not None else self.zero(stmt.carried[j], body, like=dc, loc=stmt.loc))
-        results.extend(self.adj[id(f)] for f in free)
+            results.append(self.full(g, dc, body, stmt.loc) if g is not None
+                           else self.zero(stmt.carried[j], body, like=dc, loc=stmt.loc))
+        results.extend(self.full(self.adj[id(f)], acc, body, stmt.loc) for f, acc in zip(free, accumulators))
         self.adj = before
 
         reverse_block = Block(body, results)
@@ -315,6 +340,10 @@ def reverse_function(fn: Function, wrt: list[int], param_is_scalar: list[bool], 
     for i in wrt:
         p = fn.params[i]
         g = rev.adj.get(id(p))
+        if g is not None and rev.is_lazy(g):
+            filled = rev.fresh(g.hint)
+            out.append(Op(runtime._fill, [g, p], [filled], loc=fn.loc))
+            g = filled
         grads.append(g if g is not None else rev.zero(p, out, loc=fn.loc))
     results: list[Atom]
     if len(grads) == 1 and not several:

@@ -40,15 +40,33 @@ def zeros_like(x):
 
 
 def _unbroadcast(g, x):
-    """Sum g over the axes that broadcasting added or stretched, so it has x's shape."""
+    """Sum g over the axes that broadcasting added or stretched, so that it broadcasts to x's shape.
+
+    An adjoint may be smaller than its value (a reduction's adjoint is spread lazily): such axes stay."""
     shape = np.shape(x)
     if np.shape(g) == shape:
         return g
-    g = np.sum(g, axis=tuple(range(np.ndim(g) - len(shape)))) if np.ndim(g) > len(shape) else g
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(g)[i] != 1)
+    if np.ndim(g) > len(shape):
+        g = np.sum(g, axis=tuple(range(np.ndim(g) - len(shape))))
+    offset = len(shape) - np.ndim(g)
+    axes = tuple(i for i, n in enumerate(np.shape(g)) if n != 1 and shape[offset + i] == 1)
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
-    return g if isinstance(x, np.ndarray) else g.item() if np.ndim(g) == 0 and not isinstance(x, np.generic) else g
+    if not isinstance(x, np.ndarray) and np.ndim(g) == 0 and not isinstance(x, np.generic):
+        return g.item() if isinstance(g, (np.ndarray, np.generic)) else g
+    return g
+
+
+def _expand(g, like):
+    """g, broadcast (as a view) to the shape of like: for rules that need the adjoint's full shape."""
+    return g if np.shape(g) == np.shape(like) else np.broadcast_to(g, np.shape(like))
+
+
+def _fill(g, x):
+    """A gradient handed back to the user: x's shape, its own memory."""
+    if np.shape(g) == np.shape(x):
+        return g
+    return np.array(np.broadcast_to(g, np.shape(x)), dtype=np.result_type(g, x, np.float32))
 
 
 def _seed(y):
@@ -66,5 +84,168 @@ def _scatter(x, index, g):
     return out
 
 
+def _axes(axis, ndim):
+    """A reduction's axis argument as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    return tuple(sorted(a % ndim for a in axes))
+
+
+def _reduced_size(x, axis=None):
+    """How many elements of x each result of a reduction over axis combines."""
+    shape = np.shape(x)
+    return int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
+
+
+def _broadcast_back(g, x, axis=None, keepdims=False):
+    """The adjoint g of a reduction of x over axis, with the reduced axes put back as size 1.
+
+    The result broadcasts to x's shape without being copied to it: the transform spreads it lazily."""
+    shape = np.shape(x)
+    axes = _axes(axis, len(shape))
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    if not keepdims:
+        g = np.broadcast_to(g, tuple(n for i, n in enumerate(shape) if i not in axes))
+    return np.reshape(np.broadcast_to(g, kept) if keepdims else g, kept).astype(
+        np.result_type(x, np.float32), copy=False)
+
+
+def _matmul_promote(g, a, b):
+    """Operands and adjoint as matmul sees them: 1-D operands become a row (a) or a column (b)."""
+    g = np.asarray(g)
+    if np.ndim(b) == 1:
+        g, b = g[..., None], np.asarray(b)[:, None]
+    if np.ndim(a) == 1:
+        g, a = g[..., None, :], np.asarray(a)[None, :]
+    return g, a, b
+
+
+def _matmul_left(g, a, b):
+    """The adjoint of a in a @ b."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return _unbroadcast(g * b, a)
+    g2, a2, b2 = _matmul_promote(g, a, b)
+    da = g2 @ np.swapaxes(b2, -1, -2)
+    if np.ndim(a) == 1:
+        da = da[..., 0, :]
+    return _unbroadcast(da, a)
+
+
+def _matmul_right(g, a, b):
+    """The adjoint of b in a @ b."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return _unbroadcast(g * a, b)
+    g2, a2, b2 = _matmul_promote(g, a, b)
+    db = np.swapaxes(a2, -1, -2) @ g2
+    if np.ndim(b) == 1:
+        db = db[..., 0]
+    return _unbroadcast(db, b)
+
+
+def _dot_left(g, a, b):
+    """The adjoint of a in numpy.dot(a, b), which is a @ b up to two dimensions."""
+    if max(np.ndim(a), np.ndim(b)) > 2:
+        raise NotImplementedError("the derivative of numpy.dot of arrays with more than 2 dimensions: use @")
+    return _matmul_left(g, a, b)
+
+
+def _dot_right(g, a, b):
+    """The adjoint of b in numpy.dot(a, b)."""
+    if max(np.ndim(a), np.ndim(b)) > 2:
+        raise NotImplementedError("the derivative of numpy.dot of arrays with more than 2 dimensions: use @")
+    return _matmul_right(g, a, b)
+
+
+def _cumsum_adjoint(g, x, axis=None):
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(np.ravel(g)))), np.shape(x))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def _unconcatenate(g, arrays, axis=0):
+    """The adjoints of the pieces of a concatenation along axis."""
+    sizes = [np.shape(a)[axis] for a in arrays]
+    return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def _unstack_joined(g, arrays, axis, promote):
+    """The adjoints of the pieces of hstack / vstack: split where they were joined, reshaped back."""
+    pieces = [promote(a) for a in arrays]
+    return [np.reshape(p, np.shape(a)) for p, a in zip(_unconcatenate(g, pieces, axis), arrays)]
+
+
+def _untile(g, x, reps):
+    shape = np.shape(x)
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    ndim = max(len(shape), len(reps))
+    shape = (1,) * (ndim - len(shape)) + shape
+    reps = (1,) * (ndim - len(reps)) + tuple(reps)
+    g = np.reshape(g, [n for pair in zip(reps, shape) for n in pair])
+    return np.reshape(np.sum(g, axis=tuple(range(0, 2 * ndim, 2))), np.shape(x))
+
+
+def _unrepeat(g, x, repeats, axis=None):
+    x = np.asarray(x)
+    if axis is None:
+        source, g, axis = x.ravel(), np.ravel(g), 0
+    else:
+        source = x
+    n = source.shape[axis]
+    index = np.repeat(np.arange(n), repeats)
+    out = np.zeros((n,) + np.moveaxis(g, axis, 0).shape[1:], dtype=np.result_type(x, np.float32))
+    np.add.at(out, index, np.moveaxis(g, axis, 0))
+    return np.reshape(np.moveaxis(out, 0, axis), x.shape)
+
+
+def _diag_adjoint(g, x, k=0):
+    if np.ndim(x) == 1:
+        return np.diagonal(g, k)
+    out = np.zeros(np.shape(x), dtype=np.result_type(x, np.float32))
+    i = np.arange(len(g))
+    if k >= 0:
+        out[i, i + k] = g
+    else:
+        out[i - k, i] = g
+    return out
+
+
+def _einsum_adjoint(subscripts, g, a, b, k):
+    """The adjoint of operand k of a one- or two-operand einsum without ellipsis or repeated indices."""
+    spec = subscripts.replace(" ", "")
+    if "->" in spec:
+        inputs, output = spec.split("->")
+    else:
+        inputs = spec
+        letters = inputs.replace(",", "")
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    terms = inputs.split(",")
+    operands = [a, b][:len(terms)]
+    target = terms[k]
+    if "." in spec or len(set(target)) != len(target):
+        raise NotImplementedError(f"the derivative of einsum {subscripts!r}: ellipsis and repeated indices "
+                                  "in one operand are not supported")
+    others = [(t, o) for j, (t, o) in enumerate(zip(terms, operands)) if j != k]
+    seen = output + "".join(t for t, _ in others)
+    missing = [c for c in target if c not in seen]
+    ones = [np.ones(np.shape(operands[k])[target.index(c)]) for c in missing]
+    expression = ",".join([output] + [t for t, _ in others] + missing) + "->" + target
+    return np.einsum(expression, g, *[o for _, o in others], *ones)
+
+
+def _shaped_like(*operands):
+    """An uninitialized array with the shape and dtype an elementwise operation on operands would give.
+
+    Stands in for a value the derivative needs only for its shape (the optimizer's shape pass)."""
+    return np.empty(np.broadcast_shapes(*(np.shape(o) for o in operands)), np.result_type(*operands))
+
+
+def _unsupported(message):
+    raise NotImplementedError(message)
+
+
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_unbroadcast, _seed, _scatter}
+EMITTED_HELPERS = {_unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
+                   _dot_right, _matmul_promote, _axes, _cumsum_adjoint,
+                   _unconcatenate, _unstack_joined, _untile, _unrepeat, _diag_adjoint, _einsum_adjoint, _unsupported,
+                   _shaped_like}

@@ -15,6 +15,25 @@ import s2s
 from s2s.ir import prim_name
 from s2s.registry import registered_adjoints
 
+_rng = np.random.default_rng(20261129)
+
+
+def A(*shape):
+    """A random array of any sign, well away from zero (kinks and ties sit at zero)."""
+    values = _rng.uniform(0.2, 2.0, size=shape) * _rng.choice([-1.0, 1.0], size=shape)
+    return values
+
+
+def P(*shape):
+    """A random positive array."""
+    return _rng.uniform(0.3, 2.0, size=shape)
+
+
+def U(*shape):
+    """A random array inside (-0.8, 0.8)."""
+    return _rng.uniform(-0.8, 0.8, size=shape)
+
+
 DOMAINS = {
     # Python operators and builtins
     operator.add: [(1.5, -2.0), (-0.3, 0.7)],
@@ -52,34 +71,108 @@ DOMAINS = {
     math.erf: [(0.3,), (-2.1,), (0.0,)],
     math.fabs: [(1.5,), (-0.3,)],
     # an entry can give the expression to test, when the call alone is not differentiable in every argument
-    operator.getitem: ("x[1] * x[2] + x[1:3][1] * x[0] + x[::2][1]", [(np.array([0.5, -1.2, 2.0, 3.0]),)]),
+    operator.getitem: [("x[1] * x[2] + x[1:3][1] * x[0] + x[::2][1]", (np.array([0.5, -1.2, 2.0, 3.0]),)),
+                       ("x[1, ::2] + x[:, 0] + x[..., 1] + np.sum(x[[0, 0, 1], [1, 1, 2]])", (A(2, 3),)),
+                       ("x[x > 0] * 2.0 + x[:, None][0]", (A(4),))],
+    # NumPy elementwise, broadcasting included
+    np.add: [(A(2, 3), A(3)), (A(2, 1), A(1, 3)), (1.5, A(2, 3))],
+    np.subtract: [(A(2, 3), A(3)), (A(2, 1), A(1, 3)), (A(2, 3), 0.5)],
+    np.multiply: [(A(2, 3), A(3)), (A(2, 1), A(1, 3)), (1.5, A(2, 3))],
+    np.divide: [(A(2, 3), P(3)), (P(2, 1), P(1, 3))],
+    np.power: [(P(2, 3), A(3)), (P(3), 2.0)],
+    np.negative: [(A(2, 3),)], np.positive: [(A(2, 3),)], np.square: [(A(2, 3),)],
+    np.reciprocal: [(P(2, 3),)], np.absolute: [(A(2, 3),)], np.fabs: [(A(3),)],
+    np.maximum: [(A(2, 3), A(3)), (A(3), 0.1)], np.fmax: [(A(2, 3), A(3))],
+    np.minimum: [(A(2, 3), A(3)), (A(3), 0.1)], np.fmin: [(A(2, 3), A(3))],
+    np.clip: [("np.clip(x, -0.5, 0.5)", (A(2, 3),)), ("np.clip(x, y, None)", (A(2, 3), A(3)))],
+    np.where: [("np.where(x > 0, x * y, y)", (A(2, 3), A(3)))],
+    np.exp: [(A(2, 3),)], np.exp2: [(A(3),)], np.expm1: [(A(3),)], np.log: [(P(2, 3),)], np.log2: [(P(3),)],
+    np.log10: [(P(3),)], np.log1p: [(P(3),)], np.logaddexp: [(A(2, 3), A(3)), (0.0, A(4))],
+    np.sqrt: [(P(2, 3),)], np.cbrt: [(P(3),)], np.hypot: [(A(2, 3), A(3))],
+    np.sin: [(A(2, 3),)], np.cos: [(A(2, 3),)], np.tan: [(U(3),)], np.arcsin: [(U(3),)], np.arccos: [(U(3),)],
+    np.arctan: [(A(3),)], np.arctan2: [(A(2, 3), A(3))], np.sinh: [(A(3),)], np.cosh: [(A(3),)],
+    np.tanh: [(A(2, 3),)], np.arcsinh: [(A(3),)], np.arccosh: [(P(3) + 1.0,)], np.arctanh: [(U(3),)],
+    # reductions
+    np.sum: [(A(2, 3),), ("np.sum(x, axis=0)", (A(2, 3),)), ("np.sum(x, axis=(0, 2), keepdims=True)", (A(2, 3, 2),)),
+             ("x.sum(-1)", (A(2, 3),))],
+    np.mean: [(A(2, 3),), ("np.mean(x, axis=1)", (A(2, 3),)), ("x.mean(axis=0, keepdims=True)", (A(4, 3),))],
+    np.prod: [(P(2, 3),), ("np.prod(x, axis=1)", (A(2, 3),))],
+    np.max: [(A(2, 3),), ("np.max(x, axis=0)", (A(3, 4),)), ("x.max(axis=1, keepdims=True)", (A(2, 3),))],
+    np.amax: [(A(2, 3),)], np.amin: [(A(2, 3),)],
+    np.min: [(A(2, 3),), ("np.min(x, axis=1)", (A(3, 4),))],
+    np.var: [(A(2, 3),), ("np.var(x, axis=0, ddof=1)", (A(4, 3),))],
+    np.std: [(A(2, 3),), ("np.std(x, axis=1, keepdims=True)", (A(2, 5),))],
+    np.cumsum: [(A(5),), ("np.cumsum(x, axis=1)", (A(2, 3),)), ("np.cumsum(x)", (A(2, 3),))],
+    np.trace: [(A(3, 3),), ("np.trace(x, 1)", (A(3, 4),))],
+    # shape
+    np.reshape: [("np.reshape(x, (3, 2))", (A(2, 3),)), ("x.reshape(6)", (A(2, 3),)), ("x.reshape(3, 2)", (A(6),))],
+    np.ravel: [(A(2, 3),), ("x.flatten()", (A(2, 3),))],
+    np.expand_dims: [("np.expand_dims(x, 1)", (A(3),))], np.squeeze: [("np.squeeze(x, axis=0)", (A(1, 3),))],
+    np.atleast_1d: [(1.5,)], np.atleast_2d: [(A(3),)],
+    np.transpose: [(A(2, 3),), ("np.transpose(x, (1, 2, 0))", (A(2, 3, 4),)), ("x.T", (A(2, 3),)),
+                   ("x.transpose(2, 0, 1)", (A(2, 3, 4),))],
+    np.swapaxes: [("np.swapaxes(x, 0, 2)", (A(2, 3, 4),))], np.moveaxis: [("np.moveaxis(x, 0, -1)", (A(2, 3, 4),))],
+    np.broadcast_to: [("np.broadcast_to(x, (4, 2, 3))", (A(2, 1),))],
+    np.flip: [(A(2, 3),), ("np.flip(x, 1)", (A(2, 3),))],
+    np.concatenate: [("np.concatenate([x, y, x], axis=1)", (A(2, 3), A(2, 2)))],
+    np.stack: [("np.stack([x, y], axis=1)", (A(3), A(3))), ("np.stack([x, y * x])", (1.5, 2.5))],
+    np.hstack: [("np.hstack([x, y])", (A(3), A(2))), ("np.hstack([x, y])", (A(2, 3), A(2, 1)))],
+    np.vstack: [("np.vstack([x, y])", (A(3), A(2, 3)))],
+    np.tile: [("np.tile(x, (2, 3))", (A(2, 2),)), ("np.tile(x, 2)", (A(3),))],
+    np.repeat: [("np.repeat(x, 3)", (A(2, 2),)), ("np.repeat(x, [1, 0, 2], axis=1)", (A(2, 3),))],
+    np.diag: [(A(3),), ("np.diag(x, 1)", (A(3, 4),)), ("np.diag(x, -1)", (A(3, 3),))],
+    # constructors and conversions
+    np.array: [("np.array([x, x * y, 2.0])", (1.5, -0.5)), ("np.array(x)", (A(3),))],
+    np.asarray: [(A(3),)], np.copy: [(A(3),)], np.astype: [("x.astype(np.float64)", (A(3),))],
+    np.full: [("np.full((2, 3), x)", (1.5,))], np.full_like: [("np.full_like(y, x)", (1.5, A(3)))],
+    # products and numpy.linalg
+    np.matmul: [(A(2, 3), A(3, 4)), (A(3), A(3, 4)), (A(2, 3), A(3)), (A(3), A(3)), (A(5, 2, 3), A(3, 4))],
+    operator.matmul: [(A(2, 3), A(3, 4)), (A(4, 2, 3), A(4, 3, 2))],
+    np.dot: [(A(2, 3), A(3, 4)), (A(3), A(3)), (A(2, 3), A(3)), (1.5, A(3))],
+    np.inner: [(A(3), A(3)), (A(2, 3), A(4, 3))], np.outer: [(A(3), A(2))],
+    np.einsum: [("np.einsum('ij,jk->ik', x, y)", (A(2, 3), A(3, 4))), ("np.einsum('ij,ij->', x, y)", (A(2, 3), A(2, 3))),
+                ("np.einsum('i,j', x, y)", (A(2), A(3))), ("np.einsum('ij->j', x)", (A(2, 3),)),
+                ("np.einsum('ijk,k->ij', x, y)", (A(2, 3, 4), A(4)))],
+    np.linalg.inv: [(A(3, 3) + 3 * np.eye(3),)],
+    np.linalg.solve: [(A(3, 3) + 3 * np.eye(3), A(3)), (A(3, 3) + 3 * np.eye(3), A(3, 2))],
+    np.linalg.det: [(A(3, 3) + 3 * np.eye(3),)],
+    np.linalg.norm: [(A(4),), (A(2, 3),), ("np.linalg.norm(x, axis=1)", (A(2, 3),)), ("np.linalg.norm(x, 'fro')", (A(2, 3),))],
 }
 
 _SYNTAX = {
     operator.add: "{0} + {1}", operator.sub: "{0} - {1}", operator.mul: "{0} * {1}",
     operator.truediv: "{0} / {1}", operator.pow: "{0} ** {1}", operator.mod: "{0} % {1}",
-    operator.neg: "-{0}", operator.pos: "+{0}", operator.abs: "operator.abs({0})",
+    operator.neg: "-{0}", operator.pos: "+{0}", operator.abs: "operator.abs({0})", operator.matmul: "{0} @ {1}",
 }
 
 NAMES = ["x", "y", "z"]
 
 
-def _function_for(prim, arity, make_fn):
-    args = NAMES[:arity]
-    if isinstance(DOMAINS[prim], tuple):
-        return make_fn(f"def f({', '.join(args)}):\n    return {DOMAINS[prim][0]}\n")
-    call = _SYNTAX.get(prim, prim_name(prim) + "({})").format(*args) if prim in _SYNTAX else \
-        f"{prim_name(prim)}({', '.join(args)})"
-    return make_fn(f"def f({', '.join(args)}):\n    return {call}\n")
+def _function_for(prim, case, make_fn):
+    """A scalar function of the case's arguments: the call (or the expression), weighted and summed."""
+    expression, point = case if isinstance(case[0], str) else (None, case)
+    args = NAMES[:len(point)]
+    if expression is None:
+        expression = _SYNTAX[prim].format(*args) if prim in _SYNTAX else f"{prim_name(prim)}({', '.join(args)})"
+    probe = make_fn(f"def probe({', '.join(args)}):\n    return {expression}\n")
+    weights = np.asarray(_rng.uniform(0.5, 1.5, size=np.shape(probe(*point))))
+    body = f"np.sum(({expression}) * WEIGHTS)" if weights.ndim else f"({expression}) * WEIGHTS"
+    return make_fn(f"def f({', '.join(args)}):\n    return {body}\n", namespace={"WEIGHTS": float(weights) if
+                                                                                   not weights.ndim else weights}), point
 
 
-CASES = [(prim, point) for prim, entry in DOMAINS.items()
-         for point in (entry[1] if isinstance(entry, tuple) else entry)]
+CASES = [(prim, case) for prim, cases in DOMAINS.items() for case in cases]
 
 
-@pytest.mark.parametrize("prim, point", CASES, ids=[f"{prim_name(p)}{pt}" for p, pt in CASES])
-def test_rule_against_central_differences(prim, point, make_fn):
-    f = _function_for(prim, len(point), make_fn)
+def _case_id(prim, case):
+    if isinstance(case[0], str):
+        return case[0]
+    return prim_name(prim) + "(" + ", ".join(f"{np.shape(a)}" if np.ndim(a) else repr(a) for a in case) + ")"
+
+
+@pytest.mark.parametrize("prim, case", CASES, ids=[_case_id(p, c) for p, c in CASES])
+def test_rule_against_central_differences(prim, case, make_fn):
+    f, point = _function_for(prim, case, make_fn)
     s2s.check_grad(f, *point, wrt=tuple(range(len(point))), rtol=1e-5, atol=1e-7)
     for i in range(len(point)):          # each argument alone: the others are constants
         s2s.check_grad(f, *point, wrt=i, rtol=1e-5, atol=1e-7)

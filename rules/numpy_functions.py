@@ -1,0 +1,390 @@
+"""Rules for NumPy: elementwise functions, reductions, shape operations and constructors.
+
+Elementwise rules see arguments of any shape: the transform sums each adjoint back
+over broadcast axes (ufuncs broadcast; other functions are declared below).
+Ties: `max`/`min` reductions share the adjoint equally among the tied elements;
+`maximum`/`minimum` split it half and half between equal arguments.
+"""
+import numpy as np
+
+from s2s.registry import adjoint, broadcasting, nondifferentiable
+from s2s.runtime import (_broadcast_back, _cumsum_adjoint, _diag_adjoint, _reduced_size, _unbroadcast,
+                         _unconcatenate, _unrepeat, _unstack_joined, _untile)
+
+# ---- arithmetic
+
+
+@adjoint(np.add)
+def add(g, ans, x, y):
+    return g, g
+
+
+@adjoint(np.subtract)
+def subtract(g, ans, x, y):
+    return g, -g
+
+
+@adjoint(np.multiply)
+def multiply(g, ans, x, y):
+    return g * y, g * x
+
+
+@adjoint(np.divide)
+def divide(g, ans, x, y):
+    return g / y, -g * ans / y
+
+
+@adjoint(np.power)
+def power(g, ans, x, y):
+    return g * y * x ** (y - 1), g * ans * np.log(x)
+
+
+@adjoint(np.negative)
+def negative(g, ans, x):
+    return -g
+
+
+@adjoint(np.positive)
+def positive(g, ans, x):
+    return g
+
+
+@adjoint(np.square)
+def square(g, ans, x):
+    return g * 2 * x
+
+
+@adjoint(np.reciprocal)
+def reciprocal(g, ans, x):
+    return -g * ans * ans
+
+
+@adjoint(np.absolute, np.fabs)
+def absolute(g, ans, x):
+    return g * np.sign(x)
+
+
+@adjoint(np.maximum, np.fmax)
+def maximum(g, ans, x, y):
+    return g * ((x > y) + 0.5 * (x == y)), g * ((x < y) + 0.5 * (x == y))
+
+
+@adjoint(np.minimum, np.fmin)
+def minimum(g, ans, x, y):
+    return g * ((x < y) + 0.5 * (x == y)), g * ((x > y) + 0.5 * (x == y))
+
+
+@adjoint(np.clip)
+def clip(g, ans, x, a_min, a_max):
+    inside = 1.0
+    if a_min is not None:
+        inside = inside * (x >= a_min)
+    if a_max is not None:
+        inside = inside * (x <= a_max)
+    return g * inside, g * (x < a_min), g * (x > a_max)
+
+
+@adjoint(np.where)
+def where(g, ans, condition, x, y):
+    return None, np.where(condition, g, 0.0), np.where(condition, 0.0, g)
+
+
+# ---- exponential and logarithmic
+
+
+@adjoint(np.exp)
+def exp(g, ans, x):
+    return g * ans
+
+
+@adjoint(np.exp2)
+def exp2(g, ans, x):
+    return g * ans * np.log(2.0)
+
+
+@adjoint(np.expm1)
+def expm1(g, ans, x):
+    return g * (ans + 1)
+
+
+@adjoint(np.log)
+def log(g, ans, x):
+    return g / x
+
+
+@adjoint(np.log2)
+def log2(g, ans, x):
+    return g / (x * np.log(2.0))
+
+
+@adjoint(np.log10)
+def log10(g, ans, x):
+    return g / (x * np.log(10.0))
+
+
+@adjoint(np.log1p)
+def log1p(g, ans, x):
+    return g / (1 + x)
+
+
+@adjoint(np.logaddexp)
+def logaddexp(g, ans, x, y):
+    # the logistic function of x - y, written with tanh so that it never overflows, and without ans,
+    # so the forward sweep need not compute logaddexp at all when only the gradient is asked for
+    return g * (0.5 + 0.5 * np.tanh(0.5 * (x - y))), g * (0.5 - 0.5 * np.tanh(0.5 * (x - y)))
+
+
+@adjoint(np.sqrt)
+def sqrt(g, ans, x):
+    return g / (2 * ans)
+
+
+@adjoint(np.cbrt)
+def cbrt(g, ans, x):
+    return g / (3 * ans * ans)
+
+
+@adjoint(np.hypot)
+def hypot(g, ans, x, y):
+    return g * x / ans, g * y / ans
+
+
+# ---- trigonometric and hyperbolic
+
+
+@adjoint(np.sin)
+def sin(g, ans, x):
+    return g * np.cos(x)
+
+
+@adjoint(np.cos)
+def cos(g, ans, x):
+    return -g * np.sin(x)
+
+
+@adjoint(np.tan)
+def tan(g, ans, x):
+    return g * (1 + ans * ans)
+
+
+@adjoint(np.arcsin)
+def arcsin(g, ans, x):
+    return g / np.sqrt(1 - x * x)
+
+
+@adjoint(np.arccos)
+def arccos(g, ans, x):
+    return -g / np.sqrt(1 - x * x)
+
+
+@adjoint(np.arctan)
+def arctan(g, ans, x):
+    return g / (1 + x * x)
+
+
+@adjoint(np.arctan2)
+def arctan2(g, ans, y, x):
+    return g * x / (x * x + y * y), -g * y / (x * x + y * y)
+
+
+@adjoint(np.sinh)
+def sinh(g, ans, x):
+    return g * np.cosh(x)
+
+
+@adjoint(np.cosh)
+def cosh(g, ans, x):
+    return g * np.sinh(x)
+
+
+@adjoint(np.tanh)
+def tanh(g, ans, x):
+    return g * (1 - ans * ans)
+
+
+@adjoint(np.arcsinh)
+def arcsinh(g, ans, x):
+    return g / np.sqrt(x * x + 1)
+
+
+@adjoint(np.arccosh)
+def arccosh(g, ans, x):
+    return g / np.sqrt(x * x - 1)
+
+
+@adjoint(np.arctanh)
+def arctanh(g, ans, x):
+    return g / (1 - x * x)
+
+
+# ---- reductions
+
+
+@adjoint(np.sum)
+def sum_(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
+    return _broadcast_back(g, x, axis, keepdims)
+
+
+@adjoint(np.mean)
+def mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
+    return _broadcast_back(g / _reduced_size(x, axis), x, axis, keepdims)
+
+
+@adjoint(np.prod)
+def prod(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
+    return _broadcast_back(g * ans, x, axis, keepdims) / x
+
+
+@adjoint(np.max, np.amax, np.min, np.amin)
+def extremum(g, ans, x, axis=None, out=None, keepdims=False):
+    hit = x == _broadcast_back(ans, x, axis, keepdims)
+    return _broadcast_back(g, x, axis, keepdims) * hit / np.sum(hit, axis=axis, keepdims=True)
+
+
+@adjoint(np.var)
+def var(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    return _broadcast_back(g, x, axis, keepdims) * centered * (2.0 / (_reduced_size(x, axis) - ddof))
+
+
+@adjoint(np.std)
+def std(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    spread = _broadcast_back(ans, x, axis, keepdims)
+    return _broadcast_back(g, x, axis, keepdims) * centered / ((_reduced_size(x, axis) - ddof) * spread)
+
+
+@adjoint(np.cumsum)
+def cumsum(g, ans, x, axis=None, dtype=None, out=None):
+    return _cumsum_adjoint(g, x, axis)
+
+
+@adjoint(np.trace)
+def trace(g, ans, x, offset=0):
+    rows, columns = np.shape(x)
+    return g * np.eye(rows, columns, offset)
+
+
+# ---- shape
+
+
+@adjoint(np.reshape)
+def reshape(g, ans, x, shape, order="C"):
+    return np.reshape(g, np.shape(x))
+
+
+@adjoint(np.ravel)
+def ravel(g, ans, x, order="C"):
+    return np.reshape(g, np.shape(x))
+
+
+@adjoint(np.expand_dims)
+def expand_dims(g, ans, x, axis):
+    return np.reshape(g, np.shape(x))
+
+
+@adjoint(np.squeeze)
+def squeeze(g, ans, x, axis=None):
+    return np.reshape(g, np.shape(x))
+
+
+@adjoint(np.atleast_1d, np.atleast_2d)
+def atleast(g, ans, x):
+    return np.reshape(g, np.shape(x))
+
+
+@adjoint(np.transpose)
+def transpose(g, ans, x, axes=None):
+    if axes is None:
+        return np.transpose(g)
+    return np.transpose(g, np.argsort(axes))
+
+
+@adjoint(np.swapaxes)
+def swapaxes(g, ans, x, axis1, axis2):
+    return np.swapaxes(g, axis1, axis2)
+
+
+@adjoint(np.moveaxis)
+def moveaxis(g, ans, x, source, destination):
+    return np.moveaxis(g, destination, source)
+
+
+@adjoint(np.broadcast_to)
+def broadcast_to(g, ans, x, shape):
+    return _unbroadcast(g, x)
+
+
+@adjoint(np.flip)
+def flip(g, ans, x, axis=None):
+    return np.flip(g, axis)
+
+
+@adjoint(np.concatenate)
+def concatenate(g, ans, arrays, axis=0):
+    return _unconcatenate(g, arrays, axis)
+
+
+@adjoint(np.stack)
+def stack(g, ans, arrays, axis=0):
+    return np.moveaxis(g, axis, 0)
+
+
+@adjoint(np.hstack)
+def hstack(g, ans, arrays):
+    return _unstack_joined(g, arrays, 0 if np.ndim(arrays[0]) <= 1 else 1, np.atleast_1d)
+
+
+@adjoint(np.vstack)
+def vstack(g, ans, arrays):
+    return _unstack_joined(g, arrays, 0, np.atleast_2d)
+
+
+@adjoint(np.tile)
+def tile(g, ans, x, reps):
+    return _untile(g, x, reps)
+
+
+@adjoint(np.repeat)
+def repeat(g, ans, x, repeats, axis=None):
+    return _unrepeat(g, x, repeats, axis)
+
+
+@adjoint(np.diag)
+def diag(g, ans, x, k=0):
+    return _diag_adjoint(g, x, k)
+
+
+# ---- constructors and conversions
+
+
+@adjoint(np.array, np.asarray, np.copy)
+def array(g, ans, x, dtype=None):
+    return g
+
+
+@adjoint(np.astype)
+def astype(g, ans, x, dtype):
+    return np.asarray(g).astype(np.result_type(x))
+
+
+@adjoint(np.full)
+def full(g, ans, shape, fill_value, dtype=None):
+    return None, np.sum(g)
+
+
+@adjoint(np.full_like)
+def full_like(g, ans, x, fill_value, dtype=None):
+    return None, np.sum(g)
+
+
+broadcasting(np.where, np.clip)
+
+nondifferentiable(
+    np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.floor_divide, np.isnan, np.isinf, np.isfinite,
+    np.argmax, np.argmin, np.argsort, np.nonzero, np.count_nonzero,
+    np.any, np.all, np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like,
+    np.empty_like, np.arange, np.eye, np.identity, np.linspace, np.greater, np.greater_equal, np.less,
+    np.less_equal, np.equal, np.not_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
+    np.searchsorted, np.digitize, np.isclose, np.allclose, np.array_equal,
+)
