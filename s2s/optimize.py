@@ -116,7 +116,8 @@ def _sweep(block: Block, live: set[int], live_stmts: set[int]) -> None:
 # ---------------------------------------------------------------- values needed only for their shape
 
 # (primitive, argument position) pairs that read only the shape and dtype of the argument
-_SHAPE_READERS = {(runtime._broadcast_back, 1), (runtime._unbroadcast, 1), (runtime._reduced_size, 0),
+_SHAPE_READERS = {(runtime._broadcast_back, 1), (runtime._unbroadcast, 1), (runtime._unbroadcast, 2),
+                  (runtime._reduced_size, 0),
                   (np.shape, 0), (np.size, 0), (np.ndim, 0), (runtime.zeros_like, 0), (runtime._scatter, 0),
                   (runtime._expand, 1), (runtime._fill, 1)}
 

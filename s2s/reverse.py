@@ -163,7 +163,8 @@ class _Reverse:
             others_scalar = all(self.is_scalar(a) for k, a in enumerate(op.args) if k != i)
             if registry.broadcasts(op.prim) and not others_scalar:
                 unbroadcast = self.fresh(adjoint_hint(arg))
-                out.append(Op(runtime._unbroadcast, [contribution, arg], [unbroadcast], loc=op.loc))
+                operands = [contribution, arg] + ([op.outs[0]] if lazy_results else [])
+                out.append(Op(runtime._unbroadcast, operands, [unbroadcast], loc=op.loc))
                 contribution = unbroadcast
             elif isinstance(contribution, Value) and id(contribution) in defined_here and not contribution.hint:
                 self.rename(contribution, adjoint_hint(arg))

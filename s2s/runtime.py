@@ -39,11 +39,15 @@ def zeros_like(x):
     return np.zeros_like(x)
 
 
-def _unbroadcast(g, x):
-    """Sum g over the axes that broadcasting added or stretched, so that it broadcasts to x's shape.
+def _unbroadcast(g, x, result=None):
+    """Sum g, the adjoint of an elementwise result, over the axes that broadcasting added to x or
+    stretched, so that it broadcasts to x's shape.
 
-    An adjoint may be smaller than its value (a reduction's adjoint is spread lazily): such axes stay."""
+    An adjoint may be smaller than its value (a reduction's adjoint is spread lazily); given the
+    result, g first stands for its full shape (a view), so stretched axes count every copy."""
     shape = np.shape(x)
+    if result is not None and np.shape(g) != np.shape(result):
+        g = np.broadcast_to(g, np.shape(result))
     if np.shape(g) == shape:
         return g
     if np.ndim(g) > len(shape):

@@ -77,3 +77,12 @@ def test_console_script_is_installed():
                                  os.environ.get("PATH", "")})
     assert result.returncode == 0, result.stderr
     assert "def f_grad" in result.stdout
+
+
+def test_arrays_flag_generates_array_code():
+    example = ROOT / "examples" / "logistic_regression.py"
+    result = run(f"{example}:loss", "--wrt", "w,b", "--arrays", "w,X,y")
+    assert result.returncode == 0, result.stderr
+    assert "def loss_grad(w, b, X, y):" in result.stdout and "_matmul_right" in result.stdout
+    result = run(f"{example}:loss", "--arrays", "q")
+    assert result.returncode == 1 and "--arrays names q" in result.stderr

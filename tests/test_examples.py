@@ -34,3 +34,23 @@ def test_euler_ode_matches_the_discrete_scheme():
     line = out.splitlines()[1]
     ours, analytic = float(line.split("s2s ")[1].split(",")[0]), float(line.split("analytic ")[1])
     assert ours == pytest.approx(analytic, rel=1e-10)
+
+
+def test_logistic_regression_learns():
+    out = run_example("logistic_regression.py")
+    losses = [float(line.split("loss ")[1]) for line in out.splitlines() if line.startswith("step")]
+    assert losses == sorted(losses, reverse=True) and losses[-1] < 0.5 * losses[0]
+    accuracy = float(out.strip().splitlines()[-1].split()[-1])
+    assert accuracy >= 0.9
+
+
+def test_logistic_regression_shows_its_source():
+    out = run_example("logistic_regression.py", "--show-source")
+    assert "def loss_grad(w, b, X, y):" in out
+
+
+def test_mlp_loss_falls_tenfold_and_gradient_checks():
+    out = run_example("mlp.py")
+    factor = float(out.split("loss fell ")[1].split("x")[0])
+    assert factor >= 10
+    assert "gradient agrees with central differences" in out
