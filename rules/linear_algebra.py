@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from s2s.registry import adjoint
+from s2s.registry import adjoint, linear, tangent
 from s2s.runtime import (_broadcast_back, _dot_left, _dot_right, _einsum_adjoint, _matmul_left, _matmul_right,
                          _unsupported)
 
@@ -65,3 +65,35 @@ def norm(g, ans, x, ord=None, axis=None, keepdims=False):
     if ord is not None and ord != "fro" and not (ord == 2 and np.ndim(x) == 1):
         _unsupported("the derivative of numpy.linalg.norm for ord other than None, 'fro' or 2 (vectors)")
     return _broadcast_back(g, x, axis, keepdims) * x / _broadcast_back(ans, x, axis, keepdims)
+
+
+# ---- forward mode
+
+linear(np.matmul, operator.matmul, np.dot, np.inner, np.outer, argnums=(0, 1))
+
+
+@tangent(np.einsum)
+def einsum_tangent(t, ans, subscripts, a, b=None):
+    return None, np.einsum(subscripts, t) if b is None else np.einsum(subscripts, t, b), np.einsum(subscripts, a, t)
+
+
+@tangent(np.linalg.inv)
+def inv_tangent(t, ans, a):
+    return -(ans @ t @ ans)
+
+
+@tangent(np.linalg.solve)
+def solve_tangent(t, ans, a, b):
+    return -np.linalg.solve(a, t @ ans), np.linalg.solve(a, t)
+
+
+@tangent(np.linalg.det)
+def det_tangent(t, ans, a):
+    return ans * np.trace(np.linalg.solve(a, t))
+
+
+@tangent(np.linalg.norm)
+def norm_tangent(t, ans, x, ord=None, axis=None, keepdims=False):
+    if ord is not None and ord != "fro" and not (ord == 2 and np.ndim(x) == 1):
+        _unsupported("the derivative of numpy.linalg.norm for ord other than None, 'fro' or 2 (vectors)")
+    return np.sum(x * t, axis=axis, keepdims=keepdims) / ans

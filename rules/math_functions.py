@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from s2s.registry import adjoint, nondifferentiable
+from s2s.registry import adjoint, elementwise, nondifferentiable
 
 # ---- trigonometric
 
@@ -121,6 +121,10 @@ def erf(g, ans, x):
 def fabs(g, ans, x):
     return g * math.copysign(1.0, x) if x != 0 else 0.0 * g
 
+
+elementwise(math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.atan2, math.sinh, math.cosh,
+            math.tanh, math.exp, math.expm1, math.log, math.log1p, math.log2, math.log10, math.sqrt, math.pow,
+            math.hypot, math.erf, math.fabs)
 
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.copysign,
                   math.factorial, math.gcd, math.isclose)

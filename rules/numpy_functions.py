@@ -7,7 +7,7 @@ Ties: `max`/`min` reductions share the adjoint equally among the tied elements;
 """
 import numpy as np
 
-from s2s.registry import adjoint, broadcasting, nondifferentiable
+from s2s.registry import adjoint, elementwise, linear, nondifferentiable, tangent
 from s2s.runtime import (_broadcast_back, _cumsum_adjoint, _diag_adjoint, _reduced_size, _unbroadcast,
                          _unconcatenate, _unrepeat, _unstack_joined, _untile)
 
@@ -378,7 +378,37 @@ def full_like(g, ans, x, fill_value, dtype=None):
     return None, np.sum(g)
 
 
-broadcasting(np.where, np.clip)
+elementwise(np.where, np.clip)
+
+# ---- forward mode: the functions above that are not elementwise
+
+linear(np.sum, np.mean, np.reshape, np.ravel, np.expand_dims, np.squeeze, np.atleast_1d, np.atleast_2d,
+       np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.flip, np.cumsum, np.trace, np.tile, np.repeat,
+       np.diag, np.array, np.asarray, np.copy, np.astype, np.concatenate, np.stack, np.hstack, np.vstack)
+linear(np.full, np.full_like, argnums=(1,))
+
+
+@tangent(np.prod)
+def prod_tangent(t, ans, x, axis=None, dtype=None, out=None, keepdims=False):
+    return np.sum(t * _broadcast_back(ans, x, axis, keepdims) / x, axis=axis, keepdims=keepdims)
+
+
+@tangent(np.max, np.amax, np.min, np.amin)
+def extremum_tangent(t, ans, x, axis=None, out=None, keepdims=False):
+    hit = x == _broadcast_back(ans, x, axis, keepdims)
+    return np.sum(t * hit, axis=axis, keepdims=keepdims) / np.sum(hit, axis=axis, keepdims=keepdims)
+
+
+@tangent(np.var)
+def var_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    return np.sum(centered * t, axis=axis, keepdims=keepdims) * (2.0 / (_reduced_size(x, axis) - ddof))
+
+
+@tangent(np.std)
+def std_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    return np.sum(centered * t, axis=axis, keepdims=keepdims) / ((_reduced_size(x, axis) - ddof) * ans)
 
 nondifferentiable(
     np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.floor_divide, np.isnan, np.isinf, np.isfinite,

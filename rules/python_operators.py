@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from s2s.registry import adjoint, broadcasting, nondifferentiable
+from s2s.registry import adjoint, elementwise, linear, nondifferentiable
 from s2s.runtime import _scatter
 
 # ---- arithmetic
@@ -64,8 +64,8 @@ def to_float(g, ans, x):
     return g
 
 
-broadcasting(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, builtins.pow,
-             operator.mod, operator.neg, operator.pos)
+elementwise(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, builtins.pow,
+             operator.mod, operator.neg, operator.pos, builtins.abs, operator.abs, builtins.float)
 
 
 # ---- indexing
@@ -74,6 +74,9 @@ broadcasting(operator.add, operator.sub, operator.mul, operator.truediv, operato
 @adjoint(operator.getitem)
 def getitem(g, ans, x, index):
     return _scatter(x, index, g), None
+
+
+linear(operator.getitem)
 
 
 # ---- no derivative: integer- or boolean-valued, or piecewise constant

@@ -4,14 +4,14 @@
     df = s2s.grad(f)          # reads f's source, emits the derivative as Python source
     print(s2s.source(f))      # the generated code: readable, and runnable with NumPy alone
 """
-from .api import __version__, grad, ir, source, value_and_grad
+from .api import __version__, grad, hessian, hvp, ir, jacobian, jvp, source, value_and_grad, vjp
 from .check import check_grad
 from .errors import (BadArgument, InvalidIR, NoDerivativeRule, NonScalarOutput, S2SError, SourceUnavailable,
                      UnsupportedSyntax)
-from .registry import adjoint, broadcasting, nondifferentiable, tangent
+from .registry import adjoint, elementwise, linear, nondifferentiable, tangent
 
 __all__ = [
-    "__version__", "grad", "value_and_grad", "source", "ir", "check_grad", "adjoint", "tangent",
-    "nondifferentiable", "broadcasting", "S2SError", "SourceUnavailable", "UnsupportedSyntax", "NoDerivativeRule",
-    "NonScalarOutput", "BadArgument", "InvalidIR",
+    "__version__", "grad", "value_and_grad", "jvp", "vjp", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
+    "nondifferentiable", "elementwise", "linear", "S2SError", "SourceUnavailable", "UnsupportedSyntax",
+    "NoDerivativeRule", "NonScalarOutput", "BadArgument", "InvalidIR",
 ]

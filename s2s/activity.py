@@ -47,7 +47,10 @@ def varied_values(fn: Function, wrt: list[int]) -> set[int]:
         for stmt in b.stmts:
             if isinstance(stmt, Op):
                 args = list(stmt.args) + list(stmt.kwargs.values())
-                if _differentiable(stmt) and any(is_varied(a) for a in args):
+                if stmt.prim is runtime.push:           # a stack varies once a varying value is pushed on it
+                    if is_varied(stmt.args[1]):
+                        changed |= mark([stmt.args[0]])
+                elif _differentiable(stmt) and any(is_varied(a) for a in args):
                     changed |= mark(stmt.outs)
             elif isinstance(stmt, If):
                 changed |= block(stmt.then) | block(stmt.orelse)
@@ -82,7 +85,10 @@ def useful_values(fn: Function) -> set[int]:
         changed = False
         for stmt in reversed(b.stmts):
             if isinstance(stmt, Op):
-                if _differentiable(stmt) and any(is_useful(o) for o in stmt.outs):
+                if stmt.prim is runtime.push:
+                    if is_useful(stmt.args[0]):
+                        changed |= mark([stmt.args[1]])
+                elif _differentiable(stmt) and any(is_useful(o) for o in stmt.outs):
                     changed |= mark(list(stmt.args) + list(stmt.kwargs.values()))
             elif isinstance(stmt, If):
                 for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):

@@ -1,11 +1,12 @@
-"""The public API: grad, value_and_grad, source, ir; the pipeline and its cache.
+"""The public API; the pipeline and its cache.
 
-`derivative_ir` is the whole compiler in order: front end, lowering, the
-transform, the optimizing passes. `emit_module` and `compile_function` turn
-its result into code. Compiled derivatives are cached per function object
-(weakly: dropping the function frees them) and per (wrt, mode, options,
-argument kinds); a function redefined with new source is a new object and
-compiles anew, and a cache hit costs one dictionary look-up.
+`derivative_ir` is the whole compiler in order: front end and lowering (or the
+IR of a derivative s2s made, to differentiate it again), the transform, the
+optimizing passes, each followed by the verifier. `emit_module` and
+`compile_function` turn its result into code. Compiled derivatives are cached
+per function object (weakly: dropping the function frees them) and per
+(wrt, mode, options, argument kinds); a function redefined with new source is
+a new object and compiles anew, and a cache hit costs one dictionary look-up.
 """
 from __future__ import annotations
 
@@ -13,31 +14,33 @@ import functools
 import inspect
 import os
 import threading
-import types
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .activity import float_values, scalar_values
 from .compile import compile_function
 from .emit import emit_module
 from .errors import BadArgument, S2SError
+from .forward import PARAMETER, forward_function
 from .frontend import parse_function
-from .ir import Function, format_function, verify
+from .ir import Const, Function, format_function, verify
 from .lower import lower
-from .activity import float_values, scalar_values
 from .optimize import eliminate_dead_code, replace_shape_only_values, simplify, write_in_place
 from .reverse import reverse_function
 
 __version__ = "0.1.0"
+
+MODES = ("reverse", "forward", "hvp", "vjp")
 
 
 @dataclass(frozen=True)
 class Options:
     wrt: tuple[int, ...]
     several: bool = False         # wrt was given as a tuple: the gradient is a tuple too
-    mode: str = "reverse"
+    mode: str = "reverse"         # reverse: gradient; forward: jvp; hvp: forward over reverse; vjp: cotangent in
     with_value: bool = False
     optimize: bool = True
 
@@ -48,31 +51,73 @@ def primal_ir(fn: Callable) -> Function:
     return verify(lower(parse_function(fn)))
 
 
+def function_ir(fn: Callable, param_is_scalar: Sequence[bool]) -> Function:
+    """The IR of fn: lowered from its source, or, for a derivative s2s made, that derivative's IR."""
+    derived = getattr(fn, "__s2s__", None)
+    if derived is not None:
+        inner, options = derived
+        return derivative_ir(inner, options, param_is_scalar)
+    return primal_ir(fn)
+
+
 def derivative_ir(fn: Callable, options: Options, param_is_scalar: Sequence[bool]) -> Function:
-    primal = primal_ir(fn)
-    if options.mode != "reverse":
-        raise S2SError(f"unknown mode {options.mode!r}; s2s has mode='reverse'")
-    derivative = verify(reverse_function(primal, list(options.wrt), list(param_is_scalar), options.with_value,
-                                             options.several))
-    if options.optimize:
-        derivative = verify(eliminate_dead_code(simplify(derivative)))
-        derivative = verify(eliminate_dead_code(replace_shape_only_values(derivative)))
-        derivative = verify(write_in_place(derivative, scalar_values(derivative, list(param_is_scalar)),
-                                           float_values(derivative, list(options.wrt))))
-    return derivative
+    kinds = list(param_is_scalar)
+    base = function_ir(fn, kinds)
+    wrt = list(options.wrt)
+    if options.mode == "reverse" and hasattr(fn, "__s2s__"):
+        # the derivative of a derivative: forward mode over its code, along one scalar argument
+        if len(wrt) != 1 or options.several or not kinds[wrt[0]]:
+            raise S2SError("s2s differentiates a derivative it generated along one scalar argument",
+                           hint="for array arguments use s2s.hessian, s2s.hvp or s2s.jacobian")
+        derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad")
+    elif options.mode in ("reverse", "vjp"):
+        derivative = reverse_function(base, wrt, kinds, options.with_value, options.several,
+                                      cotangent=options.mode == "vjp")
+    elif options.mode == "forward":
+        derivative = forward_function(base, {i: PARAMETER for i in wrt}, kinds, options.with_value)
+    elif options.mode == "hvp":
+        gradient = optimize_ir(verify(reverse_function(base, wrt, kinds, False, options.several)), kinds, wrt,
+                               options.optimize, final=False)
+        derivative = forward_function(gradient, {i: PARAMETER for i in wrt}, kinds, options.with_value, "jvp")
+    else:
+        raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")
+    return optimize_ir(verify(derivative), kinds, wrt, options.optimize, final=True)
+
+
+def optimize_ir(fn: Function, kinds: list[bool], wrt: list[int], optimize: bool, final: bool) -> Function:
+    if not optimize:
+        return fn
+    fn = verify(eliminate_dead_code(simplify(fn)))
+    fn = verify(eliminate_dead_code(replace_shape_only_values(fn)))
+    if final:            # writing in place is for the emitter: a later transform must see plain values
+        fn = verify(write_in_place(fn, scalar_values(fn, kinds), float_values(fn, wrt)))
+    return fn
+
+
+def root_function(fn: Callable) -> Callable:
+    """The user's function behind a derivative of a derivative."""
+    while hasattr(fn, "__s2s__"):
+        fn = fn.__s2s__[0]
+    return fn
 
 
 def _header(fn: Callable, options: Options) -> str:
-    what = "value and gradient" if options.with_value else "gradient"
-    where = os.path.basename(fn.__code__.co_filename)
-    return (f"# Generated by s2s {__version__}: the {what} of {fn.__qualname__} ({where}:"
-            f"{fn.__code__.co_firstlineno}), {options.mode} mode.")
+    what = {"reverse": "value and gradient" if options.with_value else "gradient",
+            "forward": "value and directional derivative" if options.with_value else "directional derivative",
+            "hvp": "Hessian-vector product", "vjp": "vector-Jacobian product"}[options.mode]
+    root = root_function(fn)
+    if root is not fn:
+        what = f"derivative of a derivative ({what})"
+    where = os.path.basename(root.__code__.co_filename)
+    return (f"# Generated by s2s {__version__}: the {what} of {root.__qualname__} ({where}:"
+            f"{root.__code__.co_firstlineno}), {options.mode} mode.")
 
 
 def generate(fn: Callable, options: Options, param_is_scalar: Sequence[bool]) -> tuple[str, Callable]:
     derivative = derivative_ir(fn, options, param_is_scalar)
-    emitted = emit_module(derivative, fn.__defaults__ or (), _header(fn, options))
-    compiled = compile_function(emitted.source, derivative.name, fn, emitted.bindings, fn.__qualname__)
+    root = root_function(fn)
+    emitted = emit_module(derivative, root.__defaults__ or (), _header(fn, options))
+    compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__)
     return emitted.source, compiled
 
 
@@ -86,13 +131,14 @@ def _is_scalar_type(t: type) -> bool:
 
 
 def _param_names(fn: Callable) -> list[str]:
-    code = fn.__code__
+    code = root_function(fn).__code__
     return list(code.co_varnames[:code.co_argcount])
 
 
 def _resolve_wrt(fn: Callable, wrt: Any) -> tuple[tuple[int, ...], bool]:
     """(indices, several) for wrt given as a position, a name, or a tuple of them."""
     names = _param_names(fn)
+    qualname = root_function(fn).__qualname__
     several = isinstance(wrt, (tuple, list))
     items = list(wrt) if several else [wrt]
     if not items:
@@ -103,11 +149,11 @@ def _resolve_wrt(fn: Callable, wrt: Any) -> tuple[tuple[int, ...], bool]:
             raise BadArgument(f"wrt must be an argument position or name, not {item!r}")
         if isinstance(item, str):
             if item not in names:
-                raise BadArgument(f"wrt={item!r} names no argument of {fn.__qualname__}{tuple(names)}")
+                raise BadArgument(f"wrt={item!r} names no argument of {qualname}{tuple(names)}")
             indices.append(names.index(item))
         else:
             if not -len(names) <= item < len(names):
-                raise BadArgument(f"wrt={item} is out of range: {fn.__qualname__} has {len(names)} arguments "
+                raise BadArgument(f"wrt={item} is out of range: {qualname} has {len(names)} arguments "
                                   f"{tuple(names)}")
             indices.append(item % len(names))
     if len(set(indices)) != len(indices):
@@ -117,9 +163,10 @@ def _resolve_wrt(fn: Callable, wrt: Any) -> tuple[tuple[int, ...], bool]:
 
 def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> None:
     names = _param_names(fn)
+    qualname = root_function(fn).__qualname__
     for i in wrt:
         if i >= len(args):
-            raise BadArgument(f"{fn.__qualname__} was called without its differentiated argument {names[i]!r}")
+            raise BadArgument(f"{qualname} was called without its differentiated argument {names[i]!r}")
         value = args[i]
         if isinstance(value, np.ndarray):
             ok = np.issubdtype(value.dtype, np.floating)
@@ -128,7 +175,7 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
         if not ok:
             shown = f"an array of {value.dtype}" if isinstance(value, np.ndarray) else \
                 f"{type(value).__name__} {value!r}"
-            raise BadArgument(f"argument {names[i]!r} of {fn.__qualname__} is differentiated but is {shown}; "
+            raise BadArgument(f"argument {names[i]!r} of {qualname} is differentiated but is {shown}; "
                               f"s2s differentiates float arguments",
                               hint="pass a float (2.0, not 2) or a float array")
 
@@ -139,11 +186,16 @@ _CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary(
 _LOCK = threading.RLock()
 
 
-def _compiled(fn: Callable, options: Options, args: tuple) -> tuple[str, Callable]:
-    kinds = tuple(type(a) if not isinstance(a, np.ndarray) else (np.ndarray, a.dtype) for a in args)
+def _kinds(args: tuple) -> tuple:
+    return tuple(type(a) if not isinstance(a, np.ndarray) else (np.ndarray, a.dtype) for a in args)
+
+
+def compiled(fn: Callable, options: Options, args: tuple) -> tuple[str, Callable]:
+    """(source, function) of fn's derivative for arguments like args: from the cache, or made once."""
+    kinds = _kinds(args)
     with _LOCK:
         table = _CACHE.setdefault(fn, {})
-        key = (fn.__code__, options, kinds)
+        key = (getattr(root_function(fn), "__code__", None), options, kinds)
         entry = table.get(key)
         if entry is None:
             _check_differentiable(fn, args, options.wrt)
@@ -151,7 +203,7 @@ def _compiled(fn: Callable, options: Options, args: tuple) -> tuple[str, Callabl
         return entry
 
 
-def _underlying(fn: Any) -> types.FunctionType:
+def _underlying(fn: Any) -> Callable:
     if isinstance(fn, (staticmethod, classmethod)):
         fn = fn.__func__
     if not callable(fn):
@@ -162,52 +214,209 @@ def _underlying(fn: Any) -> types.FunctionType:
 def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:
     if not kwargs:
         return args
-    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound = inspect.signature(root_function(fn)).bind(*args, **kwargs)
     bound.apply_defaults()
     return tuple(bound.arguments.values())
 
 
-def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: bool) -> Callable:
+def _refuse_early(fn: Callable) -> None:
+    """Unreadable or unsupported functions are refused when wrapped, not at the first call."""
+    if not hasattr(fn, "__s2s__"):
+        primal_ir(fn)
+
+
+def _wrap(fn: Callable, options: Options, body: Callable, name: str) -> Callable:
+    root = root_function(fn)
+    functools.update_wrapper(body, root)
+    body.__name__ = body.__qualname__ = f"{root.__name__}_{name}"
+    body.__s2s__ = (fn, options)                   # type: ignore[attr-defined]
+    body.__wrapped__ = root                        # type: ignore[attr-defined]
+    return body
+
+
+def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: bool, mode: str = "reverse") -> Callable:
     fn = _underlying(fn)
-    primal_ir(fn)                 # refuse unreadable or unsupported functions now, not at the first call
+    _refuse_early(fn)
     indices, several = _resolve_wrt(fn, wrt)
+    if mode == "forward":
+        return _forward_gradient(fn, indices, several, with_value, optimize)
+    if mode != "reverse":
+        raise BadArgument(f"mode={mode!r}: grad takes mode='reverse' or mode='forward'")
     options = Options(indices, several, "reverse", with_value, optimize)
     cache: dict = {}
 
-    @functools.wraps(fn)
     def derivative(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = _bind(fn, args, kwargs)
         kinds = tuple(map(type, args))
-        compiled = cache.get(kinds)
-        if compiled is None or np.ndarray in kinds:
-            compiled = _compiled(fn, options, args)[1]
-            cache[kinds] = compiled
-        return compiled(*args)
+        function = cache.get(kinds)
+        if function is None or np.ndarray in kinds:
+            function = cache[kinds] = compiled(fn, options, args)[1]
+        return function(*args)
 
-    derivative.__s2s__ = (fn, options)            # type: ignore[attr-defined]
-    derivative.__wrapped__ = fn                   # type: ignore[attr-defined]
-    return derivative
+    return _wrap(fn, options, derivative, "value_and_grad" if with_value else "grad")
 
 
-def grad(fn: Any = None, wrt: Any = 0, *, optimize: bool = True) -> Any:
+def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", optimize: bool = True) -> Any:
     """The gradient of a scalar-valued function with respect to argument(s) `wrt`.
 
     `wrt` is a position or a name, or a tuple of them (the gradient is then a
-    tuple). Works as `s2s.grad(f)`, `@s2s.grad` and `@s2s.grad(wrt=1)`.
-    The gradient has the shape and dtype of its argument.
+    tuple). Works as `s2s.grad(f)`, `@s2s.grad` and `@s2s.grad(wrt=1)`. The
+    gradient has the shape and dtype of its argument. `mode="forward"` computes
+    it with forward mode, one sweep per element of the arguments. The result is
+    itself differentiable: `s2s.grad(s2s.grad(f))`.
     """
     if fn is None:
-        return lambda f: grad(f, wrt, optimize=optimize)
-    return _make_derivative(fn, wrt, False, optimize)
+        return lambda f: grad(f, wrt, mode=mode, optimize=optimize)
+    return _make_derivative(fn, wrt, False, optimize, mode)
 
 
-def value_and_grad(fn: Any = None, wrt: Any = 0, *, optimize: bool = True) -> Any:
+def value_and_grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", optimize: bool = True) -> Any:
     """Like `grad`, but returns `(f(*args), gradient)` from one forward and one reverse sweep."""
     if fn is None:
-        return lambda f: value_and_grad(f, wrt, optimize=optimize)
-    return _make_derivative(fn, wrt, True, optimize)
+        return lambda f: value_and_grad(f, wrt, mode=mode, optimize=optimize)
+    return _make_derivative(fn, wrt, True, optimize, mode)
 
+
+# ---------------------------------------------------------------- forward mode and higher order
+
+def _basis(x: Any):
+    """The unit directions of x's coordinates, each shaped and typed like x."""
+    if isinstance(x, np.ndarray):
+        for k in np.ndindex(x.shape):
+            e = np.zeros_like(x)
+            e[k] = 1
+            yield k, e
+    else:
+        yield (), 1.0
+
+
+def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, with_value: bool,
+                      optimize: bool) -> Callable:
+    def gradient(*args: Any, **kwargs: Any) -> Any:
+        args = _bind(fn, args, kwargs)
+        options = Options(indices, False, "forward", True, optimize)
+        jvp_function = compiled(fn, options, args)[1]
+        grads, value = [], None
+        for i in indices:
+            g = np.zeros_like(args[i], dtype=np.result_type(args[i], np.float32)) \
+                if isinstance(args[i], np.ndarray) else 0.0
+            for k, e in _basis(args[i]):
+                tangents = [e if j == i else _zero_like(args[j]) for j in indices]
+                value, directional = jvp_function(*args, *tangents)
+                if isinstance(g, np.ndarray):
+                    g[k] = directional
+                else:
+                    g = directional
+            grads.append(g)
+        result = tuple(grads) if several else grads[0]
+        return (value, result) if with_value else result
+
+    return _wrap(fn, Options(indices, several, "forward", with_value, optimize), gradient,
+                 "value_and_grad" if with_value else "grad")
+
+
+def _zero_like(x: Any) -> Any:
+    return np.zeros_like(x) if isinstance(x, np.ndarray) else 0.0
+
+
+def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimize: bool = True) -> tuple:
+    """`(f(*primals), directional derivative of f along tangents)`, in one forward sweep.
+
+    tangents has one entry per primal: None (or 0) for an argument not differentiated."""
+    fn = _underlying(fn)
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(tangents) != len(primals):
+        raise BadArgument(f"jvp takes one tangent per primal: {len(primals)} primals, {len(tangents)} tangents")
+    indices = tuple(i for i, t in enumerate(tangents)
+                    if t is not None and not (np.isscalar(t) and t == 0 and not isinstance(primals[i], np.ndarray)))
+    if not indices:
+        return fn(*primals), 0.0
+    for i in indices:
+        if np.shape(tangents[i]) != np.shape(primals[i]):
+            raise BadArgument(f"the tangent of argument {i} has shape {np.shape(tangents[i])}, "
+                              f"the argument {np.shape(primals[i])}")
+    options = Options(indices, False, "forward", True, optimize)
+    return compiled(fn, options, primals)[1](*primals, *[tangents[i] for i in indices])
+
+
+def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
+    """`hvp(f)(*args, v)`: the Hessian of f (with respect to argument wrt) times v, in one sweep
+    (forward mode over the reverse-mode gradient), without forming the Hessian."""
+    fn = _underlying(fn)
+    _refuse_early(fn)
+    indices, several = _resolve_wrt(fn, wrt)
+    if several:
+        raise BadArgument("hvp differentiates with respect to one argument")
+    options = Options(indices, False, "hvp", False, optimize)
+
+    def product(*args: Any) -> Any:
+        *primals, v = args
+        return compiled(fn, options, tuple(primals))[1](*primals, v)
+
+    return _wrap(fn, options, product, "hvp")
+
+
+def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
+    """The Hessian with respect to one argument: a scalar for a scalar, shape x.shape + x.shape for an
+    array; one Hessian-vector product (forward over reverse) per coordinate."""
+    product = hvp(fn, wrt, optimize=optimize)
+    (index,), _ = _resolve_wrt(_underlying(fn), wrt)
+
+    def matrix(*args: Any) -> Any:
+        x = args[index]
+        if not isinstance(x, np.ndarray):
+            return product(*args, 1.0)
+        columns = [product(*args, e) for _, e in _basis(x)]
+        return np.stack(columns, axis=-1).reshape(x.shape + x.shape)
+
+    return _wrap(_underlying(fn), product.__s2s__[1], matrix, "hessian")
+
+
+def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True) -> tuple[Any, Callable]:
+    """`(f(*args), vjp_fn)`; `vjp_fn(cotangent)` gives the adjoints of the arguments (all of them, or wrt)."""
+    fn = _underlying(fn)
+    _refuse_early(fn)
+    names = _param_names(fn)
+    if wrt is None:
+        wrt = tuple(range(len(names)))
+    indices, several = _resolve_wrt(fn, wrt)
+    options = Options(indices, True, "vjp", True, optimize)
+    function = compiled(fn, options, args)[1]
+    value = fn(*args)
+
+    def pullback(cotangent: Any) -> tuple:
+        return function(*args, cotangent)[1]
+
+    return value, pullback
+
+
+def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
+    """The Jacobian of a vector-valued f with respect to one argument, shape f.shape + x.shape: forward
+    mode (one sweep per input coordinate) when the input is smaller, reverse mode otherwise."""
+    fn = _underlying(fn)
+    _refuse_early(fn)
+    (index,), several = _resolve_wrt(fn, wrt)
+    if several:
+        raise BadArgument("jacobian differentiates with respect to one argument")
+
+    def matrix(*args: Any) -> Any:
+        x = args[index]
+        out = np.asarray(fn(*args))
+        if np.size(x) <= out.size:
+            options = Options((index,), False, "forward", False, optimize)
+            function = compiled(fn, options, args)[1]
+            columns = [np.asarray(function(*args, e)) * np.ones(out.shape) for _, e in _basis(x)]
+            return np.stack(columns, axis=-1).reshape(out.shape + np.shape(x))
+        options = Options((index,), True, "vjp", True, optimize)
+        function = compiled(fn, options, args)[1]
+        rows = [np.asarray(function(*args, e)[1][0]) for _, e in _basis(out)]
+        return np.stack(rows, axis=0).reshape(out.shape + np.shape(x))
+
+    return _wrap(fn, Options((index,), False, "jacobian", False, optimize), matrix, "jacobian")
+
+
+# ---------------------------------------------------------------- source and IR
 
 def _example_args(fn: Callable, args: tuple) -> tuple:
     if args:
@@ -215,27 +424,39 @@ def _example_args(fn: Callable, args: tuple) -> tuple:
     return tuple(1.0 for _ in _param_names(fn))
 
 
-def source(fn: Any, *args: Any, wrt: Any = 0, with_value: bool = False, optimize: bool = True) -> str:
-    """The generated source of the derivative, as a string.
+def _options_for(fn: Callable, wrt: Any, mode: str, with_value: bool, optimize: bool) -> Options:
+    if mode not in MODES:
+        raise BadArgument(f"mode={mode!r}: the modes are {', '.join(MODES)}")
+    indices, several = _resolve_wrt(fn, wrt)
+    return Options(indices, several or mode == "vjp", mode, with_value or mode == "vjp", optimize)
 
-    The code depends on which arguments are scalars and which arrays: pass
-    example arguments to say so; without them every argument is taken as a float.
+
+def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int = 1, with_value: bool = False,
+           optimize: bool = True) -> str:
+    """The generated source of a derivative, as a string.
+
+    The code depends on which arguments are scalars and which arrays: pass example
+    arguments to say so; without them every argument is taken as a float. `mode` is
+    "reverse" (the gradient), "forward" (the jvp, with a tangent parameter per wrt
+    argument), "hvp" or "vjp"; `order=2` gives the second derivative (forward over reverse).
     """
     fn = _underlying(fn)
-    indices, several = _resolve_wrt(fn, wrt)
+    if order == 2:
+        mode = "hvp"
+    elif order != 1:
+        raise BadArgument("order is 1 or 2")
+    options = _options_for(fn, wrt, mode, with_value, optimize)
     example = _example_args(fn, args)
-    kinds = [_is_scalar_type(type(a)) for a in example]
-    options = Options(indices, several, "reverse", with_value, optimize)
-    derivative = derivative_ir(fn, options, kinds)
-    return emit_module(derivative, fn.__defaults__ or (), _header(fn, options)).source
+    derivative = derivative_ir(fn, options, [_is_scalar_type(type(a)) for a in example])
+    return emit_module(derivative, root_function(fn).__defaults__ or (), _header(fn, options)).source
 
 
-def ir(fn: Any, *args: Any, wrt: Any = None, with_value: bool = False, optimize: bool = True) -> str:
+def ir(fn: Any, *args: Any, wrt: Any = None, mode: str = "reverse", with_value: bool = False,
+       optimize: bool = True) -> str:
     """The SSA text of fn; with `wrt`, the SSA text of its derivative."""
     fn = _underlying(fn)
-    if wrt is None:
-        return format_function(primal_ir(fn))
-    indices, several = _resolve_wrt(fn, wrt)
     example = _example_args(fn, args)
-    options = Options(indices, several, "reverse", with_value, optimize)
-    return format_function(derivative_ir(fn, options, [_is_scalar_type(type(a)) for a in example]))
+    kinds = [_is_scalar_type(type(a)) for a in example]
+    if wrt is None:
+        return format_function(function_ir(fn, kinds))
+    return format_function(derivative_ir(fn, _options_for(fn, wrt, mode, with_value, optimize), kinds))

@@ -1,6 +1,7 @@
 """The `s2s` command: print the derivative of a function in a file as Python source.
 
-    s2s path/to/file.py:func [--wrt x,y] [--ir] [--arrays W,b] [--with-value] [--no-optimize]
+    s2s path/to/file.py:func [--wrt x,y] [--mode forward] [--order 2] [--ir] [--arrays W,b] [--with-value]
+        [--no-optimize]
 """
 from __future__ import annotations
 
@@ -30,6 +31,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--arrays", default="",
                         help="comma-separated names of the arguments that are NumPy arrays (the others are taken "
                              "as floats); the generated code differs only where broadcasting can happen")
+    parser.add_argument("--mode", default="reverse", choices=["reverse", "forward"],
+                        help="reverse: the gradient (one reverse sweep); forward: the directional derivative, "
+                             "with a tangent parameter x_dot per differentiated argument (one forward sweep)")
+    parser.add_argument("--order", type=int, default=1, choices=[1, 2],
+                        help="2: the second derivative, forward over reverse (a Hessian-vector product "
+                             "with a tangent parameter per argument)")
     parser.add_argument("--with-value", action="store_true",
                         help="generate value_and_grad: return the function's value and its gradient")
     parser.add_argument("--no-optimize", action="store_true",
@@ -88,9 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.ir:
             print(ir(fn))
-            print(ir(fn, *example, wrt=wrt, with_value=args.with_value, optimize=not args.no_optimize), end="")
+            mode = "hvp" if args.order == 2 else args.mode
+            print(ir(fn, *example, wrt=wrt, mode=mode, with_value=args.with_value, optimize=not args.no_optimize),
+                  end="")
         else:
-            print(source(fn, *example, wrt=wrt, with_value=args.with_value, optimize=not args.no_optimize), end="")
+            print(source(fn, *example, wrt=wrt, mode=args.mode, order=args.order, with_value=args.with_value,
+                         optimize=not args.no_optimize), end="")
     except S2SError as exc:
         return _fail(exc.one_line())
     return 0

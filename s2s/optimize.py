@@ -122,6 +122,10 @@ _SHAPE_READERS = {(runtime._broadcast_back, 1), (runtime._unbroadcast, 1), (runt
                   (runtime._expand, 1), (runtime._fill, 1)}
 
 
+# helpers whose result has the shape of one of their arguments
+_SHAPE_OF = {runtime._scatter: 0, runtime._expand: 1, runtime._fill: 1}
+
+
 def replace_shape_only_values(fn: Function) -> Function:
     """An elementwise result read only for its shape is replaced by an empty array of that shape.
 
@@ -141,11 +145,16 @@ def replace_shape_only_values(fn: Function) -> Function:
                 uses.setdefault(id(atom), []).append((None, -1))
         changed = False
         for op in ops:
-            if (len(op.outs) == 1 and op.prim is not runtime._shaped_like and registry.broadcasts(op.prim)
-                    and not op.kwargs and uses.get(id(op.outs[0]))
+            if not (len(op.outs) == 1 and op.prim is not runtime._shaped_like and not op.kwargs
+                    and uses.get(id(op.outs[0]))
                     and all(use in _SHAPE_READERS or use[0] is runtime._shaped_like
                             for use in uses[id(op.outs[0])])):
+                continue
+            if registry.is_elementwise(op.prim):
                 op.prim = runtime._shaped_like
+                changed = True
+            elif op.prim in _SHAPE_OF:
+                op.prim, op.args = runtime._shaped_like, [op.args[_SHAPE_OF[op.prim]]]
                 changed = True
         if not changed:
             return fn
@@ -223,7 +232,7 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
         if op.prim is runtime._unbroadcast:        # returns its first argument or a new array
             first = op.args[0]
             return isinstance(first, Value) and uses.get(id(first)) == 1 and fresh(first)
-        return registry.broadcasts(op.prim) and op.in_place is None
+        return registry.is_elementwise(op.prim) and op.in_place is None
 
     def rewrite(block: Block) -> None:
         for stmt in block.stmts:

@@ -11,11 +11,13 @@ differentiated again:
     def sin(g, ans, x):          # g: adjoint of the output, ans: the output
         return g * math.cos(x)   # one adjoint per argument (a tuple for several; None for none)
 
-    @tangent(math.sin)
-    def sin(ans, x, dx):         # the tangents of the arguments follow the arguments
-        return math.cos(x) * dx
+    @tangent(np.matmul)
+    def matmul(t, ans, a, b):    # t: the tangent of one argument; one contribution per argument
+        return t @ b, a @ t
 
-A tangent rule receives 0.0 for the tangent of an argument that does not vary.
+An elementwise function needs no tangent rule: its adjoint rule, applied to a
+tangent instead of an adjoint, gives the tangent (g * cos(x) with g := dx).
+Functions linear in some arguments are declared with `linear`.
 """
 from __future__ import annotations
 
@@ -28,7 +30,9 @@ _ADJOINTS: dict[Any, Callable] = {}
 _TANGENTS: dict[Any, Callable] = {}
 _NONDIFFERENTIABLE: dict[Any, None] = {}
 _BROADCASTING: dict[Any, None] = {}
-_BUILTIN_RULE_MODULES = ("python_operators", "math_functions", "numpy_functions", "linear_algebra")
+_LINEAR: dict[Any, tuple[int, ...]] = {}
+_BUILTIN_RULE_MODULES = ("python_operators", "math_functions", "numpy_functions", "linear_algebra",
+                         "runtime_helpers")
 _loaded = False
 
 
@@ -50,7 +54,8 @@ def adjoint(*prims: Any) -> Callable[[Callable], Callable]:
 
 
 def tangent(*prims: Any) -> Callable[[Callable], Callable]:
-    """Register a forward-mode rule `rule(ans, *args, *tangents, **kwargs) -> tangent of ans` for prims."""
+    """Register a forward-mode rule `rule(t, ans, *args, **kwargs) -> contribution per argument` for prims:
+    element i of the result is the output's tangent when argument i has tangent t and the others none."""
     def register(rule: Callable) -> Callable:
         for prim in prims:
             _TANGENTS[_key(prim)] = rule
@@ -64,14 +69,28 @@ def nondifferentiable(*prims: Any) -> None:
         _NONDIFFERENTIABLE[_key(prim)] = None
 
 
-def broadcasting(*prims: Any) -> None:
-    """Declare functions that broadcast their arguments: the transform sums each adjoint back to its
-    argument's shape. Elementwise NumPy ufuncs are broadcasting without being declared."""
+def linear(*prims: Any, argnums: tuple[int, ...] = (0,)) -> None:
+    """Declare functions linear in each of the arguments argnums (the others held fixed): the tangent
+    for argument i is the function applied with that argument replaced by its tangent. The other
+    arguments must be read for their shapes only, or be integers."""
+    for prim in prims:
+        _LINEAR[_key(prim)] = argnums
+
+
+def linear_argnums(prim: Any) -> tuple[int, ...] | None:
+    _ensure_loaded()
+    return _LINEAR.get(_key(prim))
+
+
+def elementwise(*prims: Any) -> None:
+    """Declare elementwise functions (which broadcast their arguments): the transform sums each adjoint
+    back to its argument's shape, and forward mode applies the adjoint rule to tangents.
+    Elementwise NumPy ufuncs need no declaration."""
     for prim in prims:
         _BROADCASTING[_key(prim)] = None
 
 
-def broadcasts(prim: Any) -> bool:
+def is_elementwise(prim: Any) -> bool:
     _ensure_loaded()
     return (isinstance(prim, np.ufunc) and prim.signature is None) or _key(prim) in _BROADCASTING
 

@@ -38,10 +38,10 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
     name = prim_name(prim)
     family = "rules/math_functions.py" if name.startswith("math.") else \
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
-    return NoDerivativeRule(
-        f"no {what} rule for {name}",
-        loc, hint=f"register one with @s2s.adjoint({name}) (and @s2s.tangent for forward mode) "
-                  f"or add it to {family}")
+    how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \
+        f"@s2s.tangent({name}), or declare it with s2s.linear or s2s.elementwise"
+    return NoDerivativeRule(f"no {what} rule for {name}", loc,
+                            hint=f"register one with {how}, or add it to {family}")
 
 
 class _Reverse:
@@ -130,7 +130,7 @@ class _Reverse:
                                hint="pass it positionally")
         if not needed:
             return
-        elementwise = registry.broadcasts(op.prim)
+        elementwise = registry.is_elementwise(op.prim)
         if not elementwise:
             g = self.full(g, op.outs[0], out, op.loc)
         if op.prim in (runtime.make_tuple, runtime.make_list):
@@ -161,7 +161,7 @@ class _Reverse:
             if contribution is None:
                 continue
             others_scalar = all(self.is_scalar(a) for k, a in enumerate(op.args) if k != i)
-            if registry.broadcasts(op.prim) and not others_scalar:
+            if registry.is_elementwise(op.prim) and not others_scalar:
                 unbroadcast = self.fresh(adjoint_hint(arg))
                 operands = [contribution, arg] + ([op.outs[0]] if lazy_results else [])
                 out.append(Op(runtime._unbroadcast, operands, [unbroadcast], loc=op.loc))
@@ -320,7 +320,7 @@ class _Reverse:
 
 
 def reverse_function(fn: Function, wrt: list[int], param_is_scalar: list[bool], with_value: bool,
-                     several: bool = False) -> Function:
+                     several: bool = False, cotangent: bool = False) -> Function:
     """The gradient function: `def f_grad(same params): ... return grads` (or `value, grads`)."""
     namer = Namer()
     fn = clone_function(fn, lambda v: namer.value(v.hint))   # the forward sweep gets pushes: work on a copy
@@ -329,7 +329,14 @@ def reverse_function(fn: Function, wrt: list[int], param_is_scalar: list[bool], 
     rev = _Reverse(fn, active, scalars)
     output = fn.body.results[0]
     out: list[Stmt] = []
-    if rev.is_active(output):
+    params = list(fn.params)
+    if cotangent:           # a vector-Jacobian product: the output's adjoint is a parameter
+        seed_param = rev.fresh(adjoint_hint(output) if isinstance(output, Value) else "dout")
+        params.append(seed_param)
+        if rev.is_active(output):
+            rev.adj[id(output)] = seed_param
+            rev.block(fn.body, out, 0)
+    elif rev.is_active(output):
         if rev.is_scalar(output):
             seed: Atom = Const(1.0)
         else:
@@ -359,5 +366,5 @@ def reverse_function(fn: Function, wrt: list[int], param_is_scalar: list[bool], 
     else:
         results = [gradient]
     body = Block(rev.stack_inits + fn.body.stmts + out, results)
-    suffix = "value_and_grad" if with_value else "grad"
-    return Function(f"{fn.name}_{suffix}", fn.params, body, fn.loc)
+    suffix = "vjp" if cotangent else "value_and_grad" if with_value else "grad"
+    return Function(f"{fn.name}_{suffix}", params, body, fn.loc)

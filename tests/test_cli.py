@@ -67,7 +67,7 @@ def test_missing_function_and_file():
 def test_help_explains_every_flag():
     result = run("--help")
     assert result.returncode == 0
-    for flag in ("--wrt", "--ir", "--arrays", "--with-value", "--no-optimize"):
+    for flag in ("--wrt", "--ir", "--arrays", "--with-value", "--no-optimize", "--mode", "--order"):
         assert flag in result.stdout
 
 
@@ -86,3 +86,17 @@ def test_arrays_flag_generates_array_code():
     assert "def loss_grad(w, b, X, y):" in result.stdout and "_matmul_right" in result.stdout
     result = run(f"{example}:loss", "--arrays", "q")
     assert result.returncode == 1 and "--arrays names q" in result.stderr
+
+
+def test_forward_mode_and_second_order():
+    result = run(f"{QUICKSTART}:f", "--mode", "forward")
+    assert result.returncode == 0, result.stderr
+    namespace = {}
+    exec(result.stdout, namespace)
+    assert namespace["f_jvp"](2.0, 5.0, 1.0, 0.0) == pytest.approx(5.5)
+    result = run(f"{QUICKSTART}:f", "--order", "2")
+    assert result.returncode == 0, result.stderr
+    namespace = {}
+    exec(result.stdout, namespace)
+    h11, h21 = namespace["f_grad_jvp"](2.0, 5.0, 1.0, 0.0)      # the first column of the Hessian
+    assert h11 == pytest.approx(-1 / 4) and h21 == pytest.approx(1.0)

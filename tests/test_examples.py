@@ -54,3 +54,11 @@ def test_mlp_loss_falls_tenfold_and_gradient_checks():
     factor = float(out.split("loss fell ")[1].split("x")[0])
     assert factor >= 10
     assert "gradient agrees with central differences" in out
+
+
+def test_newton_optimize_converges_to_one_one():
+    out = run_example("newton_optimize.py")
+    steps = int(out.split("after ")[1].split()[0])
+    assert steps <= 30
+    values = out.split("[")[1].split("]")[0].split()
+    assert [float(v) for v in values] == pytest.approx([1.0, 1.0], abs=1e-8)

@@ -1,0 +1,232 @@
+"""Forward mode: a Function to one that computes the tangent of each value next to it, in one sweep.
+
+`forward_function(fn, seeds, ...)`: seeds map parameter positions to their tangents, either
+`PARAMETER` (the result takes a new parameter `x_dot`: a jvp) or a constant (1.0: the derivative
+along a scalar argument, which keeps the signature, so the result can be differentiated again).
+The result returns `(value, tangent)` or the tangent alone. No stack, no reverse pass: branches
+carry their tangents through their phis, loops carry them with the loop variables.
+
+Tangent of one primitive, by the first of:
+- a tangent rule (`registry.tangent`): one contribution per argument;
+- a function declared linear in that argument: the function applied to the tangent;
+- an elementwise function: its adjoint rule applied to the tangent instead of an adjoint;
+and the contributions of several varying arguments are summed. Stacks (in the code of a
+gradient) get a tangent stack, pushed and popped in step.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from . import registry, runtime
+from .activity import active_values, scalar_values
+from .inline import inline_rule
+from .ir import Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, value_names
+from .naming import Namer, tangent_hint
+from .optimize import eliminate_dead_code_in
+from .reverse import missing_rule
+
+PARAMETER = "parameter"
+
+
+class _Forward:
+    def __init__(self, fn: Function, active: set[int], scalars: set[int]):
+        self.active = active
+        self.scalars = scalars
+        self.namer = Namer()
+        for name in value_names(fn):
+            self.namer.reserve(name)
+        self.tan: dict[int, Atom] = {}
+        self.lazy: set[int] = set()        # tangents that may be smaller than their value (they broadcast)
+
+    def fresh(self, hint: str) -> Value:
+        return self.namer.value(hint)
+
+    def tangent(self, atom: Atom) -> Atom | None:
+        return self.tan.get(id(atom)) if isinstance(atom, Value) else None
+
+    def is_scalar(self, atom: Atom) -> bool:
+        return isinstance(atom, Const) or id(atom) in self.scalars
+
+    def zero(self, v: Atom, out: list[Stmt], loc: Loc | None = None) -> Atom:
+        if self.is_scalar(v):
+            return Const(0.0)
+        z = self.fresh(tangent_hint(v) if isinstance(v, Value) else "")
+        out.append(Op(runtime.zeros_like, [v], [z], loc=loc))
+        return z
+
+    def full(self, t: Atom, like: Atom, out: list[Stmt], loc: Loc | None) -> Atom:
+        if not (isinstance(t, Value) and id(t) in self.lazy):
+            return t
+        expanded = self.fresh(t.hint)
+        out.append(Op(runtime._expand, [t, like], [expanded], loc=loc))
+        return expanded
+
+    def tangent_or_zero(self, atom: Atom, out: list[Stmt], loc: Loc | None) -> Atom:
+        t = self.tangent(atom)
+        return self.full(t, atom, out, loc) if t is not None else self.zero(atom, out, loc)
+
+    # ---------------------------------------------------------------- statements
+
+    def block(self, block: Block) -> list[Stmt]:
+        out: list[Stmt] = []
+        for stmt in block.stmts:
+            if isinstance(stmt, Op):
+                out.append(stmt)
+                self.op(stmt, out)
+            elif isinstance(stmt, If):
+                out.append(self.branch(stmt))
+            else:
+                out.extend(self.loop(stmt))
+        return out
+
+    def op(self, op: Op, out: list[Stmt]) -> None:
+        prim = op.prim
+        if prim is runtime.stack_new and id(op.outs[0]) in self.active:
+            self.tan[id(op.outs[0])] = stack = self.fresh(op.outs[0].hint.replace("_stack", "_dot_stack"))
+            out.append(Op(runtime.stack_new, [], [stack], loc=op.loc))
+            return
+        if prim is runtime.push:
+            stack, value = op.args
+            if self.tangent(stack) is not None:
+                out.append(Op(runtime.push, [self.tangent(stack), self.tangent_or_zero(value, out, op.loc)], [],
+                              loc=op.loc))
+            return
+        if prim is runtime.pop:
+            if self.tangent(op.args[0]) is not None:
+                self.tan[id(op.outs[0])] = popped = self.fresh(tangent_hint(op.outs[0]))
+                out.append(Op(runtime.pop, [self.tangent(op.args[0])], [popped], loc=op.loc))
+            return
+        if len(op.outs) != 1 or id(op.outs[0]) not in self.active:
+            return
+        varying = [i for i, a in enumerate(op.args) if self.tangent(a) is not None]
+        for name, atom in op.kwargs.items():
+            if self.tangent(atom) is not None:
+                raise missing_rule(prim, op.loc, f"tangent (for the keyword argument {name}=)")
+        if not varying:
+            return
+        ans = op.outs[0]
+        if prim in (runtime.make_tuple, runtime.make_list):
+            items = [self.tangent_or_zero(a, out, op.loc) for a in op.args]
+            self.tan[id(ans)] = packed = self.fresh(tangent_hint(ans))
+            out.append(Op(prim, items, [packed], loc=op.loc))
+            return
+        elementwise = registry.is_elementwise(prim)
+        total: Atom | None = None
+        all_lazy = True
+        for i in varying:
+            t = self.tangent(op.args[i])
+            if not elementwise:
+                t = self.full(t, op.args[i], out, op.loc)
+            contribution = self.contribution(op, i, t, out)
+            if contribution is None:
+                continue
+            lazy = elementwise and not self.is_scalar(ans)
+            all_lazy &= lazy
+            if total is None:
+                total = contribution
+            else:
+                summed = self.fresh(tangent_hint(ans))
+                out.append(Op(operator.add, [total, contribution], [summed], loc=op.loc))
+                total = summed
+        if total is None:
+            return
+        if isinstance(total, Value) and not total.hint:
+            total.hint = tangent_hint(ans)
+            total.name = self.fresh(total.hint).name
+        if all_lazy and isinstance(total, Value):
+            self.lazy.add(id(total))
+        self.tan[id(ans)] = total
+
+    def contribution(self, op: Op, i: int, t: Atom, out: list[Stmt]) -> Atom | None:
+        """The output's tangent when argument i has tangent t and the others none."""
+        prim, ans = op.prim, op.outs[0]
+        rule = registry.find_tangent(prim)
+        argnums = registry.linear_argnums(prim)
+        if rule is None and argnums is not None:
+            if i not in argnums:          # read for its shape only
+                return None
+            result = self.fresh("")
+            args = list(op.args)
+            args[i] = t
+            out.append(Op(prim, args, [result], dict(op.kwargs), op.loc))
+            return result
+        if rule is None and registry.is_elementwise(prim):
+            rule = registry.find_adjoint(prim)
+        if rule is None:
+            raise missing_rule(prim, op.loc, "tangent")
+        stmts, results = inline_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc)
+        if i >= len(results):
+            raise missing_rule(prim, op.loc, f"tangent (for argument {i + 1})")
+        if results[i] is None:
+            return None
+        block = Block(stmts, [results[i]])
+        eliminate_dead_code_in(block, [results[i]])
+        out.extend(block.stmts)
+        return results[i]
+
+    def branch(self, stmt: If) -> If:
+        then_stmts = self.block(stmt.then)
+        else_stmts = self.block(stmt.orelse)
+        outs = list(stmt.outs)
+        then_results, else_results = list(stmt.then.results), list(stmt.orelse.results)
+        for j, o in enumerate(stmt.outs):
+            a, b = stmt.then.results[j], stmt.orelse.results[j]
+            if id(o) not in self.active or (self.tangent(a) is None and self.tangent(b) is None):
+                continue
+            then_results.append(self.tangent_or_zero(a, then_stmts, stmt.loc))
+            else_results.append(self.tangent_or_zero(b, else_stmts, stmt.loc))
+            outs.append(self.fresh(tangent_hint(o)))
+            self.tan[id(o)] = outs[-1]
+        return If(stmt.cond, Block(then_stmts, then_results), Block(else_stmts, else_results), outs, stmt.loc)
+
+    def loop(self, stmt: While | For) -> list[Stmt]:
+        before: list[Stmt] = []
+        carried = [j for j, c in enumerate(stmt.carried) if id(c) in self.active]
+        tangents = []
+        for j in carried:
+            tangents.append(self.tangent_or_zero(stmt.inits[j], before, stmt.loc))
+            self.tan[id(stmt.carried[j])] = c_dot = self.fresh(tangent_hint(stmt.carried[j]))
+            stmt.carried.append(c_dot)
+        stmt.inits.extend(tangents)
+        body = self.block(stmt.body)
+        results = list(stmt.body.results)
+        for j in carried:
+            results.append(self.tangent_or_zero(stmt.body.results[j], body, stmt.loc))
+        stmt.body = Block(body, results)
+        for j in carried:
+            self.tan[id(stmt.outs[j])] = o_dot = self.fresh(tangent_hint(stmt.outs[j]))
+            stmt.outs.append(o_dot)
+        return before + [stmt]
+
+
+def forward_function(fn: Function, seeds: dict[int, Any], param_is_scalar: list[bool], with_value: bool,
+                     suffix: str = "jvp") -> Function:
+    namer = Namer()
+    fn = clone_function(fn, lambda v: namer.value(v.hint))       # loops get tangents: work on a copy
+    fwd = _Forward(fn, active_values(fn, list(seeds)), scalar_values(fn, param_is_scalar))
+    params = list(fn.params)
+    for i, seed in seeds.items():
+        p = fn.params[i]
+        if seed == PARAMETER:
+            fwd.tan[id(p)] = t = fwd.fresh(tangent_hint(p))
+            params.append(t)
+        else:
+            fwd.tan[id(p)] = seed
+    stmts = fwd.block(fn.body)
+    output = fn.body.results[0]
+    tail: list[Stmt] = []
+    tangent = fwd.tangent(output)
+    if tangent is None:
+        tangent = fwd.zero(output, tail, fn.loc)
+    elif isinstance(tangent, Value) and id(tangent) in fwd.lazy:
+        filled = fwd.fresh(tangent.hint)
+        tail.append(Op(runtime._fill, [tangent, output], [filled], loc=fn.loc))
+        tangent = filled
+    if with_value:
+        result = fwd.fresh("value_and_tangent")
+        tail.append(Op(runtime.make_tuple, [output, tangent], [result]))
+    else:
+        result = tangent
+    return Function(f"{fn.name}_{suffix}", params, Block(stmts + tail, [result]), fn.loc)
+
