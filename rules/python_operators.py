@@ -8,8 +8,9 @@ import operator
 
 import numpy as np
 
+from s2s import runtime
 from s2s.registry import adjoint, elementwise, linear, nondifferentiable
-from s2s.runtime import _scatter
+from s2s.runtime import _overwritten, _scatter, _spread, _written
 
 # ---- arithmetic
 
@@ -77,6 +78,38 @@ def getitem(g, ans, x, index):
 
 
 linear(operator.getitem)
+
+
+# ---- containers: lists, dicts, and arrays written into
+
+
+@adjoint(runtime.list_append)
+def list_append(g, ans, items, value):
+    return g[:-1], g[-1]
+
+
+@adjoint(runtime.setitem)
+def setitem(g, ans, container, index, value):
+    return _overwritten(g, index), None, _written(g, index, value)
+
+
+@adjoint(builtins.sum)
+def builtin_sum(g, ans, items, start=0):
+    return _spread(g, items), g
+
+
+@adjoint(builtins.max)
+def builtin_max(g, ans, x, y):
+    return g * (x >= y), g * (x < y)
+
+
+@adjoint(builtins.min)
+def builtin_min(g, ans, x, y):
+    return g * (x <= y), g * (x > y)
+
+
+linear(builtins.sum)
+elementwise(builtins.max, builtins.min)
 
 
 # ---- no derivative: integer- or boolean-valued, or piecewise constant

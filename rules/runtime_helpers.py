@@ -23,4 +23,4 @@ def einsum_adjoint(t, ans, subscripts, g, a, b, k):
 
 
 nondifferentiable(runtime._seed, runtime._shaped_like, runtime._reduced_size, runtime._axes, runtime.zeros_like,
-                  runtime.stack_new, runtime._unsupported, runtime.free_name)
+                  runtime.stack_new, runtime._unsupported, runtime.free_name, runtime.stop_gradient)

@@ -9,9 +9,10 @@ from .check import check_grad
 from .errors import (BadArgument, InvalidIR, NoDerivativeRule, NonScalarOutput, S2SError, SourceUnavailable,
                      UnsupportedSyntax)
 from .registry import adjoint, elementwise, linear, nondifferentiable, tangent
+from .runtime import stop_gradient
 
 __all__ = [
     "__version__", "grad", "value_and_grad", "jvp", "vjp", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
-    "nondifferentiable", "elementwise", "linear", "S2SError", "SourceUnavailable", "UnsupportedSyntax",
+    "nondifferentiable", "elementwise", "linear", "stop_gradient", "S2SError", "SourceUnavailable", "UnsupportedSyntax",
     "NoDerivativeRule", "NonScalarOutput", "BadArgument", "InvalidIR",
 ]

@@ -5,7 +5,8 @@ parameter (through differentiable primitives) and reach the function's
 result: only they get adjoints or tangents. Constants, integers from `len` or
 `//`, comparisons and everything computed from them are inactive.
 
-`scalar_values(fn, param_is_scalar)` gives the values known to be Python or
+`value_kinds(fn, param_kinds)` gives the kind of each value (scalar, array, container structure);
+`scalar_values(fn, param_kinds)` the values known to be Python or
 NumPy scalars, so the transforms can write `0.0` instead of `np.zeros_like(x)`
 and skip unbroadcasting where no broadcasting can happen.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -127,62 +128,137 @@ def _is_scalar_const(atom: Atom) -> bool:
                                         or atom.value is None or atom.value is UNDEFINED)
 
 
-def scalar_values(fn: Function, param_is_scalar: list[bool]) -> set[int]:
-    """Optimistic: a loop-carried value is scalar unless its update is not; a demotion restarts the pass."""
-    demoted: set[int] = set()
+Kind = Any      # "scalar" | "array" | ("tuple" | "list", kinds or None) | ("dict", ((key, kind), ...)) | "other"
+NUMERIC = ("scalar", "array")
+
+
+def kind_of(value: Any) -> Kind:
+    """What s2s specializes derivative code on: scalars, arrays, and the structure of containers."""
+    if isinstance(value, (int, float, bool, np.number, np.bool_)):
+        return "scalar"
+    if isinstance(value, np.ndarray):
+        return "array"
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(kind_of(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, kind_of(v)) for k, v in value.items()))
+    return "other"
+
+
+def is_container(kind: Kind) -> bool:
+    return isinstance(kind, tuple)
+
+
+def _join(a: Kind, b: Kind) -> Kind:
+    if a == b:
+        return a
+    if a in NUMERIC and b in NUMERIC:
+        return "array"
+    if is_container(a) and is_container(b) and a[0] == b[0]:
+        return (a[0], None)
+    return "other"
+
+
+def _element(kind: Kind, key: Any) -> Kind:
+    if not is_container(kind) or kind[1] is None:
+        return "other"
+    if kind[0] == "dict":
+        return dict(kind[1]).get(key, "other")
+    try:
+        return kind[1][key]
+    except (IndexError, TypeError):
+        return "other"
+
+
+def value_kinds(fn: Function, param_kinds: list[Kind]) -> dict[int, Kind]:
+    """The kind of every value. Optimistic for loops: a carried value keeps its start's kind unless an
+    update has another; that joins the two and restarts the pass."""
+    widened: dict[int, Kind] = {}
     while True:
-        scalars, violations = _scalar_pass(fn, param_is_scalar, demoted)
+        kinds, violations = _kind_pass(fn, param_kinds, widened)
         if not violations:
-            return scalars
-        demoted |= violations
+            return kinds
+        widened.update(violations)
 
 
-def _scalar_pass(fn: Function, param_is_scalar: list[bool], demoted: set[int]) -> tuple[set[int], set[int]]:
-    scalars = {id(p) for p, s in zip(fn.params, param_is_scalar) if s}
-    violations: set[int] = set()
+def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
+    prim = op.prim
+    args = list(op.args) + list(op.kwargs.values())
+    arg_kinds = [kind(a) for a in args]
+    if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
+        return "scalar"
+    if prim in _FULL_REDUCTIONS and len(op.args) == 1 and op.kwargs.get("axis", Const(None)) == Const(None):
+        return "scalar"
+    if prim in (runtime.make_tuple, runtime.make_list):
+        return ("tuple" if prim is runtime.make_tuple else "list", tuple(arg_kinds))
+    if prim is runtime.make_dict:
+        return ("dict", tuple(zip(op.args[0].value, arg_kinds[1:])))
+    if prim is runtime.list_append:
+        return ("list", None)
+    if prim is runtime.setitem:
+        container = arg_kinds[0]
+        if container == "array" or not is_container(container):
+            return container
+        if container[0] == "dict" and container[1] is not None and isinstance(op.args[1], Const):
+            entries = dict(container[1])
+            entries[op.args[1].value] = arg_kinds[2]
+            return ("dict", tuple(entries.items()))
+        return (container[0], None)
+    if prim is operator.getitem:
+        if arg_kinds[0] == "array":
+            return "array"
+        return _element(arg_kinds[0], op.args[1].value) if isinstance(op.args[1], Const) else "other"
+    elementwise = prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
+        getattr(prim, "__module__", None) in ("_operator", "operator")
+        and prim not in (operator.getitem, operator.contains))
+    if elementwise and all(k == "scalar" for k in arg_kinds):
+        return "scalar"
+    numpy_function = (getattr(prim, "__module__", None) or "").startswith("numpy") or isinstance(prim, np.ufunc)
+    if (elementwise or numpy_function) and all(k in NUMERIC for k in arg_kinds[:1]):
+        return "array"
+    return "other"
 
-    def is_scalar(atom: Atom) -> bool:
-        return _is_scalar_const(atom) or (isinstance(atom, Value) and id(atom) in scalars)
 
-    def op_is_scalar(op: Op) -> bool:
-        prim = op.prim
-        args = list(op.args) + list(op.kwargs.values())
-        if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
-            return True
-        if prim in _FULL_REDUCTIONS and len(op.args) == 1 and op.kwargs.get("axis", Const(None)) == Const(None):
-            return True
-        elementwise = prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
-            getattr(prim, "__module__", None) in ("_operator", "operator")
-            and prim not in (operator.getitem, operator.contains))
-        return elementwise and all(is_scalar(a) for a in args)
+def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
+               ) -> tuple[dict[int, Kind], dict[int, Kind]]:
+    kinds: dict[int, Kind] = {id(p): k for p, k in zip(fn.params, param_kinds)}
+    violations: dict[int, Kind] = {}
+
+    def kind(atom: Atom) -> Kind:
+        if isinstance(atom, Const):
+            return "scalar" if _is_scalar_const(atom) else "other"
+        return kinds.get(id(atom), "other")
 
     def block(b: Block) -> None:
         for stmt in b.stmts:
             if isinstance(stmt, Op):
-                if op_is_scalar(stmt):
-                    scalars.update(id(o) for o in stmt.outs)
+                k = _op_kind(stmt, kind)
+                kinds.update((id(o), k) for o in stmt.outs)
             elif isinstance(stmt, If):
                 block(stmt.then)
                 block(stmt.orelse)
-                scalars.update(id(o) for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
-                               if is_scalar(a) and is_scalar(b_))
+                for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                    kinds[id(o)] = _join(kind(a), kind(b_))
             else:
                 if isinstance(stmt, For):
-                    scalars.add(id(stmt.index))
-                scalars.update(id(c) for c, i in zip(stmt.carried, stmt.inits)
-                               if is_scalar(i) and id(c) not in demoted)
+                    kinds[id(stmt.index)] = "scalar"
+                for c, i in zip(stmt.carried, stmt.inits):
+                    kinds[id(c)] = widened.get(id(c), kind(i))
                 if isinstance(stmt, While):
                     block(stmt.test)
                 block(stmt.body)
                 for c, r, o in zip(stmt.carried, stmt.body.results, stmt.outs):
-                    if id(c) in scalars:
-                        if is_scalar(r):
-                            scalars.add(id(o))
-                        else:
-                            violations.add(id(c))
+                    joined = _join(kinds[id(c)], kind(r))
+                    if joined != kinds[id(c)]:
+                        violations[id(c)] = joined
+                    kinds[id(o)] = kinds[id(c)]
 
     block(fn.body)
-    return scalars, violations
+    return kinds, violations
+
+
+def scalar_values(fn: Function, param_kinds: list[Kind]) -> set[int]:
+    return {key for key, k in value_kinds(fn, param_kinds).items() if k == "scalar"}
 
 
 # ---------------------------------------------------------------- floats

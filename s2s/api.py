@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import os
 import threading
 import weakref
@@ -20,13 +21,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .activity import float_values, scalar_values
+from .activity import Kind, float_values, kind_of, scalar_values
 from .compile import compile_function
 from .emit import emit_module
 from .errors import BadArgument, S2SError
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
-from .ir import Const, Function, format_function, verify
+from .ir import Const, Function, Op, Value, format_function, verify
 from .lower import lower
 from .optimize import eliminate_dead_code, replace_shape_only_values, simplify, write_in_place
 from .reverse import reverse_function
@@ -43,6 +44,7 @@ class Options:
     mode: str = "reverse"         # reverse: gradient; forward: jvp; hvp: forward over reverse; vjp: cotangent in
     with_value: bool = False
     optimize: bool = True
+    has_aux: bool = False         # the function returns (output, aux); aux is passed through
 
 
 # ---------------------------------------------------------------- the pipeline
@@ -51,22 +53,26 @@ def primal_ir(fn: Callable) -> Function:
     return verify(lower(parse_function(fn)))
 
 
-def function_ir(fn: Callable, param_is_scalar: Sequence[bool]) -> Function:
+def function_ir(fn: Callable, param_kinds: Sequence[Kind]) -> Function:
     """The IR of fn: lowered from its source, or, for a derivative s2s made, that derivative's IR."""
     derived = getattr(fn, "__s2s__", None)
     if derived is not None:
         inner, options = derived
-        return derivative_ir(inner, options, param_is_scalar)
+        return derivative_ir(inner, options, param_kinds)
     return primal_ir(fn)
 
 
-def derivative_ir(fn: Callable, options: Options, param_is_scalar: Sequence[bool]) -> Function:
-    kinds = list(param_is_scalar)
+def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -> Function:
+    kinds = list(param_kinds)
     base = function_ir(fn, kinds)
+    if options.has_aux:
+        base = split_aux(base)
+    if options.optimize:        # fold what the transform need not see (containers read back, constants)
+        base = verify(eliminate_dead_code(simplify(base)))
     wrt = list(options.wrt)
     if options.mode == "reverse" and hasattr(fn, "__s2s__"):
         # the derivative of a derivative: forward mode over its code, along one scalar argument
-        if len(wrt) != 1 or options.several or not kinds[wrt[0]]:
+        if len(wrt) != 1 or options.several or kinds[wrt[0]] != "scalar":
             raise S2SError("s2s differentiates a derivative it generated along one scalar argument",
                            hint="for array arguments use s2s.hessian, s2s.hvp or s2s.jacobian")
         derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad")
@@ -84,7 +90,17 @@ def derivative_ir(fn: Callable, options: Options, param_is_scalar: Sequence[bool
     return optimize_ir(verify(derivative), kinds, wrt, options.optimize, final=True)
 
 
-def optimize_ir(fn: Function, kinds: list[bool], wrt: list[int], optimize: bool, final: bool) -> Function:
+def split_aux(fn: Function) -> Function:
+    """A function returning (output, aux) as one returning the two separately: only output is differentiated."""
+    result = fn.body.results[0]
+    output, aux = Value("output", "output"), Value("aux", "aux")
+    fn.body.stmts.append(Op(operator.getitem, [result, Const(0)], [output], loc=fn.loc))
+    fn.body.stmts.append(Op(operator.getitem, [result, Const(1)], [aux], loc=fn.loc))
+    fn.body.results = [output, aux]
+    return verify(fn)
+
+
+def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: bool, final: bool) -> Function:
     if not optimize:
         return fn
     fn = verify(eliminate_dead_code(simplify(fn)))
@@ -113,21 +129,17 @@ def _header(fn: Callable, options: Options) -> str:
             f"{root.__code__.co_firstlineno}), {options.mode} mode.")
 
 
-def generate(fn: Callable, options: Options, param_is_scalar: Sequence[bool]) -> tuple[str, Callable]:
-    derivative = derivative_ir(fn, options, param_is_scalar)
+def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -> tuple[str, Callable]:
+    derivative = derivative_ir(fn, options, param_kinds)
     root = root_function(fn)
-    emitted = emit_module(derivative, root.__defaults__ or (), _header(fn, options))
+    emitted = emit_module(derivative, root.__defaults__ or (), _header(fn, options), root)
     compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__)
     return emitted.source, compiled
 
 
 # ---------------------------------------------------------------- arguments
 
-_SCALAR_TYPES = (int, float, bool, np.number, np.bool_)
-
-
-def _is_scalar_type(t: type) -> bool:
-    return issubclass(t, _SCALAR_TYPES)
+_SCALAR_TYPES = frozenset({float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32})
 
 
 def _param_names(fn: Callable) -> list[str]:
@@ -167,17 +179,25 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
     for i in wrt:
         if i >= len(args):
             raise BadArgument(f"{qualname} was called without its differentiated argument {names[i]!r}")
-        value = args[i]
-        if isinstance(value, np.ndarray):
-            ok = np.issubdtype(value.dtype, np.floating)
-        else:
-            ok = isinstance(value, (float, np.floating)) and not isinstance(value, bool)
-        if not ok:
+        bad = _non_float_leaf(args[i])
+        if bad is not None:
+            value = bad
             shown = f"an array of {value.dtype}" if isinstance(value, np.ndarray) else \
                 f"{type(value).__name__} {value!r}"
             raise BadArgument(f"argument {names[i]!r} of {qualname} is differentiated but is {shown}; "
                               f"s2s differentiates float arguments",
                               hint="pass a float (2.0, not 2) or a float array")
+
+
+def _non_float_leaf(value: Any) -> Any:
+    """The first leaf of value (an array, a float, or a tuple, list or dict of them) that is not a float."""
+    if isinstance(value, (tuple, list)):
+        return next((bad for v in value if (bad := _non_float_leaf(v)) is not None), None)
+    if isinstance(value, dict):
+        return next((bad for v in value.values() if (bad := _non_float_leaf(v)) is not None), None)
+    if isinstance(value, np.ndarray):
+        return None if np.issubdtype(value.dtype, np.floating) else value
+    return None if isinstance(value, (float, np.floating)) and not isinstance(value, bool) else value
 
 
 # ---------------------------------------------------------------- the cache
@@ -186,20 +206,31 @@ _CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary(
 _LOCK = threading.RLock()
 
 
-def _kinds(args: tuple) -> tuple:
-    return tuple(type(a) if not isinstance(a, np.ndarray) else (np.ndarray, a.dtype) for a in args)
+def _dtypes(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.dtype.str
+    if isinstance(value, (tuple, list)):
+        return tuple(_dtypes(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((k, _dtypes(v)) for k, v in value.items())
+    return type(value)
+
+
+def _signature(args: tuple) -> tuple:
+    """What the generated code is specialized on: kinds (scalar, array, container structure) and types."""
+    return tuple(kind_of(a) for a in args), tuple(_dtypes(a) for a in args)
 
 
 def compiled(fn: Callable, options: Options, args: tuple) -> tuple[str, Callable]:
     """(source, function) of fn's derivative for arguments like args: from the cache, or made once."""
-    kinds = _kinds(args)
+    signature = _signature(args)
     with _LOCK:
         table = _CACHE.setdefault(fn, {})
-        key = (getattr(root_function(fn), "__code__", None), options, kinds)
+        key = (getattr(root_function(fn), "__code__", None), options, signature)
         entry = table.get(key)
         if entry is None:
             _check_differentiable(fn, args, options.wrt)
-            entry = table[key] = generate(fn, options, [_is_scalar_type(type(a)) for a in args])
+            entry = table[key] = generate(fn, options, list(signature[0]))
         return entry
 
 
@@ -234,48 +265,54 @@ def _wrap(fn: Callable, options: Options, body: Callable, name: str) -> Callable
     return body
 
 
-def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: bool, mode: str = "reverse") -> Callable:
+def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: bool, mode: str = "reverse",
+                     has_aux: bool = False) -> Callable:
     fn = _underlying(fn)
     _refuse_early(fn)
     indices, several = _resolve_wrt(fn, wrt)
     if mode == "forward":
+        if has_aux:
+            raise BadArgument("has_aux is for reverse mode")
         return _forward_gradient(fn, indices, several, with_value, optimize)
     if mode != "reverse":
         raise BadArgument(f"mode={mode!r}: grad takes mode='reverse' or mode='forward'")
-    options = Options(indices, several, "reverse", with_value, optimize)
+    options = Options(indices, several, "reverse", with_value, optimize, has_aux)
     cache: dict = {}
 
     def derivative(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = _bind(fn, args, kwargs)
-        kinds = tuple(map(type, args))
-        function = cache.get(kinds)
-        if function is None or np.ndarray in kinds:
-            function = cache[kinds] = compiled(fn, options, args)[1]
+        types = tuple(map(type, args))
+        function = cache.get(types)
+        if function is None or not _SCALAR_TYPES.issuperset(types):
+            function = cache[types] = compiled(fn, options, args)[1]   # arrays and containers: by kind
         return function(*args)
 
     return _wrap(fn, options, derivative, "value_and_grad" if with_value else "grad")
 
 
-def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", optimize: bool = True) -> Any:
+def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool = False, optimize: bool = True) -> Any:
     """The gradient of a scalar-valued function with respect to argument(s) `wrt`.
 
     `wrt` is a position or a name, or a tuple of them (the gradient is then a
     tuple). Works as `s2s.grad(f)`, `@s2s.grad` and `@s2s.grad(wrt=1)`. The
     gradient has the shape and dtype of its argument. `mode="forward"` computes
     it with forward mode, one sweep per element of the arguments. The result is
-    itself differentiable: `s2s.grad(s2s.grad(f))`.
+    itself differentiable: `s2s.grad(s2s.grad(f))`. With `has_aux=True`, f returns
+    `(output, aux)` and the result is `(gradient, aux)`.
     """
     if fn is None:
-        return lambda f: grad(f, wrt, mode=mode, optimize=optimize)
-    return _make_derivative(fn, wrt, False, optimize, mode)
+        return lambda f: grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize)
+    return _make_derivative(fn, wrt, False, optimize, mode, has_aux)
 
 
-def value_and_grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", optimize: bool = True) -> Any:
-    """Like `grad`, but returns `(f(*args), gradient)` from one forward and one reverse sweep."""
+def value_and_grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool = False,
+                   optimize: bool = True) -> Any:
+    """Like `grad`, but returns `(f(*args), gradient)` from one forward and one reverse sweep
+    (`((output, aux), gradient)` with `has_aux=True`)."""
     if fn is None:
-        return lambda f: value_and_grad(f, wrt, mode=mode, optimize=optimize)
-    return _make_derivative(fn, wrt, True, optimize, mode)
+        return lambda f: value_and_grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize)
+    return _make_derivative(fn, wrt, True, optimize, mode, has_aux)
 
 
 # ---------------------------------------------------------------- forward mode and higher order
@@ -447,8 +484,9 @@ def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int 
         raise BadArgument("order is 1 or 2")
     options = _options_for(fn, wrt, mode, with_value, optimize)
     example = _example_args(fn, args)
-    derivative = derivative_ir(fn, options, [_is_scalar_type(type(a)) for a in example])
-    return emit_module(derivative, root_function(fn).__defaults__ or (), _header(fn, options)).source
+    derivative = derivative_ir(fn, options, [kind_of(a) for a in example])
+    root = root_function(fn)
+    return emit_module(derivative, root.__defaults__ or (), _header(fn, options), root).source
 
 
 def ir(fn: Any, *args: Any, wrt: Any = None, mode: str = "reverse", with_value: bool = False,
@@ -456,7 +494,7 @@ def ir(fn: Any, *args: Any, wrt: Any = None, mode: str = "reverse", with_value: 
     """The SSA text of fn; with `wrt`, the SSA text of its derivative."""
     fn = _underlying(fn)
     example = _example_args(fn, args)
-    kinds = [_is_scalar_type(type(a)) for a in example]
+    kinds = [kind_of(a) for a in example]
     if wrt is None:
         return format_function(function_ir(fn, kinds))
     return format_function(derivative_ir(fn, _options_for(fn, wrt, mode, with_value, optimize), kinds))

@@ -20,7 +20,9 @@ import itertools
 import keyword
 import math
 import operator
+import sys
 import textwrap
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,10 +271,12 @@ class Emitted:
 
 
 class _Emitter:
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, root: Any = None):
         self.fn = fn
+        self.root = root            # the user's function whose namespace the module's bare names read
         self.imports: dict[str, str] = {}         # alias -> module
         self.helpers: dict[str, Any] = {}
+        self.visiting: set[str] = set()
         self.bindings: dict[str, Any] = {}
         self.inlined: dict[int, Op] = {}
         self.uses = self._count_uses()
@@ -282,6 +286,8 @@ class _Emitter:
         for stmt in walk(fn.body):
             if isinstance(stmt, Op) and stmt.prim is runtime.free_name:
                 reserved.add(stmt.args[0].value)
+        if root is not None:
+            reserved |= set(root.__code__.co_freevars)
         self.names = _python_names(fn, self.inlined, reserved)
 
     def _count_uses(self) -> dict[int, int]:
@@ -382,10 +388,28 @@ class _Emitter:
             if obj is math:
                 self.imports["math"] = "math"
                 return _name("math")
-        base = name if isinstance(name, str) and name.isidentifier() else "_const"
+        return self.reference_named(obj, name if isinstance(name, str) and name.isidentifier() else "_const")
+
+    def free_name(self, name: str, owner: Any) -> gast.expr:
+        """A global or closure variable of owner, read live: a bare name in the root function's own
+        namespace, else through the owner's module or closure cell."""
+        code = getattr(owner, "__code__", None)
+        if code is not None and name in code.co_freevars:
+            if owner is self.root:
+                return _name(name)
+            cell = owner.__closure__[code.co_freevars.index(name)]
+            return gast.Attribute(value=self.reference_named(cell, f"{name}_cell"), attr="cell_contents",
+                                  ctx=gast.Load())
+        if self.root is None or getattr(owner, "__globals__", None) is self.root.__globals__:
+            return _name(name)
+        module = sys.modules.get(owner.__module__)
+        return gast.Attribute(value=self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), attr=name,
+                              ctx=gast.Load())
+
+    def reference_named(self, obj: Any, base: str) -> gast.expr:
         for k in range(1000):
             candidate = base if k == 0 else f"{base}_{k}"
-            if candidate not in self.bindings or self.bindings[candidate] is obj:
+            if self.bindings.get(candidate, obj) is obj:
                 self.bindings[candidate] = obj
                 return _name(candidate)
         raise AssertionError("too many bound objects")
@@ -393,7 +417,7 @@ class _Emitter:
     def expression(self, op: Op) -> gast.expr:
         prim, args = op.prim, op.args
         if prim is runtime.free_name:
-            return _name(args[0].value)
+            return self.free_name(args[0].value, args[1].value)
         values = [self.atom(a) for a in args]
         keywords = {k: self.atom(a) for k, a in op.kwargs.items()}
         if prim in _BINARY and len(values) == 2:
@@ -410,6 +434,8 @@ class _Emitter:
             return gast.Attribute(value=values[0], attr=args[1].value, ctx=gast.Load())
         if prim is runtime.make_tuple:
             return gast.Tuple(elts=values, ctx=gast.Load())
+        if prim is runtime.make_dict:
+            return gast.Dict(keys=[self.constant(k) for k in args[0].value], values=values[1:])
         if prim is runtime.make_list or prim is runtime.stack_new:
             return gast.List(elts=values, ctx=gast.Load())
         if prim is runtime.pop:
@@ -426,10 +452,11 @@ class _Emitter:
 
     def use_helper(self, helper: Any) -> None:
         """Copy a helper into the module, with the helpers it calls, each once."""
-        if helper.__name__ in self.helpers:
+        if helper.__name__ in self.helpers or helper.__name__ in self.visiting:
             return
+        self.visiting.add(helper.__name__)          # a helper may call itself
         self.imports["np"] = "numpy"
-        for name in helper.__code__.co_names:
+        for name in _names_read(helper.__code__):
             other = getattr(runtime, name, None)
             if other in runtime.EMITTED_HELPERS:
                 self.use_helper(other)
@@ -461,6 +488,13 @@ class _Emitter:
         if isinstance(stmt, Op):
             if stmt.outs and id(stmt.outs[0]) in self.inlined:
                 return []
+            if stmt.in_place is not None and stmt.prim is runtime.setitem:
+                container, index, value = stmt.args
+                target = gast.Subscript(value=self.atom(container), slice=self.index(index), ctx=gast.Store())
+                return [gast.Assign(targets=[target], value=self.atom(value), type_comment=None)]
+            if stmt.in_place is not None and stmt.prim is runtime.list_append:
+                append = gast.Attribute(value=self.atom(stmt.args[0]), attr="append", ctx=gast.Load())
+                return [gast.Expr(value=_call(append, [self.atom(stmt.args[1])]))]
             if stmt.in_place is not None:
                 target = self.atom(stmt.args[stmt.in_place])
                 target.ctx = gast.Store()
@@ -556,11 +590,36 @@ class _Emitter:
         function_source = to_source(gast.Module(body=[function], type_ignores=[]))
         imports = [f"import {module} as {alias}" if alias != module else f"import {module}"
                    for alias, module in sorted(self.imports.items())]
+        imports += [line for name, obj in sorted(self.bindings.items(), key=lambda item: item[0])
+                    if (line := _import_line(name, obj))]
         top = "\n\n".join(part for part in (header, "\n".join(imports)) if part)
         definitions = [textwrap.dedent(inspect.getsource(helper)).rstrip() for helper in self.helpers.values()]
         definitions.append(function_source.rstrip())
         text = "\n\n\n".join(([top] if top else []) + definitions) + "\n"
         return Emitted(text, dict(self.bindings))
+
+
+def _names_read(code: types.CodeType) -> set[str]:
+    """The global names a function's code reads, its comprehensions included."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const)
+    return names
+
+
+def _import_line(name: str, obj: Any) -> str:
+    """How a printed module gets an object the generated code names: an import, or a note that it is
+    bound when s2s runs the code (a closure cell, a default value)."""
+    if isinstance(obj, types.ModuleType):
+        return f"import {obj.__name__} as {name}" if obj.__name__ != name else f"import {name}"
+    module_name = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    module = sys.modules.get(module_name) if module_name else None
+    if module is not None and qualname and "." not in qualname and getattr(module, qualname, None) is obj \
+            and module_name != "__main__":
+        return f"from {module_name} import {qualname}" + (f" as {name}" if name != qualname else "")
+    return f"# {name}: bound by s2s when it runs this code ({type(obj).__name__})"
 
 
 def _conditional(cond: gast.expr, then: gast.expr, orelse: gast.expr, stmt: If) -> gast.expr:
@@ -575,5 +634,5 @@ def _conditional(cond: gast.expr, then: gast.expr, orelse: gast.expr, stmt: If) 
     return gast.IfExp(test=cond, body=then, orelse=orelse)
 
 
-def emit_module(fn: Function, defaults: tuple = (), header: str = "") -> Emitted:
-    return _Emitter(fn).module(defaults, header)
+def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any = None) -> Emitted:
+    return _Emitter(fn, root).module(defaults, header)

@@ -200,11 +200,11 @@ class _Forward:
         return before + [stmt]
 
 
-def forward_function(fn: Function, seeds: dict[int, Any], param_is_scalar: list[bool], with_value: bool,
+def forward_function(fn: Function, seeds: dict[int, Any], param_kinds: list, with_value: bool,
                      suffix: str = "jvp") -> Function:
     namer = Namer()
     fn = clone_function(fn, lambda v: namer.value(v.hint))       # loops get tangents: work on a copy
-    fwd = _Forward(fn, active_values(fn, list(seeds)), scalar_values(fn, param_is_scalar))
+    fwd = _Forward(fn, active_values(fn, list(seeds)), scalar_values(fn, param_kinds))
     params = list(fn.params)
     for i, seed in seeds.items():
         p = fn.params[i]

@@ -12,22 +12,28 @@ Accepts what the fence lets through. Guarantees, for the IR it returns:
   variables carried like any other, and the statements they skip are guarded
   by an `If` on the flags, so every region has one entry and one exit;
 - free names are resolved to the objects they name: functions and modules are
-  constants; global and closure data become `free_name` reads at run time.
+  constants; global and closure data become `free_name` reads at run time;
+- a call to one of the user's own functions is inlined: the callee is lowered
+  once (cached) and its body copied in; recursion is refused.
 """
 from __future__ import annotations
 
 import builtins
+import inspect
+import keyword
 import operator
+import sys
 import types
+import weakref
 from typing import Any, Callable
 
 import gast
 import numpy as np
 
-from . import runtime
+from . import registry, runtime
 from .errors import S2SError, UnsupportedSyntax
-from .frontend import ParsedFunction
-from .ir import Atom, Block, Const, For, Function, If, Op, Value, While
+from .frontend import ParsedFunction, parse_function
+from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, clone_block
 from .naming import Namer
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
@@ -55,6 +61,9 @@ _COMPARE = {
     gast.In: operator.contains, gast.NotIn: operator.contains,
 }
 # Attributes of arrays that are functions of the array.
+# functions whose result may share memory with an argument (a view, or an item of a container)
+_VIEWS = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes,
+          np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.diagonal}
 _METHODS = {"flatten": "ravel"}       # array methods whose NumPy function has another name
 _ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "real": np.real}
 
@@ -69,11 +78,22 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _stored_names(nodes: list[gast.AST]) -> list[str]:
+    """Variables a statement list rebinds: assigned names, and (in SSA) the variables written into
+    by `x[i] = v` or `xs.append(v)`."""
     names: dict[str, None] = {}
     for top in nodes:
         for node in gast.walk(top):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 names[node.id] = None
+            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
+                    and isinstance(node.value, gast.Name):
+                names[node.value.id] = None
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript) \
+                    and isinstance(node.target.value, gast.Name):
+                names[node.target.value.id] = None
+            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                    and node.func.attr == "append" and isinstance(node.func.value, gast.Name):
+                names[node.func.value.id] = None
     return list(names)
 
 
@@ -91,9 +111,13 @@ def _contains(nodes: list[gast.AST], kind: type, through_loops: bool) -> bool:
 
 
 class Lowerer:
-    def __init__(self, parsed: ParsedFunction, namer: Namer | None = None):
+    def __init__(self, parsed: ParsedFunction, namer: Namer | None = None, call_stack: list | None = None,
+                 functions: dict[str, Any] | None = None):
         self.parsed = parsed
         self.namer = namer or Namer()
+        self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
+        self.functions = functions or {}                # parameters bound to functions by the caller
+        self.views: set[int] = set()                    # values that may share memory with another
         self.stmts: list = []
         self.env: dict[str, Any] = {}
         node = parsed.node
@@ -109,6 +133,8 @@ class Lowerer:
     def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
            n_outs: int = 1) -> Any:
         outs = [self.namer.value(hint) for _ in range(n_outs)]
+        if prim in _VIEWS:
+            self.views.update(id(o) for o in outs)
         self.stmts.append(Op(prim, list(args), outs, dict(kwargs or {}), self.parsed.loc(node)))
         return outs[0] if n_outs == 1 else outs
 
@@ -180,7 +206,7 @@ class Lowerer:
         for arg in node.args.args:
             v = self.namer.value(arg.id)
             params.append(v)
-            self.env[arg.id] = v
+            self.env[arg.id] = self.env[f"$param:{arg.id}"] = v
         self.env[RET], self.env[RETVAL] = FALSE, Const(None)
         self.block(node.body)
         result = self.env[RETVAL]
@@ -218,7 +244,29 @@ class Lowerer:
     def stmt_Expr(self, node: gast.Expr) -> None:
         if isinstance(node.value, gast.Constant):      # a docstring or a bare constant
             return
+        call = node.value
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "append"
+                and isinstance(call.func.value, gast.Name) and call.func.value.id in self.local_names
+                and len(call.args) == 1 and not call.keywords):
+            name = call.func.value.id
+            items = self.writable(name, call.func.value)
+            self.env[name] = self.op(runtime.list_append, [items, self.expr(call.args[0])], node, name)
+            return
         self.expr(node.value)
+
+    def writable(self, name: str, node: Any) -> Atom:
+        """The value of a variable about to be written into (x[i] = v, xs.append(v)), refusing writes
+        that Python would make visible through another name."""
+        value = self.name(name, node)
+        others = [n for n, v in self.env.items() if v is value and n != name and not n.startswith("$")]
+        if others:
+            raise self.error(f"{name!r} is the same object as {others[0]!r}: s2s does not follow a write "
+                             f"through one name to the other", node, hint=f"copy it first: {name} = {name}.copy()")
+        if isinstance(value, Value) and id(value) in self.views:
+            raise self.error(f"{name!r} may be a view into another array or an item of a container: s2s does "
+                             f"not follow a write through it to the original", node,
+                             hint=f"copy it first ({name} = {name}.copy()), or write into the original")
+        return value
 
     def stmt_Assign(self, node: gast.Assign) -> None:
         target = node.targets[0]
@@ -238,9 +286,19 @@ class Lowerer:
             self.assign(node.target, self.expr(node.value, self.target_hint(node.target)))
 
     def stmt_AugAssign(self, node: gast.AugAssign) -> None:
-        if not isinstance(node.target, gast.Name):
-            raise self.error("s2s does not support augmented assignment into an element or attribute yet", node,
-                             hint="build a new array, for example with np.where")
+        target = node.target
+        if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+            # x[i] += v is x[i] = x[i] + v, reading the index once
+            container = self.writable(target.value.id, target.value)
+            index = self.expr(target.slice)
+            current = self.op(operator.getitem, [container, index], node)
+            updated = self.op(_BINOPS[type(node.op)], [current, self.expr(node.value)], node)
+            self.env[target.value.id] = self.op(runtime.setitem, [container, index, updated], node,
+                                                target.value.id)
+            return
+        if not isinstance(target, gast.Name):
+            raise self.error("s2s does not support augmented assignment into an attribute", node,
+                             hint="assign a local variable")
         current = self.name(node.target.id, node.target)
         value = self.expr(node.value)
         self.env[node.target.id] = self.op(_BINOPS[type(node.op)], [current, value], node, node.target.id)
@@ -254,9 +312,16 @@ class Lowerer:
         elif isinstance(target, (gast.Tuple, gast.List)):
             for i, elt in enumerate(target.elts):
                 self.assign(elt, self.op(operator.getitem, [value, Const(i)], elt, self.target_hint(elt)))
+        elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                and target.value.id in self.local_names:
+            name = target.value.id
+            container = self.writable(name, target.value)
+            index = self.expr(target.slice)
+            self.env[name] = self.op(runtime.setitem, [container, index, value], target, name)
         else:
-            raise self.error("s2s does not support assignment into an element or attribute yet", target,
-                             hint="build a new value instead of writing into one")
+            raise self.error("s2s does not support assignment into an attribute, or into an item of "
+                             "something other than a variable", target,
+                             hint="assign the item of a local variable, or build a new value")
 
     def stmt_Return(self, node: gast.Return) -> None:
         self.env[RETVAL] = self.expr(node.value) if node.value is not None else Const(None)
@@ -442,6 +507,8 @@ class Lowerer:
     def static(self, node: gast.AST) -> tuple[bool, Any]:
         """(True, object) when node names a module-level object: `np`, `np.linalg.norm`, `math.sin`."""
         if isinstance(node, gast.Name):
+            if node.id in self.functions and self.env.get(node.id) is self.env.get(f"$param:{node.id}"):
+                return True, self.functions[node.id]
             if node.id in self.local_names:
                 return False, None
             return self.parsed.resolve(node.id)
@@ -466,7 +533,8 @@ class Lowerer:
             raise self.error(f"name {name!r} is not defined", node, cls=S2SError)
         if _is_constant_object(obj):
             return Const(obj)
-        return self.op(runtime.free_name, [Const(name)], node, name)
+        # read when the derivative runs, in the namespace of the function that names it
+        return self.op(runtime.free_name, [Const(name), Const(self.parsed.fn)], node, name)
 
     def expr(self, node: gast.expr, hint: str = "") -> Atom:
         method = getattr(self, f"expr_{type(node).__name__}", None)
@@ -553,6 +621,13 @@ class Lowerer:
     def expr_List(self, node: gast.List, hint: str) -> Atom:
         return self.op(runtime.make_list, [self.expr(e) for e in node.elts], node, hint)
 
+    def expr_Dict(self, node: gast.Dict, hint: str) -> Atom:
+        if not all(isinstance(k, gast.Constant) for k in node.keys):
+            raise self.error("s2s supports dicts whose keys are constants", node,
+                             hint="use constant keys, such as {'W1': W1}")
+        keys = tuple(k.value for k in node.keys)
+        return self.op(runtime.make_dict, [Const(keys), *[self.expr(v) for v in node.values]], node, hint)
+
     def expr_Slice(self, node: gast.Slice, hint: str) -> Atom:
         parts = [self.expr(p) if p is not None else Const(None) for p in (node.lower, node.upper, node.step)]
         if all(isinstance(p, Const) for p in parts):
@@ -562,6 +637,9 @@ class Lowerer:
     def expr_Subscript(self, node: gast.Subscript, hint: str) -> Atom:
         base = self.expr(node.value)
         index = self.expr(node.slice)
+        if not hint and isinstance(index, Const) and isinstance(index.value, str) and index.value.isidentifier() \
+                and not keyword.iskeyword(index.value):
+            hint = index.value            # params["W1"] is called W1 (and its adjoint dW1)
         return self.op(operator.getitem, [base, index], node, hint)
 
     def expr_Call(self, node: gast.Call, hint: str) -> Atom:
@@ -573,7 +651,35 @@ class Lowerer:
                              hint="call the function by its name, not through a computed expression")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if is_user_function(callee):
+            return self.inline_call(callee, args, kwargs, node)
         return self.op(callee, args, node, hint, kwargs)
+
+    def inline_call(self, callee: types.FunctionType, args: list[Atom], kwargs: dict[str, Atom], node: Any) -> Atom:
+        """A call to one of the user's functions is replaced by the callee's body (lowered once, cached)."""
+        if callee in self.call_stack:
+            chain = " -> ".join(f.__qualname__ for f in [*self.call_stack, callee])
+            raise self.error(f"recursive call to {callee.__qualname__} ({chain}): s2s does not differentiate "
+                             f"recursion", node, hint="write the recursion as a loop")
+        try:
+            bound = inspect.signature(callee).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"the call to {callee.__qualname__} does not match its signature: {exc}", node,
+                             cls=S2SError) from None
+        bound.apply_defaults()
+        # functions passed as arguments (a layer's activation) are known here: the callee is lowered with them
+        functions = {name: value.value for name, value in bound.arguments.items()
+                     if isinstance(value, Const) and callable(value.value)}
+        functions.update({name: value for name, value in bound.arguments.items()
+                          if not isinstance(value, (Value, Const)) and callable(value)})
+        body = callee_ir(callee, [*self.call_stack, callee], functions)
+        mapping: dict[int, Atom] = {}
+        for param, name in zip(body.params, inspect.signature(callee).parameters):
+            value = bound.arguments[name]
+            mapping[id(param)] = value if isinstance(value, (Value, Const)) else Const(value)
+        copy = clone_block(body.body, mapping, lambda v: self.namer.value(v.hint))
+        self.stmts.extend(copy.stmts)
+        return copy.results[0]
 
     def method_call(self, node: gast.Call, hint: str) -> Atom:
         """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""
@@ -597,5 +703,29 @@ def _is_constant_object(obj: Any) -> bool:
         or callable(obj)
 
 
+_NOT_INLINED = {"numpy", "scipy", "s2s", "jax", "torch", "autograd"}
+_CALLEE_IR: "weakref.WeakKeyDictionary[types.FunctionType, dict]" = weakref.WeakKeyDictionary()
+
+
+def is_user_function(obj: Any) -> bool:
+    """A Python function of the user's (not a library's), without a rule of its own: s2s inlines it."""
+    if not isinstance(obj, types.FunctionType):
+        return False
+    if registry.find_adjoint(obj) or registry.find_tangent(obj) or registry.is_nondifferentiable(obj):
+        return False
+    top = (obj.__module__ or "").split(".")[0]
+    return top not in _NOT_INLINED and top not in sys.stdlib_module_names
+
+
+def callee_ir(callee: types.FunctionType, call_stack: list, functions: dict[str, Any]) -> Function:
+    by_functions = _CALLEE_IR.setdefault(callee, {})
+    key = tuple(sorted((name, id(f)) for name, f in functions.items()))
+    fn = by_functions.get(key)
+    if fn is None:
+        fn = Lowerer(parse_function(callee), call_stack=call_stack, functions=functions).lower_function()
+        by_functions[key] = fn
+    return fn
+
+
 def lower(parsed: ParsedFunction) -> Function:
-    return Lowerer(parsed).lower_function()
+    return Lowerer(parsed, call_stack=[parsed.fn]).lower_function()

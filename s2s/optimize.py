@@ -20,7 +20,8 @@ import numpy as np
 from . import registry, runtime
 from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, substitute
 
-_PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runtime.free_name, runtime.zeros_like,
+_PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runtime.make_dict, runtime.free_name,
+                 runtime.zeros_like,
                  runtime._unbroadcast, runtime._scatter}
 
 
@@ -195,6 +196,10 @@ def _reads(stmt: Any) -> list[Atom]:
 
 # ---------------------------------------------------------------- writing into dead temporaries
 
+# functions whose result is new storage
+_FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.array,
+          np.copy, np.arange, np.eye, np.identity, np.linspace, runtime.make_list, runtime.make_dict,
+          runtime.setitem, runtime.list_append}
 _COMMUTATIVE = {operator.add: True, operator.mul: True, operator.sub: False, operator.truediv: False,
                 np.add: True, np.multiply: True, np.subtract: False, np.divide: False}
 
@@ -234,10 +239,36 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
             return isinstance(first, Value) and uses.get(id(first)) == 1 and fresh(first)
         return registry.is_elementwise(op.prim) and op.in_place is None
 
+    carried_by: dict[int, tuple[Atom, Atom]] = {}     # a loop-carried value -> (its start, its update)
+
+    def owned(v: Atom, block: Block) -> bool:
+        """Storage created in this function that nothing else reads: it may be written into."""
+        if not isinstance(v, Value) or uses.get(id(v)) != 1:
+            return False
+        if id(v) in carried_by:
+            start, update = carried_by[id(v)]
+            return owned(start, block=None) and isinstance(update, Value) and id(update) in written
+        op = defining.get(id(v))
+        if op is None or (block is not None and block_of.get(id(v)) != id(block)):
+            return False
+        return op.prim in _FRESH or registry.is_elementwise(op.prim)
+
+    written: set[int] = set()
+
     def rewrite(block: Block) -> None:
         for stmt in block.stmts:
+            if isinstance(stmt, (While, For)):
+                for c, i, r in zip(stmt.carried, stmt.inits, stmt.body.results):
+                    carried_by[id(c)] = (i, r)
             for inner in stmt_blocks(stmt):
                 rewrite(inner)
+            if isinstance(stmt, Op) and stmt.prim in (runtime.setitem, runtime.list_append):
+                written.add(id(stmt.outs[0]))
+        for stmt in block.stmts:
+            if isinstance(stmt, Op) and stmt.prim in (runtime.setitem, runtime.list_append) \
+                    and owned(stmt.args[0], block):
+                stmt.in_place = 0
+        for stmt in block.stmts:
             if not isinstance(stmt, Op) or stmt.prim not in _COMMUTATIVE or len(stmt.args) != 2 or stmt.kwargs:
                 continue
             for k in ((0, 1) if _COMMUTATIVE[stmt.prim] else (0,)):
@@ -298,6 +329,7 @@ def simplify(fn: Function) -> Function:
     mapping: dict[int, Atom] = {}
     negations: dict[int, Atom] = {}      # -x -> x, to undo double negation
     booleans: set[int] = set()           # values known to be True or False
+    defining: dict[int, Op] = {}         # the operation that defines each value seen so far
 
     def sub(atom: Atom) -> Atom:
         while isinstance(atom, Value) and id(atom) in mapping:
@@ -328,6 +360,8 @@ def simplify(fn: Function) -> Function:
             replacement = _fold(stmt)
             if replacement is None:
                 replacement = _identity(stmt)
+            if replacement is None:
+                replacement = _fold_container(stmt, defining)
             if replacement is None and stmt.prim is operator.neg and isinstance(stmt.args[0], Value) \
                     and id(stmt.args[0]) in negations:
                 replacement = negations[id(stmt.args[0])]
@@ -348,6 +382,7 @@ def simplify(fn: Function) -> Function:
                 negations[id(stmt.outs[0])] = stmt.args[0]
             if stmt.prim in _COMPARISONS:
                 booleans.update(id(o) for o in stmt.outs)
+            defining.update((id(o), stmt) for o in stmt.outs)
             kept.append(stmt)
         b.stmts = kept
         b.results = [sub(a) for a in b.results]
@@ -373,6 +408,29 @@ def _forward_boolean_phis(stmt: If, booleans: set[int], mapping: dict[int, Atom]
     stmt.outs = [stmt.outs[j] for j in keep]
     stmt.then.results = [stmt.then.results[j] for j in keep]
     stmt.orelse.results = [stmt.orelse.results[j] for j in keep]
+
+
+def _fold_container(op: Op, defining: dict[int, Op]) -> Atom | None:
+    """An item read back from a container built (or written) in the function is the value put there."""
+    if op.prim is not operator.getitem or not isinstance(op.args[1], Const) or not isinstance(op.args[0], Value):
+        return None
+    key = op.args[1].value
+    source = defining.get(id(op.args[0]))
+    while source is not None:
+        if source.prim in (runtime.make_tuple, runtime.make_list) and type(key) is int \
+                and -len(source.args) <= key < len(source.args):
+            return source.args[key]
+        if source.prim is runtime.make_dict and key in source.args[0].value:
+            return source.args[1 + source.args[0].value.index(key)]
+        if source.prim is runtime.setitem and isinstance(source.args[1], Const) \
+                and type(source.args[1].value) is type(key) and isinstance(source.args[0], Value):
+            if source.args[1].value == key:
+                return source.args[2]
+            if isinstance(key, str):          # another key of a dict: look further back
+                source = defining.get(id(source.args[0]))
+                continue
+        return None
+    return None
 
 
 def _fold(op: Op) -> Atom | None:

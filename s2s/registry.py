@@ -118,6 +118,8 @@ def is_nondifferentiable(prim: Any) -> bool:
     return _key(prim) in _NONDIFFERENTIABLE
 
 
-def registered_adjoints() -> list[Any]:
+def registered_adjoints(builtin_only: bool = False) -> list[Any]:
+    """The functions with a reverse-mode rule (only those of s2s's own rules/, with builtin_only)."""
     _ensure_loaded()
-    return [p for p in _ADJOINTS if not isinstance(p, tuple)]
+    return [p for p, rule in _ADJOINTS.items() if not isinstance(p, tuple)
+            and (not builtin_only or rule.__module__.startswith("s2s.rules."))]

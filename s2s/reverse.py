@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import registry, runtime
-from .activity import active_values, scalar_values
+from .activity import NUMERIC, active_values, is_container, value_kinds
 from .errors import NoDerivativeRule, S2SError
 from .inline import inline_rule
 from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function,
@@ -45,10 +45,10 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
 
 
 class _Reverse:
-    def __init__(self, fn: Function, active: set[int], scalars: set[int]):
+    def __init__(self, fn: Function, active: set[int], kinds: dict[int, Any]):
         self.fn = fn
         self.active = active
-        self.scalars = scalars
+        self.kinds = kinds
         self.namer = Namer()
         for name in value_names(fn):
             self.namer.reserve(name)
@@ -66,7 +66,11 @@ class _Reverse:
         return isinstance(atom, Value) and id(atom) in self.active
 
     def is_scalar(self, atom: Atom) -> bool:
-        return isinstance(atom, Const) or id(atom) in self.scalars
+        return isinstance(atom, Const) or self.kinds.get(id(atom)) == "scalar"
+
+    def is_numeric(self, atom: Atom) -> bool:
+        """A scalar or an array (not a container, nor something unknown): its adjoints add with +."""
+        return isinstance(atom, Const) or self.kinds.get(id(atom)) in NUMERIC
 
     def fresh(self, hint: str) -> Value:
         return self.namer.value(hint)
@@ -79,7 +83,10 @@ class _Reverse:
         if self.is_scalar(v):
             return Const(0.0)
         z = self.fresh(adjoint_hint(v))
-        out.append(Op(runtime.zeros_like, [like if like is not None else v], [z], loc=loc))
+        if self.is_numeric(v):
+            out.append(Op(runtime.zeros_like, [like if like is not None else v], [z], loc=loc))
+        else:
+            out.append(Op(runtime._zeros_like_tree, [v], [z], loc=loc))
         return z
 
     def accumulate(self, v: Atom, contribution: Atom, out: list[Stmt], loc: Loc | None) -> None:
@@ -91,7 +98,10 @@ class _Reverse:
             return
         total = self.fresh(adjoint_hint(v))
         both_full = not self.is_lazy(current) and not self.is_lazy(contribution)
-        out.append(Op(operator.add, [current, contribution], [total], loc=loc, same_shape=both_full))
+        if self.is_numeric(v):
+            out.append(Op(operator.add, [current, contribution], [total], loc=loc, same_shape=both_full))
+        else:             # the adjoints of a container add up entry by entry
+            out.append(Op(runtime._add, [current, contribution], [total], loc=loc))
         if self.is_lazy(current) and self.is_lazy(contribution):
             self.lazy.add(id(total))
         self.adj[id(v)] = total
@@ -133,11 +143,13 @@ class _Reverse:
         elementwise = registry.is_elementwise(op.prim)
         if not elementwise:
             g = self.full(g, op.outs[0], out, op.loc)
-        if op.prim in (runtime.make_tuple, runtime.make_list):
-            # the one variadic primitive: element k's adjoint is the adjoint's element k
+        if op.prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
+            # the variadic primitives: an item's adjoint is the container adjoint's item
+            keys = op.args[0].value if op.prim is runtime.make_dict else range(len(op.args))
+            offset = 1 if op.prim is runtime.make_dict else 0
             for i in needed:
                 element = self.fresh(adjoint_hint(op.args[i]))
-                out.append(Op(operator.getitem, [g, Const(i)], [element], loc=op.loc))
+                out.append(Op(runtime._item, [g, Const(keys[i - offset])], [element], loc=op.loc))
                 self.accumulate(op.args[i], element, out, op.loc)
             return
         rule = registry.find_adjoint(op.prim)
@@ -319,14 +331,13 @@ class _Reverse:
         reverse[0:0] = pops
 
 
-def reverse_function(fn: Function, wrt: list[int], param_is_scalar: list[bool], with_value: bool,
+def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value: bool,
                      several: bool = False, cotangent: bool = False) -> Function:
     """The gradient function: `def f_grad(same params): ... return grads` (or `value, grads`)."""
     namer = Namer()
     fn = clone_function(fn, lambda v: namer.value(v.hint))   # the forward sweep gets pushes: work on a copy
     active = active_values(fn, wrt)
-    scalars = scalar_values(fn, param_is_scalar)
-    rev = _Reverse(fn, active, scalars)
+    rev = _Reverse(fn, active, value_kinds(fn, param_kinds))
     output = fn.body.results[0]
     out: list[Stmt] = []
     params = list(fn.params)
@@ -348,7 +359,11 @@ def reverse_function(fn: Function, wrt: list[int], param_is_scalar: list[bool], 
     for i in wrt:
         p = fn.params[i]
         g = rev.adj.get(id(p))
-        if g is not None and rev.is_lazy(g):
+        if g is not None and is_container(rev.kinds.get(id(p))):      # the structure of the argument
+            filled = rev.fresh(g.hint if isinstance(g, Value) else adjoint_hint(p))
+            out.append(Op(runtime._fill_tree, [g, p], [filled], loc=fn.loc))
+            g = filled
+        elif g is not None and rev.is_lazy(g):
             filled = rev.fresh(g.hint)
             out.append(Op(runtime._fill, [g, p], [filled], loc=fn.loc))
             g = filled
@@ -359,9 +374,18 @@ def reverse_function(fn: Function, wrt: list[int], param_is_scalar: list[bool], 
     else:
         gradient = rev.fresh("grads")
         out.append(Op(runtime.make_tuple, grads, [gradient]))
+    aux = fn.body.results[1:]          # has_aux: what the function returns beside its output
     if with_value:
+        value: Atom = output
+        if aux:
+            value = rev.fresh("value_and_aux")
+            out.append(Op(runtime.make_tuple, [output, *aux], [value]))
         pair = rev.fresh("value_and_grad")
-        out.append(Op(runtime.make_tuple, [output, gradient], [pair]))
+        out.append(Op(runtime.make_tuple, [value, gradient], [pair]))
+        results = [pair]
+    elif aux:
+        pair = rev.fresh("grad_and_aux")
+        out.append(Op(runtime.make_tuple, [gradient, *aux], [pair]))
         results = [pair]
     else:
         results = [gradient]

@@ -30,9 +30,34 @@ def make_list(*items):
     return list(items)
 
 
-def free_name(name):
-    """A global or closure variable, read when the generated code runs (never frozen)."""
-    raise NotImplementedError("spelled as a bare name by the emitter")
+def make_dict(keys, *values):
+    return dict(zip(keys, values))
+
+
+def list_append(items, value):
+    """`items.append(value)`, as a value: the transforms see a new list (the emitter appends in place
+    when nothing reads the old one)."""
+    return items + [value]
+
+
+def setitem(container, index, value):
+    """`container[index] = value`, as a value: the transforms see a new array, list or dict (the emitter
+    writes in place when nothing reads the old one)."""
+    if isinstance(container, dict):
+        return {**container, index: value}
+    container = list(container) if isinstance(container, list) else np.array(container, copy=True)
+    container[index] = value
+    return container
+
+
+def free_name(name, owner):
+    """A global or closure variable of the function owner, read when the generated code runs (never frozen)."""
+    raise NotImplementedError("spelled as a name by the emitter")
+
+
+def stop_gradient(x):
+    """x, through which no derivative flows: s2s treats the result as a constant."""
+    return x
 
 
 def zeros_like(x):
@@ -82,10 +107,93 @@ def _seed(y):
 
 
 def _scatter(x, index, g):
-    """The adjoint of x[index]: zeros shaped like x, with g added at index (repeated indices add up)."""
+    """The adjoint of x[index]: zero everywhere but at index, where g is added (repeated indices add up).
+
+    For a dict, only the key read; for a list or tuple, a list of zeros (0.0) with g in place."""
+    if isinstance(x, dict):
+        return {index: g}
+    if isinstance(x, (list, tuple)):
+        out = [0.0] * len(x)
+        out[index] = g
+        return out
     out = np.zeros(np.shape(x), dtype=np.result_type(np.asarray(x).dtype, np.asarray(g).dtype, np.float32))
     np.add.at(out, index, g)
     return out
+
+
+def _add(a, b):
+    """The sum of two adjoints of a container (dicts by key, lists and tuples item by item); 0.0 is no adjoint."""
+    if isinstance(a, (int, float)) and a == 0:
+        return b
+    if isinstance(b, (int, float)) and b == 0:
+        return a
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for key, value in b.items():
+            out[key] = _add(out[key], value) if key in out else value
+        return out
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return [_add(x, y) for x, y in zip(a, b)]
+    return a + b
+
+
+def _item(g, key):
+    """Item key of a container's adjoint: no entry is no adjoint (0.0)."""
+    if isinstance(g, dict):
+        return g.get(key, 0.0)
+    if isinstance(g, (list, tuple, np.ndarray)):
+        return g[key]
+    return g
+
+
+def _zeros_like_tree(x):
+    if isinstance(x, dict):
+        return {key: _zeros_like_tree(value) for key, value in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_zeros_like_tree(value) for value in x]
+    return np.zeros_like(x) if isinstance(x, np.ndarray) else 0.0
+
+
+def _fill_tree(g, x):
+    """A container's gradient handed back to the user: the structure, shapes and types of x."""
+    if isinstance(x, dict):
+        g = g if isinstance(g, dict) else {}
+        return {key: _fill_tree(g[key], value) if key in g else _zeros_like_tree(value) for key, value in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [_fill_tree(_item(g, k), value) for k, value in enumerate(x)]
+        return tuple(items) if isinstance(x, tuple) else items
+    if isinstance(x, np.ndarray):
+        return _fill(g, x) if np.ndim(g) else np.full(np.shape(x), g, dtype=np.result_type(x, np.float32))
+    return float(g)
+
+
+def _spread(g, items):
+    """The adjoint of each item of the builtin sum over a list (or an array's rows): g, for every item."""
+    if isinstance(items, np.ndarray):
+        return np.broadcast_to(g, np.shape(items))
+    return [g] * len(items)
+
+
+def _overwritten(g, index):
+    """The adjoint of a container before `container[index] = value`: what was overwritten gets none."""
+    if isinstance(g, dict):
+        return {k: v for k, v in g.items() if k != index}
+    if isinstance(g, list):
+        g = list(g)
+        g[index] = 0.0
+        return g
+    g = np.array(g, copy=True)
+    g[index] = 0
+    return g
+
+
+def _written(g, index, value):
+    """The adjoint of the value written by `container[index] = value`."""
+    if isinstance(g, dict):
+        return g.get(index, 0.0)
+    if isinstance(g, list):
+        return g[index]
+    return _unbroadcast(g[index], value)
 
 
 def _axes(axis, ndim):
@@ -249,7 +357,9 @@ def _unsupported(message):
 
 
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
+EMITTED_HELPERS = {_add, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
+                   list_append,
+                   _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,
                    _unconcatenate, _unstack_joined, _untile, _unrepeat, _diag_adjoint, _einsum_adjoint, _unsupported,
-                   _shaped_like}
+                   _shaped_like, stop_gradient}

@@ -6,14 +6,14 @@ import pytest
 
 import s2s
 from s2s import runtime
+from s2s.activity import kind_of
 from s2s.api import Options, derivative_ir
 from s2s.ir import Op, walk
 
 
 def pushes(fn, *args, wrt=0):
     """How many values the forward sweep saves for the reverse sweep (stack pushes in the derivative)."""
-    kinds = [not isinstance(a, (np.ndarray, list, tuple)) for a in args]
-    derivative = derivative_ir(fn, Options((wrt,)), kinds)
+    derivative = derivative_ir(fn, Options((wrt,)), [kind_of(a) for a in args])
     return sum(1 for s in walk(derivative.body) if isinstance(s, Op) and s.prim is runtime.push)
 
 

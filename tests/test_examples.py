@@ -62,3 +62,11 @@ def test_newton_optimize_converges_to_one_one():
     assert steps <= 30
     values = out.split("[")[1].split("]")[0].split()
     assert [float(v) for v in values] == pytest.approx([1.0, 1.0], abs=1e-8)
+
+
+def test_params_mlp_trains_with_a_dict_of_parameters():
+    out = run_example("params_mlp.py")
+    assert float(out.split("loss fell ")[1].split("x")[0]) >= 10
+    assert "gradient agrees with central differences" in out
+    source = run_example("params_mlp.py", "--show-source")
+    assert "def loss_grad(params, X, Y):" in source and "params['W1']" in source

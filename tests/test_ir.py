@@ -52,7 +52,7 @@ def test_text_form_shows_regions_and_phis():
 
 def test_derivative_ir_is_verified_after_every_pass():
     for optimize in (False, True):
-        fn = derivative_ir(loop, Options((0,), optimize=optimize), [True, True])
+        fn = derivative_ir(loop, Options((0,), optimize=optimize), ["scalar", "scalar"])
         verify(fn)
         assert "stack_new" in s2s.ir(loop, 1.0, 3, wrt=0, optimize=optimize)
 
