@@ -1,38 +1,30 @@
 """Benchmarks: s2s gradients against the primal, a hand-written gradient and (when installed) peers.
 
-    python benchmarks/run.py [--quick] [--json results.json] [--only NAME]
+    python benchmarks/run.py [--quick] [--json FILE] [--only TEXT]
 
-Every gradient is checked against the hand-written one before anything is timed.
-Times are medians of repeated runs (the machines are shared and noisy); ratios
-are taken within the same run.
+Peers come with `pip install -e '.[bench]'` (autograd, jax, torch==2.13.0). Every gradient is checked
+against the hand-written one before anything is timed. Times are medians of repeated runs (the
+machines are shared and noisy); ratios are taken within the same run.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
+import linecache
 import os
 import platform
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import s2s  # noqa: E402
-
-
-@dataclass
-class Workload:
-    name: str
-    primal: Callable
-    args: tuple
-    wrt: tuple
-    hand: Callable                      # the hand-written gradient, same signature, same result structure
-    peers: dict[str, Callable] = field(default_factory=dict)
+import s2s.api  # noqa: E402
+from workloads import Workload, workloads  # noqa: E402
 
 
 def median_time(fn: Callable, args: tuple, budget: float) -> float:
@@ -44,10 +36,10 @@ def median_time(fn: Callable, args: tuple, budget: float) -> float:
         for _ in range(number):
             fn(*args)
         elapsed = time.perf_counter() - start
-        if elapsed > 0.02 or number > 1_000_000:
+        if elapsed > 0.01 or number > 1_000_000:
             break
         number *= 4
-    repeats = max(5, min(50, int(budget / max(elapsed, 1e-9))))
+    repeats = max(5, min(40, int(budget / max(elapsed, 1e-9))))
     samples = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -63,40 +55,12 @@ def flat(value: Any) -> np.ndarray:
     return np.ravel(np.asarray(value, dtype=np.float64))
 
 
-# ---------------------------------------------------------------- workloads
-
-def logistic_loss(w, b, X, y):
-    z = X @ w + b
-    return np.mean(np.logaddexp(0.0, z) - y * z)
-
-
-def logistic_hand(w, b, X, y):
-    z = X @ w + b
-    r = (1.0 / (1.0 + np.exp(-z)) - y) / len(y)
-    return X.T @ r, np.sum(r)
-
-
-def logistic(n: int) -> Workload:
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(n, 20))
-    y = (rng.random(n) < 0.5).astype(np.float64)
-    return Workload(f"logistic N={n:,}", logistic_loss, (rng.normal(size=20) * 0.1, 0.1, X, y), (0, 1),
-                    logistic_hand)
-
-
-def workloads(quick: bool) -> list[Workload]:
-    sizes = (100, 10_000, 100_000) if quick else (100, 10_000, 1_000_000)
-    return [logistic(n) for n in sizes]
-
-
-# ---------------------------------------------------------------- running
-
 def run(selected: list[Workload], budget: float) -> list[dict]:
     rows = []
     for w in selected:
-        gradient = s2s.grad(w.primal, wrt=w.wrt)
-        ours, expected = flat(gradient(*w.args)), flat(w.hand(*w.args))
-        if not np.allclose(ours, expected, rtol=1e-6, atol=1e-9):
+        gradient = s2s.grad(w.primal, wrt=w.wrt if len(w.wrt) > 1 else w.wrt[0])
+        expected = flat(w.hand(*w.args))
+        if not np.allclose(flat(gradient(*w.args)), expected, rtol=1e-6, atol=1e-9):
             raise AssertionError(f"{w.name}: s2s and the hand-written gradient disagree")
         times = {"primal": median_time(w.primal, w.args, budget), "s2s": median_time(gradient, w.args, budget),
                  "hand-written": median_time(w.hand, w.args, budget)}
@@ -104,14 +68,43 @@ def run(selected: list[Workload], budget: float) -> list[dict]:
             if not np.allclose(flat(fn(*w.args)), expected, rtol=1e-5, atol=1e-8):
                 raise AssertionError(f"{w.name}: {peer} and the hand-written gradient disagree")
             times[peer] = median_time(fn, w.args, budget)
-        rows.append({"workload": w.name, "seconds": times,
+        rows.append({"workload": w.name, "kind": w.kind, "seconds": times,
                      "s2s / primal": times["s2s"] / times["primal"],
                      "s2s / hand-written": times["s2s"] / times["hand-written"]})
+        print(f"  measured {w.name}", file=sys.stderr)
     return rows
 
 
+FIFTY_LINES = "def model(x, y):\n" + "".join(
+    f"    a{i} = math.sin(x) * {i + 1}.0 + y * a{i - 1}\n" if i else "    a0 = x * y\n" for i in range(24)) + \
+    "    total = 0.0\n    for k in range(10):\n        if k % 2 == 0:\n            total = total + a23 * k\n" + \
+    "        else:\n            total = total - math.cos(a22) * y\n" + \
+    "".join(f"    b{i} = a{i} * a{i + 1} + total\n" for i in range(18)) + "    return b17 + math.exp(-x * x)\n"
+
+
+def overheads(budget: float) -> dict:
+    """First call (transform and compile) of a 50-line function, and what a cached call adds."""
+    assert FIFTY_LINES.count("\n") == 50
+    firsts = []
+    for k in range(7):
+        filename = f"<benchmark-fifty-{k}>"
+        linecache.cache[filename] = (len(FIFTY_LINES), None, FIFTY_LINES.splitlines(True), filename)
+        scope = {"math": __import__("math")}
+        exec(compile(FIFTY_LINES, filename, "exec"), scope)
+        start = time.perf_counter()
+        s2s.grad(scope["model"], wrt=(0, 1))(0.3, 0.7)
+        firsts.append(time.perf_counter() - start)
+    gradient = s2s.grad(scope["model"], wrt=(0, 1))
+    gradient(0.3, 0.7)
+    compiled = next(iter(s2s.api._CACHE[scope["model"]].values()))[1]
+    through_s2s = median_time(gradient, (0.3, 0.7), budget)
+    direct = median_time(compiled, (0.3, 0.7), budget)
+    return {"first call of a 50-line function (s)": statistics.median(firsts),
+            "cached call overhead (s)": through_s2s - direct, "generated function alone (s)": direct}
+
+
 def report(rows: list[dict]) -> str:
-    peers = sorted({p for r in rows for p in r["seconds"]} - {"primal", "s2s", "hand-written"})
+    peers = [p for p in ("autograd", "jax", "jax jit", "torch") if any(p in r["seconds"] for r in rows)]
     header = ["workload", "primal", "s2s", "hand-written", *peers, "s2s/primal", "s2s/hand"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
@@ -123,7 +116,7 @@ def report(rows: list[dict]) -> str:
 
 
 def _fmt(seconds: float | None) -> str:
-    if seconds is None or math.isnan(seconds):
+    if seconds is None:
         return "—"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if seconds >= scale:
@@ -135,15 +128,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and shorter timing")
     parser.add_argument("--json", default="benchmarks/results.json", help="where to write the measurements")
-    parser.add_argument("--only", default="", help="run the workloads whose name contains this text")
+    parser.add_argument("--only", default="", help="run only the workloads whose name contains this text")
     args = parser.parse_args(argv)
+    budget = 0.2 if args.quick else 1.0
     selected = [w for w in workloads(args.quick) if args.only in w.name]
-    rows = run(selected, budget=0.3 if args.quick else 2.0)
+    rows = run(selected, budget)
+    extra = overheads(budget)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"NumPy {np.__version__}")
+          f"NumPy {np.__version__}; medians")
     print(report(rows))
+    for name, value in extra.items():
+        print(f"{name}: {_fmt(value)}")
     with open(args.json, "w") as handle:
-        json.dump({"machine": platform.platform(), "rows": rows}, handle, indent=2)
+        json.dump({"machine": platform.platform(), "rows": rows, "overheads": extra}, handle, indent=2)
     return 0
 
 

@@ -128,7 +128,10 @@ def _is_scalar_const(atom: Atom) -> bool:
                                         or atom.value is None or atom.value is UNDEFINED)
 
 
-Kind = Any      # "scalar" | "array" | ("tuple" | "list", kinds or None) | ("dict", ((key, kind), ...)) | "other"
+# "scalar" | "array" | ("tuple" | "list", kinds or None) | ("list*", kind of every item)
+# | ("dict", ((key, kind), ...)) | "other"
+Kind = Any
+_SCALAR_TYPES = {float, int, np.float64, np.float32}
 NUMERIC = ("scalar", "array")
 
 
@@ -138,6 +141,8 @@ def kind_of(value: Any) -> Kind:
         return "scalar"
     if isinstance(value, np.ndarray):
         return "array"
+    if isinstance(value, list) and value and set(map(type, value)) <= _SCALAR_TYPES:
+        return ("list*", "scalar")              # a list of numbers, whatever its length
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, tuple(kind_of(v) for v in value))
     if isinstance(value, dict):
@@ -162,6 +167,11 @@ def _join(a: Kind, b: Kind) -> Kind:
 def _element(kind: Kind, key: Any) -> Kind:
     if not is_container(kind) or kind[1] is None:
         return "other"
+    if kind[0] == "list*":
+        return kind[1]
+    items = [k for _, k in kind[1]] if kind[0] == "dict" else list(kind[1])
+    if key is None:              # an index known only at run time: the items' common kind, if they share one
+        return items[0] if items and all(k == items[0] for k in items) else "other"
     if kind[0] == "dict":
         return dict(kind[1]).get(key, "other")
     try:
@@ -207,7 +217,7 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     if prim is operator.getitem:
         if arg_kinds[0] == "array":
             return "array"
-        return _element(arg_kinds[0], op.args[1].value) if isinstance(op.args[1], Const) else "other"
+        return _element(arg_kinds[0], op.args[1].value if isinstance(op.args[1], Const) else None)
     elementwise = prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
         getattr(prim, "__module__", None) in ("_operator", "operator")
         and prim not in (operator.getitem, operator.contains))

@@ -29,7 +29,8 @@ from .forward import PARAMETER, forward_function
 from .frontend import parse_function
 from .ir import Const, Function, Op, Value, format_function, verify
 from .lower import lower
-from .optimize import eliminate_dead_code, replace_shape_only_values, simplify, write_in_place
+from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, replace_shape_only_values,
+                       simplify, write_in_place)
 from .reverse import reverse_function
 
 __version__ = "0.1.0"
@@ -43,7 +44,7 @@ class Options:
     several: bool = False         # wrt was given as a tuple: the gradient is a tuple too
     mode: str = "reverse"         # reverse: gradient; forward: jvp; hvp: forward over reverse; vjp: cotangent in
     with_value: bool = False
-    optimize: bool = True
+    optimize: Any = True          # True, False, or a tuple of pass names (see optimize.PASSES)
     has_aux: bool = False         # the function returns (output, aux); aux is passed through
 
 
@@ -68,7 +69,7 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -
     if options.has_aux:
         base = split_aux(base)
     if options.optimize:        # fold what the transform need not see (containers read back, constants)
-        base = verify(eliminate_dead_code(simplify(base)))
+        base = optimize_ir(base, kinds, [], options.optimize, final=False)
     wrt = list(options.wrt)
     if options.mode == "reverse" and hasattr(fn, "__s2s__"):
         # the derivative of a derivative: forward mode over its code, along one scalar argument
@@ -100,12 +101,20 @@ def split_aux(fn: Function) -> Function:
     return verify(fn)
 
 
-def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: bool, final: bool) -> Function:
-    if not optimize:
-        return fn
-    fn = verify(eliminate_dead_code(simplify(fn)))
-    fn = verify(eliminate_dead_code(replace_shape_only_values(fn)))
-    if final:            # writing in place is for the emitter: a later transform must see plain values
+def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, final: bool) -> Function:
+    """The optimizing passes selected by optimize (True: all of PASSES), each followed by the verifier."""
+    selected = set(PASSES) if optimize is True else set(optimize or ())
+    if "simplify" in selected:
+        fn = verify(simplify(fn))
+    if "cse" in selected:
+        fn = verify(eliminate_common_subexpressions(fn))
+    if "dce" in selected:
+        fn = verify(eliminate_dead_code(fn))
+    if "shapes" in selected:
+        fn = verify(replace_shape_only_values(fn))
+        if "dce" in selected:
+            fn = verify(eliminate_dead_code(fn))
+    if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
         fn = verify(write_in_place(fn, scalar_values(fn, kinds), float_values(fn, wrt)))
     return fn
 
@@ -133,7 +142,8 @@ def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -> tup
     derivative = derivative_ir(fn, options, param_kinds)
     root = root_function(fn)
     emitted = emit_module(derivative, root.__defaults__ or (), _header(fn, options), root)
-    compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__)
+    compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
+                                emitted.reads_user_names)
     return emitted.source, compiled
 
 
@@ -218,7 +228,9 @@ def _dtypes(value: Any) -> Any:
 
 def _signature(args: tuple) -> tuple:
     """What the generated code is specialized on: kinds (scalar, array, container structure) and types."""
-    return tuple(kind_of(a) for a in args), tuple(_dtypes(a) for a in args)
+    kinds = tuple(kind_of(a) for a in args)
+    return kinds, tuple(_dtypes(a) if not (isinstance(k, tuple) and k[0] == "list*") else "list*"
+                        for a, k in zip(args, kinds))
 
 
 def compiled(fn: Callable, options: Options, args: tuple) -> tuple[str, Callable]:
@@ -282,10 +294,12 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: bool, mode: 
     def derivative(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = _bind(fn, args, kwargs)
-        types = tuple(map(type, args))
-        function = cache.get(types)
-        if function is None or not _SCALAR_TYPES.issuperset(types):
-            function = cache[types] = compiled(fn, options, args)[1]   # arrays and containers: by kind
+        function = cache.get(tuple(map(type, args)))       # scalar arguments: found by their types alone
+        if function is None:
+            function = compiled(fn, options, args)[1]        # arrays and containers: by kind, shape of dicts...
+            types = tuple(map(type, args))
+            if _SCALAR_TYPES.issuperset(types):
+                cache[types] = function
         return function(*args)
 
     return _wrap(fn, options, derivative, "value_and_grad" if with_value else "grad")

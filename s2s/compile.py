@@ -39,11 +39,13 @@ class LiveNamespace(dict):
 
 
 def compile_function(source: str, name: str, user_fn: types.FunctionType | None, bindings: dict[str, Any],
-                     label: str) -> Callable:
+                     label: str, reads_user_names: bool = True) -> Callable:
+    """exec the module and return its function. Its globals are a plain dict (the fastest look-ups)
+    unless it reads the user's globals or closure variables by bare name."""
     filename = f"<s2s-{next(_counter)} {label}>"
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
-    namespace = LiveNamespace(user_fn)
+    namespace: dict = LiveNamespace(user_fn) if reads_user_names else {}
     namespace.update(bindings)
     namespace["__name__"] = f"s2s.generated.{name}"
     exec(compile(source, filename, "exec"), namespace)

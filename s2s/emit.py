@@ -268,6 +268,7 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str]) -> d
 class Emitted:
     source: str
     bindings: dict[str, Any] = field(default_factory=dict)
+    reads_user_names: bool = False      # reads a global or closure variable of the user's by bare name
 
 
 class _Emitter:
@@ -277,6 +278,9 @@ class _Emitter:
         self.imports: dict[str, str] = {}         # alias -> module
         self.helpers: dict[str, Any] = {}
         self.visiting: set[str] = set()
+        self.reads_user_names = False
+        self.skipped: set[int] = set()                      # ops written as part of another statement
+        self.defining = {id(o): s for s in walk(fn.body) if isinstance(s, Op) for o in s.outs}
         self.bindings: dict[str, Any] = {}
         self.inlined: dict[int, Op] = {}
         self.uses = self._count_uses()
@@ -396,11 +400,13 @@ class _Emitter:
         code = getattr(owner, "__code__", None)
         if code is not None and name in code.co_freevars:
             if owner is self.root:
+                self.reads_user_names = True
                 return _name(name)
             cell = owner.__closure__[code.co_freevars.index(name)]
             return gast.Attribute(value=self.reference_named(cell, f"{name}_cell"), attr="cell_contents",
                                   ctx=gast.Load())
         if self.root is None or getattr(owner, "__globals__", None) is self.root.__globals__:
+            self.reads_user_names = True
             return _name(name)
         module = sys.modules.get(owner.__module__)
         return gast.Attribute(value=self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), attr=name,
@@ -485,6 +491,8 @@ class _Emitter:
         return out
 
     def stmt(self, stmt: Stmt) -> list[gast.stmt]:
+        if id(stmt) in self.skipped:
+            return []
         if isinstance(stmt, Op):
             if stmt.outs and id(stmt.outs[0]) in self.inlined:
                 return []
@@ -514,7 +522,13 @@ class _Emitter:
                 test, then, orelse = gast.UnaryOp(op=gast.Not(), operand=test), orelse, []
             return [gast.If(test=test, body=then, orelse=orelse)]
         before = self.copies(stmt.carried, stmt.inits)
+        item = self.sequence_item(stmt) if isinstance(stmt, For) else None
+        if item is not None:       # `for c in seq:` when the index serves only to read seq[index]
+            self.skipped.add(id(item))
         body = self.block(stmt.body) + self.copies(stmt.carried, stmt.body.results)
+        if item is not None:
+            return before + [gast.For(target=_name(self.name_of(item.outs[0]), True), iter=self.atom(item.args[0]),
+                                      body=body or [gast.Pass()], orelse=[], type_comment=None)]
         if isinstance(stmt, While):
             test = self.test_expression(stmt.test)
             if test is None:
@@ -534,6 +548,20 @@ class _Emitter:
         index = self.name_of(stmt.index) if self.uses.get(id(stmt.index)) else "_"
         return before + [gast.For(target=_name(index, True), iter=iterator, body=body or [gast.Pass()],
                                   orelse=[], type_comment=None)]
+
+    def sequence_item(self, stmt: For) -> Op | None:
+        """The op `item = seq[index]` of a loop over range(len(seq)) whose index has no other use."""
+        if stmt.reverse or not (isinstance(stmt.start, Const) and stmt.start.value == 0
+                                and isinstance(stmt.step, Const) and stmt.step.value == 1):
+            return None
+        length = self.defining.get(id(stmt.stop))
+        if length is None or length.prim is not len or self.uses.get(id(stmt.index)) != 1:
+            return None
+        for op in stmt.body.stmts:          # reading an item of a sequence the loop never changes
+            if (isinstance(op, Op) and op.prim is operator.getitem and op.args[1] is stmt.index
+                    and op.args[0] is length.args[0] and id(op.outs[0]) not in self.inlined):
+                return op
+        return None
 
     def test_expression(self, test: Block) -> gast.expr | None:
         """The loop test as one expression, when its statements are pure and each value is read once."""
@@ -596,7 +624,7 @@ class _Emitter:
         definitions = [textwrap.dedent(inspect.getsource(helper)).rstrip() for helper in self.helpers.values()]
         definitions.append(function_source.rstrip())
         text = "\n\n\n".join(([top] if top else []) + definitions) + "\n"
-        return Emitted(text, dict(self.bindings))
+        return Emitted(text, dict(self.bindings), self.reads_user_names)
 
 
 def _names_read(code: types.CodeType) -> set[str]:

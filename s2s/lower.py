@@ -406,7 +406,8 @@ class Lowerer:
         names = self.loop_carried(node.body, [])
         inits = [self.env[n] for n in names]
         carried = [self.namer.value(n) for n in names]
-        index = self.namer.value(node.target.id if isinstance(node.target, gast.Name) else "i")
+        over_range = isinstance(node.iter, gast.Call) and self.static(node.iter.func)[1] in (range, reversed)
+        index = self.namer.value(node.target.id if over_range and isinstance(node.target, gast.Name) else "i")
         self.env.update(zip(names, carried))
 
         def fill() -> None:

@@ -284,6 +284,50 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
     return fn
 
 
+# ---------------------------------------------------------------- common subexpressions
+
+def _atom_key(atom: Atom) -> Any:
+    if isinstance(atom, Value):
+        return ("value", id(atom))
+    try:
+        hash(atom.value)
+        return ("const", type(atom.value), atom.value)
+    except TypeError:
+        return ("object", id(atom.value))
+
+
+def eliminate_common_subexpressions(fn: Function) -> Function:
+    """A pure operation computed again on the same atoms reuses the first result (where it is visible:
+    earlier in the block, or in an enclosing block)."""
+    mapping: dict[int, Atom] = {}
+
+    def block(b: Block, available: dict) -> None:
+        kept: list[Stmt] = []
+        for stmt in b.stmts:
+            substitute(Block([stmt], []), mapping)
+            if isinstance(stmt, Op) and len(stmt.outs) == 1 and stmt.prim is not runtime.stack_new \
+                    and is_pure(stmt.prim):
+                try:
+                    key = (stmt.prim, tuple(_atom_key(a) for a in stmt.args),
+                           tuple(sorted((k, _atom_key(a)) for k, a in stmt.kwargs.items())))
+                    hash(key)
+                except TypeError:
+                    key = None
+                if key is not None and key in available:
+                    mapping[id(stmt.outs[0])] = available[key]
+                    continue
+                if key is not None:
+                    available[key] = stmt.outs[0]
+            for inner in stmt_blocks(stmt):
+                block(inner, dict(available))
+            kept.append(stmt)
+        b.stmts = kept
+        b.results = [mapping.get(id(a), a) if isinstance(a, Value) else a for a in b.results]
+
+    block(fn.body, {})
+    return fn
+
+
 # ---------------------------------------------------------------- simplification
 
 _FOLDABLE_MODULES = ("math", "_operator", "operator")
@@ -448,3 +492,7 @@ def _fold(op: Op) -> Atom | None:
     if type(result) in (int, float, bool) and not (isinstance(result, float) and not math.isfinite(result)):
         return Const(result)
     return None
+
+
+# The passes in the order the pipeline runs them; `optimize=` names a subset to run only those.
+PASSES = ("simplify", "cse", "dce", "shapes", "in_place")

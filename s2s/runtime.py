@@ -235,6 +235,8 @@ def _matmul_promote(g, a, b):
 
 def _matmul_left(g, a, b):
     """The adjoint of a in a @ b."""
+    if np.ndim(a) == 2 and np.ndim(b) == 2:
+        return g @ b.T
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return _unbroadcast(g * b, a)
     g2, a2, b2 = _matmul_promote(g, a, b)
@@ -246,6 +248,8 @@ def _matmul_left(g, a, b):
 
 def _matmul_right(g, a, b):
     """The adjoint of b in a @ b."""
+    if np.ndim(a) == 2 and np.ndim(b) == 2:
+        return a.T @ g
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return _unbroadcast(g * a, b)
     g2, a2, b2 = _matmul_promote(g, a, b)
