@@ -30,7 +30,7 @@ from .frontend import parse_function
 from .ir import Const, Function, Op, Value, format_function, verify
 from .lower import lower
 from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, replace_shape_only_values,
-                       simplify, write_in_place)
+                       simplify, sink_pure_operations, write_in_place)
 from .reverse import reverse_function
 
 __version__ = "0.1.0"
@@ -114,6 +114,8 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         fn = verify(replace_shape_only_values(fn))
         if "dce" in selected:
             fn = verify(eliminate_dead_code(fn))
+    if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
+        fn = verify(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
         fn = verify(write_in_place(fn, scalar_values(fn, kinds), float_values(fn, wrt)))
     return fn
@@ -277,9 +279,21 @@ def _wrap(fn: Callable, options: Options, body: Callable, name: str) -> Callable
     return body
 
 
-def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: bool, mode: str = "reverse",
+def _passes(optimize: Any) -> Any:
+    """optimize= as the pipeline takes it: True, False, or a tuple of known pass names."""
+    if isinstance(optimize, bool):
+        return optimize
+    names = tuple(optimize)
+    for name in names:
+        if name not in PASSES:
+            raise BadArgument(f"no optimizing pass named {name!r}; the passes are {', '.join(PASSES)}")
+    return names
+
+
+def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: str = "reverse",
                      has_aux: bool = False) -> Callable:
     fn = _underlying(fn)
+    optimize = _passes(optimize)
     _refuse_early(fn)
     indices, several = _resolve_wrt(fn, wrt)
     if mode == "forward":
@@ -475,7 +489,8 @@ def _example_args(fn: Callable, args: tuple) -> tuple:
     return tuple(1.0 for _ in _param_names(fn))
 
 
-def _options_for(fn: Callable, wrt: Any, mode: str, with_value: bool, optimize: bool) -> Options:
+def _options_for(fn: Callable, wrt: Any, mode: str, with_value: bool, optimize: Any) -> Options:
+    optimize = _passes(optimize)
     if mode not in MODES:
         raise BadArgument(f"mode={mode!r}: the modes are {', '.join(MODES)}")
     indices, several = _resolve_wrt(fn, wrt)

@@ -229,9 +229,8 @@ class _Reverse:
         if not any(id(stmt.outs[j]) in self.adj for j in active_carried):
             return
         if isinstance(stmt, While):
-            trips = self._count_iterations(stmt)
             index = self.fresh("_")
-            bounds: list[Atom] = [Const(0), trips, Const(1)]
+            bounds: list[Atom] = [Const(0), Const(None), Const(1)]     # the trip count: decided below
             backwards = False
         else:
             index = self.fresh(stmt.index.hint or "i")
@@ -273,12 +272,25 @@ class _Reverse:
         if isinstance(stmt, For):
             substitute(reverse_block, {id(stmt.index): index})
         self.save_for_reverse(stmt.body, reverse_block.stmts, stmt.carried)
+        if isinstance(stmt, While):
+            bounds[1] = self._trip_count(stmt, out, depth)
         outs = [self.fresh(v.hint) for v in carried + accumulators]
         out.append(For(*bounds, index, inits, carried + accumulators, reverse_block, outs, backwards, stmt.loc))
         for f, o in zip(free, outs[len(carried):]):
             self.adj[id(f)] = o
         for j, o in zip(active_carried, outs):
             self.accumulate(stmt.inits[j], o, out, stmt.loc)
+
+    def _trip_count(self, stmt: While, out: list[Stmt], depth: int) -> Value:
+        """How many times a forward While ran: outside other loops, the length of a stack it pushes on
+        every iteration; otherwise a counter it carries."""
+        if depth == 0:
+            for s in stmt.body.stmts:
+                if isinstance(s, Op) and s.prim is runtime.push:
+                    trips = self.fresh(TRIP_COUNT)
+                    out.append(Op(len, [s.args[0]], [trips], loc=stmt.loc))
+                    return trips
+        return self._count_iterations(stmt)
 
     def _count_iterations(self, stmt: While) -> Value:
         """Give a forward While a carried iteration counter; return its final value."""
