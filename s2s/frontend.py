@@ -87,7 +87,8 @@ def parse_function(fn: Any) -> ParsedFunction:
     node = module.body[0]
     if not isinstance(node, gast.FunctionDef):
         kind = "async functions" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
-        raise UnsupportedSyntax(f"s2s does not support {kind}", Loc(filename, first_line, 0, first))
+        raise UnsupportedSyntax(f"s2s does not support {kind}", Loc(filename, first_line, 0, first),
+                                hint="differentiate the synchronous computation it runs")
     node.decorator_list = []
     try:
         all_lines = inspect.getsourcelines(inspect.getmodule(fn))[0] if inspect.getmodule(fn) else []

@@ -208,6 +208,7 @@ class Lowerer:
             params.append(v)
             self.env[arg.id] = self.env[f"$param:{arg.id}"] = v
         self.env[RET], self.env[RETVAL] = FALSE, Const(None)
+        self.env[BRK] = self.env[CONT] = FALSE       # flags are always bound, so branches join them
         self.block(node.body)
         result = self.env[RETVAL]
         if result is UNDEF:

@@ -44,6 +44,11 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
                             hint=f"register one with {how}, or add it to {family}")
 
 
+# functions whose adjoint is zero where a branch is not taken (or a side loses)
+_MASKING = {np.where, np.maximum, np.minimum, np.fmax, np.fmin, np.clip, np.absolute, np.fabs, abs,
+            operator.abs, max, min}
+
+
 class _Reverse:
     def __init__(self, fn: Function, active: set[int], kinds: dict[int, Any]):
         self.fn = fn
@@ -56,6 +61,9 @@ class _Reverse:
         # adjoints that may be smaller than their value (a reduction's adjoint, spread lazily): they
         # broadcast to its shape, and are expanded only where a rule or the caller needs the full shape
         self.lazy: set[int] = set()
+        # adjoints that are exactly zero on a branch not taken (below np.where, maximum, abs...): the
+        # elementwise rules they meet are masked so that 0 times a NaN derivative stays 0
+        self.masked: set[int] = set()
         self.stack_inits: list[Stmt] = []
         self.values = {id(p): p for p in fn.params}
         self.values.update((id(v), v) for s in walk(fn.body) for v in stmt_defs(s))
@@ -104,7 +112,12 @@ class _Reverse:
             out.append(Op(runtime._add, [current, contribution], [total], loc=loc))
         if self.is_lazy(current) and self.is_lazy(contribution):
             self.lazy.add(id(total))
+        if self.is_masked(current) and self.is_masked(contribution):
+            self.masked.add(id(total))
         self.adj[id(v)] = total
+
+    def is_masked(self, atom: Atom) -> bool:
+        return isinstance(atom, Value) and id(atom) in self.masked
 
     def is_lazy(self, atom: Atom) -> bool:
         return isinstance(atom, Value) and id(atom) in self.lazy
@@ -172,6 +185,10 @@ class _Reverse:
             arg, contribution = op.args[i], results[i]
             if contribution is None:
                 continue
+            if elementwise and self.is_masked(g):         # before unbroadcasting: g has the result's shape
+                masked = self.fresh(adjoint_hint(arg))
+                out.append(Op(runtime._masked, [contribution, g], [masked], loc=op.loc))
+                contribution = masked
             others_scalar = all(self.is_scalar(a) for k, a in enumerate(op.args) if k != i)
             if registry.is_elementwise(op.prim) and not others_scalar:
                 unbroadcast = self.fresh(adjoint_hint(arg))
@@ -182,6 +199,9 @@ class _Reverse:
                 self.rename(contribution, adjoint_hint(arg))
             if lazy_results and isinstance(contribution, Value) and not self.is_scalar(arg):
                 self.lazy.add(id(contribution))
+            if (elementwise and self.is_masked(g)) or op.prim in _MASKING:
+                if isinstance(contribution, Value):
+                    self.masked.add(id(contribution))
             self.accumulate(arg, contribution, out, op.loc)
 
     def branch(self, stmt: If, out: list[Stmt], depth: int) -> None:
@@ -263,8 +283,9 @@ class _Reverse:
         results: list[Atom] = []
         for j, dc in zip(active_carried, carried):
             g = self.adj.get(id(stmt.carried[j]))
+            # a zero shaped like this iteration's value (a loop may change a variable's shape)
             results.append(self.full(g, dc, body, stmt.loc) if g is not None
-                           else self.zero(stmt.carried[j], body, like=dc, loc=stmt.loc))
+                           else self.zero(stmt.carried[j], body, loc=stmt.loc))
         results.extend(self.full(self.adj[id(f)], acc, body, stmt.loc) for f, acc in zip(free, accumulators))
         self.adj = before
 

@@ -356,6 +356,16 @@ def _shaped_like(*operands):
     return np.empty(np.broadcast_shapes(*(np.shape(o) for o in operands)), np.result_type(*operands))
 
 
+def _masked(contribution, g):
+    """contribution where the adjoint g is nonzero, and exactly zero where g is zero.
+
+    Below np.where, maximum or abs the adjoint is zero on the branch not taken, whose values may be
+    NaN or infinite there (np.sqrt of a negative number); 0 times them must stay 0, not become NaN."""
+    if np.ndim(contribution) == 0 and np.ndim(g) == 0:
+        return contribution if g != 0 else 0.0
+    return np.where(np.asarray(g) == 0, 0.0, contribution)
+
+
 def _unsupported(message):
     raise NotImplementedError(message)
 
@@ -366,4 +376,4 @@ EMITTED_HELPERS = {_add, _item, _zeros_like_tree, _fill_tree, _spread, _overwrit
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,
                    _unconcatenate, _unstack_joined, _untile, _unrepeat, _diag_adjoint, _einsum_adjoint, _unsupported,
-                   _shaped_like, stop_gradient}
+                   _shaped_like, stop_gradient, _masked}

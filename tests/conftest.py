@@ -1,5 +1,6 @@
 import itertools
 import linecache
+import os
 import math
 import operator
 import textwrap
@@ -26,3 +27,8 @@ def function_from_source(source: str, name: str | None = None, namespace: dict |
 @pytest.fixture
 def make_fn():
     return function_from_source
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fuzz-examples", type=int, default=int(os.environ.get("S2S_FUZZ_EXAMPLES", "200")),
+                     help="how many random programs tests/test_fuzz.py checks (default 200, or S2S_FUZZ_EXAMPLES)")

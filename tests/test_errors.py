@@ -79,7 +79,49 @@ def with_match(x):
     return x
 
 
+async def with_async(x):
+    return x
+
+
+def with_nonlocal_outer():
+    total = 0.0
+
+    def with_nonlocal(x):
+        nonlocal total
+        total = x
+        return x
+    return with_nonlocal
+
+
+with_nonlocal = with_nonlocal_outer()
+
+
+def with_attribute_write(x, holder):
+    holder.value = x
+    return x
+
+
+def with_star_signature(*xs):
+    return xs[0]
+
+
+def with_comprehension(x):
+    return sum([x * k for k in range(3)])
+
+
+def with_raise(x):
+    if x < 0:
+        raise ValueError("negative")
+    return x
+
+
 CASES = [
+    (with_async, "async functions", "async def with_async"),
+    (with_nonlocal, "`nonlocal`", "nonlocal total"),
+    (with_attribute_write, "assignment into an attribute", "holder.value = x"),
+    (with_star_signature, "star-arguments", "def with_star_signature"),
+    (with_comprehension, "list comprehensions", "[x * k for k in range(3)]"),
+    (with_raise, "`raise`", 'raise ValueError("negative")'),
     (with_try, "try", "try:"),
     (with_yield, "generators", "yield x"),
     (with_with, "`with` blocks", "with open"),
