@@ -20,6 +20,7 @@ import itertools
 import keyword
 import math
 import operator
+import os
 import sys
 import textwrap
 import types
@@ -52,6 +53,21 @@ _MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg
 def to_source(tree: gast.AST) -> str:
     """The one call into astor."""
     return astor.to_source(gast.gast_to_ast(tree))
+
+
+def _expression_text(expr: gast.expr) -> str:
+    text = to_source(gast.Expr(value=expr)).strip()
+    return text[1:-1] if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]) else text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 # ---------------------------------------------------------------- gast construction
@@ -269,6 +285,7 @@ class Emitted:
     source: str
     bindings: dict[str, Any] = field(default_factory=dict)
     reads_user_names: bool = False      # reads a global or closure variable of the user's by bare name
+    line_map: dict[int, Any] = field(default_factory=dict)     # line of the module -> the user's Loc
 
 
 class _Emitter:
@@ -280,6 +297,7 @@ class _Emitter:
         self.visiting: set[str] = set()
         self.reads_user_names = False
         self.skipped: set[int] = set()                      # ops written as part of another statement
+        self.locs: dict[int, Any] = {}                      # emitted statement -> the user's line it is from
         self.defining = {id(o): s for s in walk(fn.body) if isinstance(s, Op) for o in s.outs}
         self.bindings: dict[str, Any] = {}
         self.inlined: dict[int, Op] = {}
@@ -487,7 +505,11 @@ class _Emitter:
     def block(self, block: Block) -> list[gast.stmt]:
         out: list[gast.stmt] = []
         for stmt in block.stmts:
-            out.extend(self.stmt(stmt))
+            emitted = self.stmt(stmt)
+            for node in emitted:
+                if stmt.loc is not None:
+                    self.locs[id(node)] = stmt.loc
+            out.extend(emitted)
         return out
 
     def stmt(self, stmt: Stmt) -> list[gast.stmt]:
@@ -613,9 +635,13 @@ class _Emitter:
         default_nodes = [self.constant(d) for d in defaults]
         args = gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                               defaults=default_nodes)
-        function = gast.FunctionDef(name=self.fn.name, args=args, body=body, decorator_list=[], returns=None,
-                                    type_comment=None, type_params=[])
-        function_source = to_source(gast.Module(body=[function], type_ignores=[]))
+        function = gast.FunctionDef(name=self.fn.name, args=args, body=[gast.Pass()], decorator_list=[],
+                                    returns=None, type_comment=None, type_params=[])
+        signature = to_source(gast.Module(body=[function], type_ignores=[])).rstrip()
+        signature = signature[:signature.rindex("pass")].rstrip()
+        body_lines: list[tuple[str, Any]] = []
+        self.render(body, "    ", body_lines)
+        function_source = "\n".join([signature] + [line for line, _ in body_lines])
         imports = [f"import {module} as {alias}" if alias != module else f"import {module}"
                    for alias, module in sorted(self.imports.items())]
         imports += [line for name, obj in sorted(self.bindings.items(), key=lambda item: item[0])
@@ -624,7 +650,35 @@ class _Emitter:
         definitions = [textwrap.dedent(inspect.getsource(helper)).rstrip() for helper in self.helpers.values()]
         definitions.append(function_source.rstrip())
         text = "\n\n\n".join(([top] if top else []) + definitions) + "\n"
-        return Emitted(text, dict(self.bindings), self.reads_user_names)
+        first = text.count("\n", 0, text.index(signature)) + signature.count("\n") + 2
+        line_map = {first + k: loc for k, (_, loc) in enumerate(body_lines) if loc is not None}
+        return Emitted(text, dict(self.bindings), self.reads_user_names, line_map)
+
+    def render(self, stmts: list[gast.stmt], indent: str, lines: list[tuple[str, Any]], last: Any = None) -> None:
+        """Python text for statements, each group under a comment quoting the user's line it comes from."""
+        for node in stmts:
+            loc = self.locs.get(id(node), last)
+            if id(node) in self.locs and (last is None or (loc.file, loc.line) != (last.file, last.line)):
+                text = loc.text.strip()
+                lines.append((f"{indent}# {os.path.basename(loc.file)}:{loc.line}" + (f"  {text}" if text else ""),
+                              None))
+                last = loc
+            inner = indent + "    "
+            if isinstance(node, gast.If):
+                lines.append((f"{indent}if {_expression_text(node.test)}:", loc))
+                self.render(node.body, inner, lines, last)
+                if node.orelse:
+                    lines.append((f"{indent}else:", loc))
+                    self.render(node.orelse, inner, lines, last)
+            elif isinstance(node, gast.For):
+                lines.append((f"{indent}for {_expression_text(node.target)} in {_expression_text(node.iter)}:", loc))
+                self.render(node.body, inner, lines, last)
+            elif isinstance(node, gast.While):
+                lines.append((f"{indent}while {_expression_text(node.test)}:", loc))
+                self.render(node.body, inner, lines, last)
+            else:
+                for text_line in to_source(node).rstrip().splitlines():
+                    lines.append((indent + text_line, loc))
 
 
 def _names_read(code: types.CodeType) -> set[str]:

@@ -234,9 +234,10 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
         op = defining.get(id(v))
         if op is None:
             return False
-        if op.prim is runtime._unbroadcast:        # returns its first argument or a new array
+        if op.prim is runtime._unbroadcast:        # returns its first argument or a new array...
             first = op.args[0]
-            return isinstance(first, Value) and uses.get(id(first)) == 1 and fresh(first)
+            return (len(op.args) == 2          # ...or, given the result's shape, a read-only broadcast view
+                    and isinstance(first, Value) and uses.get(id(first)) == 1 and fresh(first))
         return registry.is_elementwise(op.prim) and op.in_place is None
 
     carried_by: dict[int, tuple[Atom, Atom]] = {}     # a loop-carried value -> (its start, its update)

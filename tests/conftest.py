@@ -24,6 +24,11 @@ def function_from_source(source: str, name: str | None = None, namespace: dict |
     return scope[name]
 
 
+def code(source: str) -> str:
+    """Generated source without its comments (they quote the user's lines)."""
+    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#"))
+
+
 @pytest.fixture
 def make_fn():
     return function_from_source

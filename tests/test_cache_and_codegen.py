@@ -8,6 +8,7 @@ import traceback
 import pytest
 
 import s2s
+from conftest import code
 import s2s.api
 
 
@@ -80,9 +81,9 @@ def test_printed_source_runs_without_s2s(tmp_path):
     def f(x1, x2):
         return math.log(x1) + x1 * x2 - math.sin(x2)
 
-    code = s2s.source(f, wrt=(0, 1))
+    text = s2s.source(f, wrt=(0, 1))
     script = tmp_path / "standalone.py"
-    script.write_text(code + "\nprint(repr(f_grad(2.0, 5.0)))\n")
+    script.write_text(text + "\nprint(repr(f_grad(2.0, 5.0)))\n")
     blocker = tmp_path / "s2s.py"
     blocker.write_text("raise ImportError('s2s must not be imported by generated code')\n")
     result = subprocess.run([sys.executable, "-I", str(script)], capture_output=True, text=True, cwd=tmp_path)
@@ -94,10 +95,10 @@ def test_source_names_come_from_the_user():
     def f(weight, bias):
         return weight * bias + math.sin(weight)
 
-    code = s2s.source(f, wrt=(0, 1))
-    assert "def f_grad(weight, bias):" in code
-    assert "dweight = " in code
-    assert "return dweight, weight" in code          # d(weight * bias)/dbias is weight itself
+    text = code(s2s.source(f, wrt=(0, 1)))
+    assert "def f_grad(weight, bias):" in text
+    assert "dweight = " in text
+    assert "return dweight, weight" in text          # d(weight * bias)/dbias is weight itself
 
 
 def test_gradient_only_does_not_compute_the_output():
@@ -105,7 +106,7 @@ def test_gradient_only_does_not_compute_the_output():
         y = math.exp(x)
         return y + 3.0 * x
 
-    body = s2s.source(f).split("def f_grad")[1]
+    body = code(s2s.source(f)).split("def f_grad")[1]
     assert "math.exp(x)" in body and "y + " not in body and "3.0 * x" not in body
 
 
@@ -113,7 +114,7 @@ def test_optimize_false_shows_the_raw_transform_with_the_same_numbers():
     def f(x):
         return x ** 2 * math.sin(x)
 
-    raw = s2s.source(f, optimize=False)
-    optimized = s2s.source(f)
+    raw = code(s2s.source(f, optimize=False))
+    optimized = code(s2s.source(f))
     assert len(raw.splitlines()) > len(optimized.splitlines())
     assert s2s.grad(f, optimize=False)(0.7) == pytest.approx(s2s.grad(f)(0.7), rel=1e-15)

@@ -170,6 +170,9 @@ REGRESSIONS: list[tuple[str, bool, int]] = [
     # a loop inside one branch only: the break and continue flags were unbound in the other branch
     ("def helper(a, b):\n    return 0.0\n\n\ndef f(x, y):\n    z = x * 0.5\n    if x > 0.0:\n        x = 0.0\n"
      "    else:\n        for k1 in range(0):\n            x = 0.0\n    return x * y\n", False, 0),
+    # an adjoint spread lazily over an elementwise result is a read-only view: never written in place
+    ("def helper(a, b):\n    return 0.0\n\n\ndef f(x, y):\n    z = x * 0.5\n    return np.sum((x * 0.3) * y)\n",
+     True, 0),
 ]
 
 

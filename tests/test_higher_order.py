@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import s2s
+from conftest import code
 import test_control_flow as cf
 
 SECOND_DERIVATIVES = {
@@ -98,7 +99,7 @@ def test_second_derivative_through_loops_and_branches(fn, args):
 
 
 def test_second_derivative_source_is_readable_python():
-    source = s2s.source(horner, 0.7, [1.0, 2.0], order=2)
+    source = code(s2s.source(horner, 0.7, [1.0, 2.0], order=2))
     assert "def horner_grad_jvp(x, coefficients, x_dot):" in source
     assert "_dot_stack" in source         # the tangents of the values the gradient saves
 
