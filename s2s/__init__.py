@@ -4,7 +4,7 @@
     df = s2s.grad(f)          # reads f's source, emits the derivative as Python source
     print(s2s.source(f))      # the generated code: readable, and runnable with NumPy alone
 """
-from .api import __version__, grad, hessian, hvp, ir, jacobian, jvp, source, value_and_grad, vjp
+from .api import __version__, export, grad, hessian, hvp, ir, jacobian, jvp, source, value_and_grad, vjp
 from .check import check_grad
 from .errors import (BadArgument, InvalidIR, NoDerivativeRule, NonScalarOutput, S2SError, SourceUnavailable,
                      UnsupportedSyntax)
@@ -12,7 +12,7 @@ from .registry import adjoint, elementwise, linear, nondifferentiable, tangent
 from .runtime import stop_gradient
 
 __all__ = [
-    "__version__", "grad", "value_and_grad", "jvp", "vjp", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
+    "__version__", "export", "grad", "value_and_grad", "jvp", "vjp", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
     "nondifferentiable", "elementwise", "linear", "stop_gradient", "S2SError", "SourceUnavailable", "UnsupportedSyntax",
     "NoDerivativeRule", "NonScalarOutput", "BadArgument", "InvalidIR",
 ]

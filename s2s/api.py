@@ -11,6 +11,7 @@ a new object and compiles anew, and a cache hit costs one dictionary look-up.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import operator
 import os
@@ -146,7 +147,36 @@ def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -> tup
     emitted = emit_module(derivative, root.__defaults__ or (), _header(fn, options), root)
     compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
                                 emitted.reads_user_names)
+    compiled.__s2s_lines__ = emitted.line_map         # type: ignore[attr-defined]
     return emitted.source, compiled
+
+
+def annotate(exc: BaseException, function: Callable) -> None:
+    """Name, on an exception raised inside generated code, the user's line that code comes from."""
+    code = function.__code__
+    lines = getattr(function, "__s2s_lines__", {})
+    tb, lineno = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    loc = lines.get(lineno)
+    if loc is None:
+        return
+    note = (f"s2s: raised in the derivative of {os.path.basename(loc.file)}:{loc.line}  {loc.text.strip()}  "
+            f"(generated {code.co_filename} line {lineno})")
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:                                       # Python 3.10: no notes; say it in the arguments
+        exc.args = (*exc.args, note)
+
+
+def call(function: Callable, args: tuple) -> Any:
+    try:
+        return function(*args)
+    except Exception as exc:
+        annotate(exc, function)
+        raise
 
 
 # ---------------------------------------------------------------- arguments
@@ -314,7 +344,11 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
             types = tuple(map(type, args))
             if _SCALAR_TYPES.issuperset(types):
                 cache[types] = function
-        return function(*args)
+        try:
+            return function(*args)
+        except Exception as exc:
+            annotate(exc, function)
+            raise
 
     return _wrap(fn, options, derivative, "value_and_grad" if with_value else "grad")
 
@@ -368,7 +402,7 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                 if isinstance(args[i], np.ndarray) else 0.0
             for k, e in _basis(args[i]):
                 tangents = [e if j == i else _zero_like(args[j]) for j in indices]
-                value, directional = jvp_function(*args, *tangents)
+                value, directional = call(jvp_function, (*args, *tangents))
                 if isinstance(g, np.ndarray):
                     g[k] = directional
                 else:
@@ -402,7 +436,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimi
             raise BadArgument(f"the tangent of argument {i} has shape {np.shape(tangents[i])}, "
                               f"the argument {np.shape(primals[i])}")
     options = Options(indices, False, "forward", True, optimize)
-    return compiled(fn, options, primals)[1](*primals, *[tangents[i] for i in indices])
+    return call(compiled(fn, options, primals)[1], (*primals, *[tangents[i] for i in indices]))
 
 
 def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
@@ -417,7 +451,7 @@ def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
 
     def product(*args: Any) -> Any:
         *primals, v = args
-        return compiled(fn, options, tuple(primals))[1](*primals, v)
+        return call(compiled(fn, options, tuple(primals))[1], (*primals, v))
 
     return _wrap(fn, options, product, "hvp")
 
@@ -451,7 +485,7 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True) -> tup
     value = fn(*args)
 
     def pullback(cotangent: Any) -> tuple:
-        return function(*args, cotangent)[1]
+        return call(function, (*args, cotangent))[1]
 
     return value, pullback
 
@@ -527,3 +561,34 @@ def ir(fn: Any, *args: Any, wrt: Any = None, mode: str = "reverse", with_value: 
     if wrt is None:
         return format_function(function_ir(fn, kinds))
     return format_function(derivative_ir(fn, _options_for(fn, wrt, mode, with_value, optimize), kinds))
+
+
+# ---------------------------------------------------------------- export
+
+def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int = 1, with_value: bool = False,
+           source_path: str | None = None) -> str:
+    """A self-contained module holding the derivative (and the helpers it needs): NumPy is all it imports.
+
+    Its header names the source file and a hash of it, and the s2s version; exporting twice gives the same
+    bytes. Globals the function reads are imported from its module; a closure variable cannot be exported.
+    """
+    fn = _underlying(fn)
+    root = root_function(fn)
+    if order == 2:
+        mode = "hvp"
+    options = _options_for(fn, wrt, mode, with_value, True)
+    example = _example_args(fn, args)
+    derivative = derivative_ir(fn, options, [kind_of(a) for a in example])
+    path = source_path or root.__code__.co_filename
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    path = relative if not relative.startswith("..") else os.path.basename(path)
+    try:
+        with open(root.__code__.co_filename, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()[:16]
+    except OSError:
+        digest = "unavailable"
+    what = _header(fn, options).split(": the ", 1)[1].rstrip(".")
+    header = (f"# Exported by s2s {__version__} from {path}:{root.__name__} (sha256 {digest}): the {what}.\n"
+              f"# A standalone module: it needs NumPy, not s2s.")
+    emitted = emit_module(derivative, root.__defaults__ or (), header, root, standalone=True)
+    return emitted.source

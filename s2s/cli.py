@@ -1,5 +1,7 @@
 """The `s2s` command: print the derivative of a function in a file as Python source.
 
+    s2s export path/to/file.py:func [--wrt x,y] [--mode forward] [--order 2] [--arrays W,b] -o out.py
+
     s2s path/to/file.py:func [--wrt x,y] [--mode forward] [--order 2] [--ir] [--arrays W,b] [--with-value]
         [--no-optimize]
 """
@@ -13,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import __version__, ir, source
+from .api import __version__, export, ir, source
 from .errors import S2SError
 
 
@@ -21,7 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="s2s",
         description="Print the derivative of a Python function as Python source. The printed code is exactly "
-                    "what s2s runs, and it runs with only NumPy installed.")
+                    "what s2s runs, and it runs with only NumPy installed. `s2s export --help` for writing "
+                    "it to a standalone module.")
     parser.add_argument("target", metavar="FILE.py:FUNCTION", help="the file and the function in it to differentiate")
     parser.add_argument("--wrt", default=None,
                         help="comma-separated argument names (or positions) to differentiate with respect to; "
@@ -76,22 +79,65 @@ def load_function(target: str) -> Any:
     return getattr(fn, "__wrapped__", fn)
 
 
+def _export_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="s2s export",
+        description="Write the derivative of a function as a standalone module: it imports NumPy, not s2s. "
+                    "Exporting twice gives the same bytes.")
+    parser.add_argument("target", metavar="FILE.py:FUNCTION", help="the file and the function in it to differentiate")
+    parser.add_argument("--wrt", default=None, help="comma-separated argument names or positions; default: all")
+    parser.add_argument("--mode", default="reverse", choices=["reverse", "forward"],
+                        help="reverse: the gradient; forward: the directional derivative (jvp)")
+    parser.add_argument("--order", type=int, default=1, choices=[1, 2], help="2: the second derivative (hvp)")
+    parser.add_argument("--arrays", default="", help="comma-separated names of the arguments that are NumPy arrays")
+    parser.add_argument("-o", "--output", required=True, help="the module to write")
+    return parser
+
+
+def _wrt_and_example(fn: Any, wrt_text: str | None, arrays_text: str) -> tuple[Any, tuple]:
+    names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    wrt: Any = tuple(range(len(names))) if len(names) > 1 else 0
+    if wrt_text:
+        items = [int(w) if w.strip().lstrip("-").isdigit() else w.strip() for w in wrt_text.split(",")]
+        wrt = tuple(items) if len(items) > 1 else items[0]
+    arrays = {a.strip() for a in arrays_text.split(",") if a.strip()}
+    unknown = arrays - set(names)
+    if unknown:
+        raise LookupError(f"--arrays names {', '.join(sorted(unknown))}, which {fn.__name__} does not take")
+    return wrt, tuple(np.zeros(1) if n in arrays else 1.0 for n in names)
+
+
+def export_main(argv: list[str]) -> int:
+    args = _export_parser().parse_args(argv)
+    try:
+        fn = load_function(args.target)
+        wrt, example = _wrt_and_example(fn, args.wrt, args.arrays)
+    except LookupError as exc:
+        return _fail(str(exc))
+    try:
+        text = export(fn, *example, wrt=wrt, mode=args.mode, order=args.order,
+                      source_path=args.target.rpartition(":")[0])
+    except S2SError as exc:
+        return _fail(exc.one_line())
+    with open(args.output, "w") as handle:
+        handle.write(text)
+    print(f"wrote {args.output}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["export"]:
+        return export_main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         fn = load_function(args.target)
     except LookupError as exc:
         return _fail(str(exc))
-    names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
-    wrt: Any = tuple(range(len(names))) if len(names) > 1 else 0
-    if args.wrt:
-        items = [int(w) if w.strip().lstrip("-").isdigit() else w.strip() for w in args.wrt.split(",")]
-        wrt = tuple(items) if len(items) > 1 else items[0]
-    arrays = {a.strip() for a in args.arrays.split(",") if a.strip()}
-    unknown = arrays - set(names)
-    if unknown:
-        return _fail(f"--arrays names {', '.join(sorted(unknown))}, which {fn.__name__} does not take")
-    example = tuple(np.zeros(1) if n in arrays else 1.0 for n in names)
+    try:
+        wrt, example = _wrt_and_example(fn, args.wrt, args.arrays)
+    except LookupError as exc:
+        return _fail(str(exc))
     try:
         if args.ir:
             print(ir(fn))

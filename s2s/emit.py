@@ -32,6 +32,7 @@ import gast
 import numpy as np
 
 from . import runtime
+from .errors import S2SError
 from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
 
 _BINARY = {
@@ -480,7 +481,7 @@ class _Emitter:
             return
         self.visiting.add(helper.__name__)          # a helper may call itself
         self.imports["np"] = "numpy"
-        for name in _names_read(helper.__code__):
+        for name in sorted(_names_read(helper.__code__)):      # sorted: the same module every run
             other = getattr(runtime, name, None)
             if other in runtime.EMITTED_HELPERS:
                 self.use_helper(other)
@@ -654,6 +655,26 @@ class _Emitter:
         line_map = {first + k: loc for k, (_, loc) in enumerate(body_lines) if loc is not None}
         return Emitted(text, dict(self.bindings), self.reads_user_names, line_map)
 
+    def standalone(self, emitted: Emitted) -> Emitted:
+        """The module with imports for the user's globals it reads, refusing what cannot be imported."""
+        for name, obj in self.bindings.items():
+            if _import_line(name, obj).startswith("#"):
+                raise S2SError(f"cannot export {self.fn.name}: it reads {name}, a {type(obj).__name__} that a "
+                               f"module cannot import", hint="make it a module-level global of your module")
+        names = sorted({s.args[0].value for s in walk(self.fn.body) if isinstance(s, Op)
+                        and s.prim is runtime.free_name and s.args[1].value is self.root})
+        if not names:
+            return emitted
+        module = getattr(self.root, "__module__", None)
+        if module is None or module == "__main__" or module.startswith("_s2s_target_"):
+            module = os.path.splitext(os.path.basename(self.root.__code__.co_filename))[0]
+        if any(name in self.root.__code__.co_freevars for name in names):
+            raise S2SError(f"cannot export {self.fn.name}: it reads a closure variable of "
+                           f"{self.root.__qualname__}", hint="make it a module-level global of your module")
+        line = f"from {module} import {', '.join(names)}"
+        head, sep, rest = emitted.source.partition("\n\n\n")
+        return Emitted(f"{head}\n{line}{sep}{rest}", emitted.bindings, False, emitted.line_map)
+
     def render(self, stmts: list[gast.stmt], indent: str, lines: list[tuple[str, Any]], last: Any = None) -> None:
         """Python text for statements, each group under a comment quoting the user's line it comes from."""
         for node in stmts:
@@ -716,5 +737,11 @@ def _conditional(cond: gast.expr, then: gast.expr, orelse: gast.expr, stmt: If) 
     return gast.IfExp(test=cond, body=then, orelse=orelse)
 
 
-def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any = None) -> Emitted:
-    return _Emitter(fn, root).module(defaults, header)
+def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any = None,
+                standalone: bool = False) -> Emitted:
+    """The module text; standalone: every name it reads is imported (or the export is refused)."""
+    emitter = _Emitter(fn, root)
+    emitted = emitter.module(defaults, header)
+    if standalone:
+        return emitter.standalone(emitted)
+    return emitted
