@@ -27,6 +27,9 @@ from .optimize import eliminate_dead_code_in
 from .reverse import missing_rule
 
 PARAMETER = "parameter"
+# operations whose tangent is themselves applied to the tangents, but for the arguments listed (keys, indices)
+_STRUCTURAL = {runtime.make_tuple: (), runtime.make_list: (), runtime.make_dict: (0,), runtime.list_append: (),
+               runtime.setitem: (1,)}
 
 
 class _Forward:
@@ -106,8 +109,10 @@ class _Forward:
         if not varying:
             return
         ans = op.outs[0]
-        if prim in (runtime.make_tuple, runtime.make_list):
-            items = [self.tangent_or_zero(a, out, op.loc) for a in op.args]
+        if prim in _STRUCTURAL:
+            # containers and writes are linear in their items together: the same operation on the tangents
+            kept = _STRUCTURAL[prim]
+            items = [a if k in kept else self.tangent_or_zero(a, out, op.loc) for k, a in enumerate(op.args)]
             self.tan[id(ans)] = packed = self.fresh(tangent_hint(ans))
             out.append(Op(prim, items, [packed], loc=op.loc))
             return

@@ -129,3 +129,7 @@ def test_reduction_adjoints_spread_lazily_count_every_copy(expression, make_fn):
     rng = np.random.default_rng(5)
     args = (0.7, rng.normal(size=3), rng.normal(size=(2, 1)), rng.normal(size=(2, 3)))
     s2s.check_grad(f, *args, wrt=(0, 1, 2, 3))
+    reverse = s2s.grad(f, wrt=(0, 1, 2, 3))(*args)
+    forward = s2s.grad(f, wrt=(0, 1, 2, 3), mode="forward")(*args)
+    for r, fw in zip(reverse, forward):
+        assert np.asarray(fw) == pytest.approx(np.asarray(r), rel=1e-9, abs=1e-12)

@@ -165,6 +165,15 @@ def test_gradient_of_a_dict_has_the_dict_structure():
     s2s.check_grad(loss_of_params, params, X, y)
 
 
+def test_jvp_with_a_dict_of_tangents_agrees_with_reverse_mode():
+    params = {"W1": rng.normal(size=(3, 4)), "b1": np.zeros(4), "W2": rng.normal(size=(4, 1)), "b2": 0.0}
+    X, y = rng.normal(size=(6, 3)), rng.normal(size=(6, 1))
+    direction = {"W1": rng.normal(size=(3, 4)), "b1": rng.normal(size=4), "W2": rng.normal(size=(4, 1)), "b2": 0.5}
+    _, tangent = s2s.jvp(loss_of_params, (params, X, y), (direction, None, None))
+    g = s2s.grad(loss_of_params)(params, X, y)
+    assert tangent == pytest.approx(sum(np.sum(g[k] * direction[k]) for k in params))
+
+
 def test_gradients_of_tuples_and_lists_keep_their_structure():
     def f(pair, items):
         return pair[0] * pair[1] + np.sum(items[0] * items[1])

@@ -189,6 +189,11 @@ def test_rule_against_central_differences(prim, case, make_fn):
     s2s.check_grad(f, *point, wrt=tuple(range(len(point))), rtol=1e-5, atol=1e-7)
     for i in range(len(point)):          # each argument alone: the others are constants
         s2s.check_grad(f, *point, wrt=i, rtol=1e-5, atol=1e-7)
+    wrt = tuple(range(len(point)))
+    reverse = s2s.grad(f, wrt=wrt)(*point)
+    forward = s2s.grad(f, wrt=wrt, mode="forward")(*point)      # the same rule in forward mode
+    for r, fw in zip(reverse, forward):
+        assert np.asarray(fw) == pytest.approx(np.asarray(r), rel=1e-9, abs=1e-12)
 
 
 def test_every_rule_has_a_domain():
