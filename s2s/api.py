@@ -16,6 +16,7 @@ import inspect
 import operator
 import os
 import threading
+import types
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -28,13 +29,21 @@ from .emit import emit_module
 from .errors import BadArgument, S2SError
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
-from .ir import Const, Function, Op, Value, format_function, verify
+from .ir import Const, Function, Op, Value, clone_function, format_function, verify
+from .naming import Namer
 from .lower import lower
 from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, replace_shape_only_values,
                        simplify, sink_pure_operations, write_in_place)
 from .reverse import reverse_function
 
 __version__ = "0.1.0"
+
+# The verifier runs after every pass when S2S_VERIFY=1 (the test suite sets it); otherwise once, at the end.
+VERIFY_EVERY_PASS = os.environ.get("S2S_VERIFY") == "1"
+
+
+def checked(fn: Function) -> Function:
+    return verify(fn) if VERIFY_EVERY_PASS else fn
 
 MODES = ("reverse", "forward", "hvp", "vjp")
 
@@ -51,8 +60,17 @@ class Options:
 
 # ---------------------------------------------------------------- the pipeline
 
+_PRIMAL: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
+
+
 def primal_ir(fn: Callable) -> Function:
-    return verify(lower(parse_function(fn)))
+    """fn lowered to IR: once per function (and code), then a fresh copy for each transform to work on."""
+    cached = _PRIMAL.get(fn) if isinstance(fn, types.FunctionType) else None
+    if cached is None or cached[0] is not fn.__code__:
+        cached = (getattr(fn, "__code__", None), checked(lower(parse_function(fn))))
+        _PRIMAL[fn] = cached
+    namer = Namer()
+    return clone_function(cached[1], lambda v: namer.value(v.hint))
 
 
 def function_ir(fn: Callable, param_kinds: Sequence[Kind]) -> Function:
@@ -84,12 +102,12 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -
     elif options.mode == "forward":
         derivative = forward_function(base, {i: PARAMETER for i in wrt}, kinds, options.with_value)
     elif options.mode == "hvp":
-        gradient = optimize_ir(verify(reverse_function(base, wrt, kinds, False, options.several)), kinds, wrt,
+        gradient = optimize_ir(checked(reverse_function(base, wrt, kinds, False, options.several)), kinds, wrt,
                                options.optimize, final=False)
         derivative = forward_function(gradient, {i: PARAMETER for i in wrt}, kinds, options.with_value, "jvp")
     else:
         raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")
-    return optimize_ir(verify(derivative), kinds, wrt, options.optimize, final=True)
+    return verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True))
 
 
 def split_aux(fn: Function) -> Function:
@@ -99,26 +117,26 @@ def split_aux(fn: Function) -> Function:
     fn.body.stmts.append(Op(operator.getitem, [result, Const(0)], [output], loc=fn.loc))
     fn.body.stmts.append(Op(operator.getitem, [result, Const(1)], [aux], loc=fn.loc))
     fn.body.results = [output, aux]
-    return verify(fn)
+    return checked(fn)
 
 
 def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, final: bool) -> Function:
     """The optimizing passes selected by optimize (True: all of PASSES), each followed by the verifier."""
     selected = set(PASSES) if optimize is True else set(optimize or ())
     if "simplify" in selected:
-        fn = verify(simplify(fn))
+        fn = checked(simplify(fn))
     if "cse" in selected:
-        fn = verify(eliminate_common_subexpressions(fn))
+        fn = checked(eliminate_common_subexpressions(fn))
     if "dce" in selected:
-        fn = verify(eliminate_dead_code(fn))
+        fn = checked(eliminate_dead_code(fn))
     if "shapes" in selected:
-        fn = verify(replace_shape_only_values(fn))
+        fn = checked(replace_shape_only_values(fn))
         if "dce" in selected:
-            fn = verify(eliminate_dead_code(fn))
+            fn = checked(eliminate_dead_code(fn))
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
-        fn = verify(sink_pure_operations(fn))
+        fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
-        fn = verify(write_in_place(fn, scalar_values(fn, kinds), float_values(fn, wrt)))
+        fn = checked(write_in_place(fn, scalar_values(fn, kinds), float_values(fn, wrt)))
     return fn
 
 

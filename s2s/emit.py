@@ -21,6 +21,7 @@ import keyword
 import math
 import operator
 import os
+import re
 import sys
 import textwrap
 import types
@@ -54,21 +55,6 @@ _MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg
 def to_source(tree: gast.AST) -> str:
     """The one call into astor."""
     return astor.to_source(gast.gast_to_ast(tree))
-
-
-def _expression_text(expr: gast.expr) -> str:
-    text = to_source(gast.Expr(value=expr)).strip()
-    return text[1:-1] if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]) else text
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth < 0:
-            return False
-    return depth == 0
 
 
 # ---------------------------------------------------------------- gast construction
@@ -636,13 +622,14 @@ class _Emitter:
         default_nodes = [self.constant(d) for d in defaults]
         args = gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                               defaults=default_nodes)
-        function = gast.FunctionDef(name=self.fn.name, args=args, body=[gast.Pass()], decorator_list=[],
-                                    returns=None, type_comment=None, type_params=[])
-        signature = to_source(gast.Module(body=[function], type_ignores=[])).rstrip()
-        signature = signature[:signature.rindex("pass")].rstrip()
-        body_lines: list[tuple[str, Any]] = []
-        self.render(body, "    ", body_lines)
-        function_source = "\n".join([signature] + [line for line, _ in body_lines])
+        markers: list[tuple[Any, bool]] = []
+        function = gast.FunctionDef(name=self.fn.name, args=args, body=self.mark(body, markers, None),
+                                    decorator_list=[], returns=None, type_comment=None, type_params=[])
+        body_lines = _unmark(to_source(gast.Module(body=[function], type_ignores=[])).rstrip().splitlines(),
+                             markers)
+        signature = body_lines[0][0]
+        function_source = "\n".join(line for line, _ in body_lines)
+        body_lines = body_lines[1:]
         imports = [f"import {module} as {alias}" if alias != module else f"import {module}"
                    for alias, module in sorted(self.imports.items())]
         imports += [line for name, obj in sorted(self.bindings.items(), key=lambda item: item[0])
@@ -675,31 +662,46 @@ class _Emitter:
         head, sep, rest = emitted.source.partition("\n\n\n")
         return Emitted(f"{head}\n{line}{sep}{rest}", emitted.bindings, False, emitted.line_map)
 
-    def render(self, stmts: list[gast.stmt], indent: str, lines: list[tuple[str, Any]], last: Any = None) -> None:
-        """Python text for statements, each group under a comment quoting the user's line it comes from."""
+    def mark(self, stmts: list[gast.stmt], markers: list[tuple[Any, bool]], last: Any) -> list[gast.stmt]:
+        """The statements with a marker before each one that has a place in the user's code: visible (it
+        becomes a comment quoting the line) where the line changes, silent otherwise (it only maps lines)."""
+        marked: list[gast.stmt] = []
         for node in stmts:
-            loc = self.locs.get(id(node), last)
-            if id(node) in self.locs and (last is None or (loc.file, loc.line) != (last.file, last.line)):
-                text = loc.text.strip()
-                lines.append((f"{indent}# {os.path.basename(loc.file)}:{loc.line}" + (f"  {text}" if text else ""),
-                              None))
+            loc = self.locs.get(id(node))
+            if loc is not None:
+                visible = last is None or (loc.file, loc.line) != (last.file, last.line)
+                markers.append((loc, visible))
+                marked.append(gast.Expr(value=_constant(f"{_MARKER}{len(markers) - 1}")))
                 last = loc
-            inner = indent + "    "
-            if isinstance(node, gast.If):
-                lines.append((f"{indent}if {_expression_text(node.test)}:", loc))
-                self.render(node.body, inner, lines, last)
-                if node.orelse:
-                    lines.append((f"{indent}else:", loc))
-                    self.render(node.orelse, inner, lines, last)
-            elif isinstance(node, gast.For):
-                lines.append((f"{indent}for {_expression_text(node.target)} in {_expression_text(node.iter)}:", loc))
-                self.render(node.body, inner, lines, last)
-            elif isinstance(node, gast.While):
-                lines.append((f"{indent}while {_expression_text(node.test)}:", loc))
-                self.render(node.body, inner, lines, last)
-            else:
-                for text_line in to_source(node).rstrip().splitlines():
-                    lines.append((indent + text_line, loc))
+            if isinstance(node, (gast.If, gast.For, gast.While)):
+                node.body = self.mark(node.body, markers, last)
+                node.orelse = self.mark(node.orelse, markers, last)
+            marked.append(node)
+        return marked
+
+
+_MARKER = "S2S_PLACE_"
+_MARKER_LINE = re.compile(r"^(\s*)(['\"]{1,3})" + _MARKER + r"(\d+)\2\s*$")
+
+
+def _unmark(lines: list[str], markers: list[tuple[Any, bool]]) -> list[tuple[str, Any]]:
+    """Marker lines become comments quoting the user's line (or vanish); each line learns its place."""
+    out: list[tuple[str, Any]] = []
+    current: list[Any] = [None]                # the place of the code at each depth of indentation
+    for line in lines:
+        match = _MARKER_LINE.match(line)
+        depth = (len(line) - len(line.lstrip())) // 4
+        if match:
+            loc, visible = markers[int(match.group(3))]
+            current = current[:depth] + [None] * (depth - len(current)) + [loc]
+            if visible:
+                text = loc.text.strip()
+                out.append((f"{match.group(1)}# {os.path.basename(loc.file)}:{loc.line}"
+                            + (f"  {text}" if text else ""), None))
+            continue
+        place = next((p for p in reversed(current[:depth + 1]) if p is not None), None)
+        out.append((line, place))
+    return out
 
 
 def _names_read(code: types.CodeType) -> set[str]:

@@ -296,12 +296,13 @@ def sink_pure_operations(fn: Function) -> Function:
         for stmt in b.stmts:
             for inner in stmt_blocks(stmt):
                 block(inner)
+        reads = {id(stmt): _read_ids(stmt) for stmt in b.stmts}
         placed: list[Stmt] = []           # the statements after the current one, in their final order
         for stmt in reversed(b.stmts):
             if isinstance(stmt, Op) and len(stmt.outs) == 1 and is_pure(stmt.prim) \
                     and stmt.prim is not runtime.stack_new:
-                out = stmt.outs[0]
-                first = next((j for j, later in enumerate(placed) if _reads_value(later, out)), len(placed))
+                out = id(stmt.outs[0])
+                first = next((j for j, later in enumerate(placed) if out in reads[id(later)]), len(placed))
                 placed.insert(first, stmt)
             else:
                 placed.insert(0, stmt)
@@ -311,10 +312,10 @@ def sink_pure_operations(fn: Function) -> Function:
     return fn
 
 
-def _reads_value(stmt: Stmt, value: Value) -> bool:
-    if any(a is value for a in _reads(stmt)):
-        return True
-    return any(a is value for inner in stmt_blocks(stmt) for a in uses_in(inner))
+def _read_ids(stmt: Stmt) -> set[int]:
+    """The values a statement reads, its nested blocks included."""
+    atoms = list(_reads(stmt)) + [a for inner in stmt_blocks(stmt) for a in uses_in(inner)]
+    return {id(a) for a in atoms if isinstance(a, Value)}
 
 
 # ---------------------------------------------------------------- common subexpressions

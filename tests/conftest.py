@@ -8,6 +8,8 @@ import textwrap
 import numpy as np
 import pytest
 
+os.environ["S2S_VERIFY"] = "1"          # the IR verifier runs after every pass, in every test
+
 _counter = itertools.count()
 
 

@@ -93,3 +93,8 @@ def test_verifier_rejects_values_out_of_scope():
 def test_primal_ir_is_single_assignment():
     fn = primal_ir(loop)
     verify(fn)
+
+
+def test_the_suite_verifies_the_ir_after_every_pass():
+    import s2s.api
+    assert s2s.api.VERIFY_EVERY_PASS
