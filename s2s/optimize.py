@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from . import registry, runtime
-from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, substitute, uses_in
+from .ir import (Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_inputs, substitute,
+                 uses_in)
 
 _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runtime.make_dict, runtime.free_name,
                  runtime.zeros_like,
@@ -183,15 +184,7 @@ class _Results:
 
 
 def _reads(stmt: Any) -> list[Atom]:
-    if isinstance(stmt, _Results):
-        return list(stmt.results)
-    if isinstance(stmt, Op):
-        return list(stmt.args) + list(stmt.kwargs.values())
-    if isinstance(stmt, If):
-        return [stmt.cond]
-    if isinstance(stmt, While):
-        return list(stmt.inits)
-    return [stmt.start, stmt.stop, stmt.step, *stmt.inits]
+    return list(stmt.results) if isinstance(stmt, _Results) else stmt_inputs(stmt)
 
 
 # ---------------------------------------------------------------- writing into dead temporaries
