@@ -32,8 +32,8 @@ from .frontend import parse_function
 from .ir import Const, Function, Op, Value, clone_function, format_function, verify
 from .naming import Namer
 from .lower import lower
-from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, replace_shape_only_values,
-                       simplify, sink_pure_operations, write_in_place)
+from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, hoist_loop_invariants,
+                       replace_shape_only_values, simplify, sink_pure_operations, write_in_place)
 from .reverse import reverse_function
 
 __version__ = "0.1.0"
@@ -125,6 +125,8 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
     selected = set(PASSES) if optimize is True else set(optimize or ())
     if "simplify" in selected:
         fn = checked(simplify(fn))
+    if "hoist" in selected:
+        fn = checked(hoist_loop_invariants(fn))
     if "cse" in selected:
         fn = checked(eliminate_common_subexpressions(fn))
     if "dce" in selected:

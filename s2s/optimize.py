@@ -278,6 +278,41 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
     return fn
 
 
+# ---------------------------------------------------------------- loop invariants
+
+# operations that cannot raise, whatever their inputs: safe to run once before a loop that may run zero times
+_NEVER_RAISE = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos}
+
+
+def hoist_loop_invariants(fn: Function) -> Function:
+    """Move an operation of a loop body that reads only values from outside the loop to before the loop.
+
+    It is then computed once, and the reverse sweep reads it directly instead of saving it on a stack
+    every iteration (`-k` in `y = y + h * (-k * y)`)."""
+    def block(b: Block) -> None:
+        new: list[Stmt] = []
+        for stmt in b.stmts:
+            for inner in stmt_blocks(stmt):
+                block(inner)
+            if isinstance(stmt, (While, For)):
+                inside = {id(v) for s in _all_stmts(stmt.body) if not isinstance(s, _Results) for v in s.outs}
+                inside |= {id(c) for c in stmt.carried} | ({id(stmt.index)} if isinstance(stmt, For) else set())
+                kept = []
+                for op in stmt.body.stmts:
+                    if (isinstance(op, Op) and op.prim in _NEVER_RAISE and len(op.outs) == 1 and not op.kwargs
+                            and all(not isinstance(a, Value) or id(a) not in inside for a in op.args)):
+                        new.append(op)
+                        inside.discard(id(op.outs[0]))
+                    else:
+                        kept.append(op)
+                stmt.body.stmts = kept
+            new.append(stmt)
+        b.stmts = new
+
+    block(fn.body)
+    return fn
+
+
 # ---------------------------------------------------------------- scheduling
 
 def sink_pure_operations(fn: Function) -> Function:
@@ -522,4 +557,4 @@ def _fold(op: Op) -> Atom | None:
 
 
 # The passes in the order the pipeline runs them; `optimize=` names a subset to run only those.
-PASSES = ("simplify", "cse", "dce", "shapes", "sink", "in_place")
+PASSES = ("simplify", "hoist", "cse", "dce", "shapes", "sink", "in_place")
