@@ -71,18 +71,23 @@ def _unbroadcast(g, x, result=None):
     An adjoint may be smaller than its value (a reduction's adjoint is spread lazily); given the
     result, g first stands for its full shape (a view), so stretched axes count every copy."""
     shape = np.shape(x)
-    if result is not None and np.shape(g) != np.shape(result):
-        g = np.broadcast_to(g, np.shape(result))
+    if result is not None:
+        full = np.shape(result)
+        if shape == full:                   # x was not broadcast: g (small or not) broadcasts to it
+            return g
+        if np.shape(g) != full:
+            g = np.broadcast_to(g, full)
     if np.shape(g) == shape:
         return g
+    if not shape:                           # a scalar: everything sums into it
+        total = np.sum(g)
+        return total if isinstance(x, (np.ndarray, np.generic)) else total.item()
     if np.ndim(g) > len(shape):
         g = np.sum(g, axis=tuple(range(np.ndim(g) - len(shape))))
     offset = len(shape) - np.ndim(g)
     axes = tuple(i for i, n in enumerate(np.shape(g)) if n != 1 and shape[offset + i] == 1)
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
-    if not isinstance(x, np.ndarray) and np.ndim(g) == 0 and not isinstance(x, np.generic):
-        return g.item() if isinstance(g, (np.ndarray, np.generic)) else g
     return g
 
 
@@ -207,7 +212,10 @@ def _axes(axis, ndim):
 def _reduced_size(x, axis=None):
     """How many elements of x each result of a reduction over axis combines."""
     shape = np.shape(x)
-    return int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
+    count = 1
+    for a in _axes(axis, len(shape)):
+        count *= shape[a]
+    return count
 
 
 def _broadcast_back(g, x, axis=None, keepdims=False):
@@ -215,6 +223,8 @@ def _broadcast_back(g, x, axis=None, keepdims=False):
 
     The result broadcasts to x's shape without being copied to it: the transform spreads it lazily."""
     shape = np.shape(x)
+    if axis is None and not keepdims:       # a full reduction: one number, as an array of ones' shape
+        return np.full((1,) * len(shape), g, dtype=np.result_type(x, np.float32))
     axes = _axes(axis, len(shape))
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
     if not keepdims:
@@ -235,8 +245,11 @@ def _matmul_promote(g, a, b):
 
 def _matmul_left(g, a, b):
     """The adjoint of a in a @ b."""
-    if np.ndim(a) == 2 and np.ndim(b) == 2:
-        return g @ b.T
+    if np.ndim(a) == 2:
+        if np.ndim(b) == 2:
+            return g @ b.T
+        if np.ndim(b) == 1:
+            return np.outer(g, b)
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return _unbroadcast(g * b, a)
     g2, a2, b2 = _matmul_promote(g, a, b)
@@ -248,7 +261,7 @@ def _matmul_left(g, a, b):
 
 def _matmul_right(g, a, b):
     """The adjoint of b in a @ b."""
-    if np.ndim(a) == 2 and np.ndim(b) == 2:
+    if np.ndim(a) == 2 and np.ndim(b) in (1, 2):
         return a.T @ g
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return _unbroadcast(g * a, b)
@@ -353,7 +366,9 @@ def _shaped_like(*operands):
     """An uninitialized array with the shape and dtype an elementwise operation on operands would give.
 
     Stands in for a value the derivative needs only for its shape (the optimizer's shape pass)."""
-    return np.empty(np.broadcast_shapes(*(np.shape(o) for o in operands)), np.result_type(*operands))
+    shapes = {np.shape(o) for o in operands} - {()}
+    shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(np.shape(o) for o in operands))
+    return np.empty(shape, np.result_type(*operands))
 
 
 def _masked(contribution, g):
