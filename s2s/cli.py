@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--arrays", default="",
                         help="comma-separated names of the arguments that are NumPy arrays (the others are taken "
                              "as floats); the generated code differs only where broadcasting can happen")
+    parser.add_argument("--args", default=None, metavar="EXPRESSION",
+                        help="example arguments, a Python expression evaluated in the file's namespace, such as "
+                             "\"init(), X, Y\": needed for containers (a dict of parameters)")
     parser.add_argument("--mode", default="reverse", choices=["reverse", "forward"],
                         help="reverse: the gradient (one reverse sweep); forward: the directional derivative, "
                              "with a tangent parameter x_dot per differentiated argument (one forward sweep)")
@@ -90,16 +93,25 @@ def _export_parser() -> argparse.ArgumentParser:
                         help="reverse: the gradient; forward: the directional derivative (jvp)")
     parser.add_argument("--order", type=int, default=1, choices=[1, 2], help="2: the second derivative (hvp)")
     parser.add_argument("--arrays", default="", help="comma-separated names of the arguments that are NumPy arrays")
+    parser.add_argument("--args", default=None, metavar="EXPRESSION",
+                        help="example arguments, a Python expression evaluated in the file's namespace (\"init(), X\")")
     parser.add_argument("-o", "--output", required=True, help="the module to write")
     return parser
 
 
-def _wrt_and_example(fn: Any, wrt_text: str | None, arrays_text: str) -> tuple[Any, tuple]:
+def _wrt_and_example(fn: Any, wrt_text: str | None, arrays_text: str, args_text: str | None = None
+                     ) -> tuple[Any, tuple]:
     names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
     wrt: Any = tuple(range(len(names))) if len(names) > 1 else 0
     if wrt_text:
         items = [int(w) if w.strip().lstrip("-").isdigit() else w.strip() for w in wrt_text.split(",")]
         wrt = tuple(items) if len(items) > 1 else items[0]
+    if args_text is not None:
+        try:
+            example = eval(f"({args_text},)", dict(fn.__globals__))
+        except Exception as exc:
+            raise LookupError(f"--args {args_text!r}: {type(exc).__name__}: {exc}") from None
+        return wrt, tuple(example)
     arrays = {a.strip() for a in arrays_text.split(",") if a.strip()}
     unknown = arrays - set(names)
     if unknown:
@@ -111,7 +123,7 @@ def export_main(argv: list[str]) -> int:
     args = _export_parser().parse_args(argv)
     try:
         fn = load_function(args.target)
-        wrt, example = _wrt_and_example(fn, args.wrt, args.arrays)
+        wrt, example = _wrt_and_example(fn, args.wrt, args.arrays, args.args)
     except LookupError as exc:
         return _fail(str(exc))
     try:
@@ -135,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     except LookupError as exc:
         return _fail(str(exc))
     try:
-        wrt, example = _wrt_and_example(fn, args.wrt, args.arrays)
+        wrt, example = _wrt_and_example(fn, args.wrt, args.arrays, args.args)
     except LookupError as exc:
         return _fail(str(exc))
     try:

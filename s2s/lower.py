@@ -474,35 +474,40 @@ class Lowerer:
             name = node.target.id
             return start, stop, step, reverse, lambda index: self.env.__setitem__(name, index)
         if found and callee is builtins.enumerate:
-            seq = self.expr(it.args[0])
             offset = self.expr(it.args[1]) if len(it.args) > 1 else Const(0)
             if not (isinstance(node.target, (gast.Tuple, gast.List)) and len(node.target.elts) == 2):
                 raise self.error("unpack enumerate() into two names: `for i, v in enumerate(xs)`", node.target)
             count_target, item_target = node.target.elts
+            n, bind_items = self.sequence(it.args[0], item_target, node)
 
             def bind_enumerate(index: Atom) -> None:
                 count = index if _same(offset, Const(0)) else self.op(operator.add, [index, offset], node)
                 self.assign(count_target, count)
-                self.assign(item_target, self.op(operator.getitem, [seq, index], node,
-                                                 self.target_hint(item_target)))
-            return Const(0), self.op(len, [seq], node, "n"), Const(1), False, bind_enumerate
+                bind_items(index)
+            return Const(0), n, Const(1), False, bind_enumerate
+        n, bind_items = self.sequence(it, node.target, node)
+        return Const(0), n, Const(1), False, bind_items
+
+    def sequence(self, it: gast.expr, target: gast.AST, node: Any) -> tuple[Atom, Callable[[Atom], None]]:
+        """(length, bind) for iterating over a sequence or zip(...) of sequences, by index."""
+        found, callee = self.static(it.func) if isinstance(it, gast.Call) else (False, None)
         if found and callee is builtins.zip:
             seqs = [self.expr(a) for a in it.args]
             lengths = [self.op(len, [s], node, "n") for s in seqs]
             n = lengths[0] if len(lengths) == 1 else self.op(min, lengths, node, "n")
-            targets = node.target.elts if isinstance(node.target, (gast.Tuple, gast.List)) else None
+            targets = target.elts if isinstance(target, (gast.Tuple, gast.List)) else None
             if targets is None or len(targets) != len(seqs):
-                raise self.error("unpack zip() into one name per sequence", node.target)
+                raise self.error("unpack zip() into one name per sequence", target)
 
             def bind_zip(index: Atom) -> None:
                 for t, s in zip(targets, seqs):
                     self.assign(t, self.op(operator.getitem, [s, index], node, self.target_hint(t)))
-            return Const(0), n, Const(1), False, bind_zip
+            return n, bind_zip
         seq = self.expr(it)
 
         def bind_item(index: Atom) -> None:
-            self.assign(node.target, self.op(operator.getitem, [seq, index], node, self.target_hint(node.target)))
-        return Const(0), self.op(len, [seq], node, "n"), Const(1), False, bind_item
+            self.assign(target, self.op(operator.getitem, [seq, index], node, self.target_hint(target)))
+        return self.op(len, [seq], node, "n"), bind_item
 
     # ---------------------------------------------------------------- expressions
 

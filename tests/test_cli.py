@@ -100,3 +100,12 @@ def test_forward_mode_and_second_order():
     exec(result.stdout, namespace)
     h11, h21 = namespace["f_grad_jvp"](2.0, 5.0, 1.0, 0.0)      # the first column of the Hessian
     assert h11 == pytest.approx(-1 / 4) and h21 == pytest.approx(1.0)
+
+
+def test_example_arguments_for_containers(tmp_path):
+    example = ROOT / "examples" / "params_mlp.py"
+    result = run(f"{example}:loss", "--wrt", "params", "--args", "init(), *make_task(n=4)")
+    assert result.returncode == 0, result.stderr
+    assert "# For arguments params: {'W1': array" in result.stdout and "_fill_tree" in result.stdout
+    result = run(f"{example}:loss", "--args", "undefined_name")
+    assert result.returncode == 1 and "--args 'undefined_name': NameError" in result.stderr

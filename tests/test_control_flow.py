@@ -366,3 +366,18 @@ def power_and_branch(x, n):
 
 def test_branch_inside_loop():
     s2s.check_grad(power_and_branch, 1.3, 6)
+
+
+def enumerate_zip(w, xs, ys):
+    total = 0.0
+    for i, (x, y) in enumerate(zip(xs, ys), 1):
+        total += i * (w * x - y) ** 2
+    return total
+
+
+def test_enumerate_over_zip():
+    xs, ys = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0])
+    w = 0.3
+    expected = sum(2 * i * (w * x - y) * x for i, (x, y) in enumerate(zip(xs, ys), 1))
+    assert s2s.grad(enumerate_zip)(w, xs, ys) == pytest.approx(expected)
+    assert s2s.grad(enumerate_zip, mode="forward")(w, xs, ys) == pytest.approx(expected)

@@ -108,3 +108,20 @@ def test_vjp_of_a_vector_function():
     eps = 1e-6
     numeric_da = (vector_function(x, a + eps) - vector_function(x, a - eps)) / (2 * eps)
     assert da == pytest.approx(cotangent @ numeric_da, rel=1e-6)
+
+
+def with_default(x, c=5.0):
+    return x * x * c + c
+
+
+def test_defaults_in_every_mode():
+    """The defaults of the user's signature stay with its parameters, not with tangent parameters."""
+    x = 3.0
+    assert s2s.grad(with_default)(x) == 30.0
+    assert s2s.grad(with_default, mode="forward")(x) == 30.0
+    assert s2s.jvp(with_default, (x,), (1.0,)) == (50.0, 30.0)
+    assert s2s.hessian(with_default)(x) == 10.0 and s2s.hvp(with_default)(x, 1.0) == 10.0
+    assert s2s.grad(s2s.grad(with_default))(x) == 10.0
+    value, pullback = s2s.vjp(with_default, x)
+    assert pullback(1.0)[0] == 30.0
+    assert "def with_default_jvp(x, c, x_dot):" in s2s.source(with_default, mode="forward")
