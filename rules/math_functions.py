@@ -124,7 +124,12 @@ def fabs(g, ans, x):
 
 elementwise(math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.atan2, math.sinh, math.cosh,
             math.tanh, math.exp, math.expm1, math.log, math.log1p, math.log2, math.log10, math.sqrt, math.pow,
-            math.hypot, math.erf, math.fabs)
+            math.hypot, math.erf, math.fabs, math.copysign)
 
-nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.copysign,
+@adjoint(math.copysign)
+def copysign(g, ans, x, y):
+    return g * math.copysign(1.0, x) * math.copysign(1.0, y), None
+
+
+nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
                   math.factorial, math.gcd, math.isclose)

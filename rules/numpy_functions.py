@@ -8,7 +8,8 @@ Ties: `max`/`min` reductions share the adjoint equally among the tied elements;
 import numpy as np
 
 from s2s.registry import adjoint, elementwise, linear, nondifferentiable, tangent
-from s2s.runtime import (_broadcast_back, _cumsum_adjoint, _diag_adjoint, _reduced_size, _unbroadcast,
+from s2s.runtime import (_broadcast_back, _cumsum_adjoint, _diag_adjoint, _prod_of_others, _reduced_size,
+                         _unbroadcast,
                          _unconcatenate, _unrepeat, _unstack_joined, _untile)
 
 # ---- arithmetic
@@ -232,7 +233,7 @@ def mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
 
 @adjoint(np.prod)
 def prod(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
-    return _broadcast_back(g * ans, x, axis, keepdims) / x
+    return _broadcast_back(g, x, axis, keepdims) * _prod_of_others(x, axis)
 
 
 @adjoint(np.max, np.amax, np.min, np.amin)
@@ -368,6 +369,18 @@ def astype(g, ans, x, dtype):
     return np.asarray(g).astype(np.result_type(x))
 
 
+@adjoint(np.linspace)
+def linspace(g, ans, start, stop, num=50, endpoint=True):
+    fraction = np.linspace(0.0, 1.0, num, endpoint)
+    return np.sum(g * (1.0 - fraction)), np.sum(g * fraction)
+
+
+@adjoint(np.arange)
+def arange(g, ans, start, stop=None, step=1):
+    # np.arange(stop) alone: its values do not depend on stop; the length never has a derivative
+    return 0.0 * np.sum(g) if stop is None else np.sum(g), None, np.sum(g * np.arange(np.size(ans)))
+
+
 @adjoint(np.full)
 def full(g, ans, shape, fill_value, dtype=None):
     return None, np.sum(g)
@@ -388,9 +401,20 @@ linear(np.sum, np.mean, np.reshape, np.ravel, np.expand_dims, np.squeeze, np.atl
 linear(np.full, np.full_like, argnums=(1,))
 
 
+@tangent(np.arange)
+def arange_tangent(t, ans, start, stop=None, step=1):
+    return t * np.ones(np.size(ans)) if stop is not None else 0.0 * ans, None, t * np.arange(np.size(ans))
+
+
+@tangent(np.linspace)
+def linspace_tangent(t, ans, start, stop, num=50, endpoint=True):
+    fraction = np.linspace(0.0, 1.0, num, endpoint)
+    return t * (1.0 - fraction), t * fraction
+
+
 @tangent(np.prod)
 def prod_tangent(t, ans, x, axis=None, dtype=None, out=None, keepdims=False):
-    return np.sum(t * _broadcast_back(ans, x, axis, keepdims) / x, axis=axis, keepdims=keepdims)
+    return np.sum(t * _prod_of_others(x, axis), axis=axis, keepdims=keepdims)
 
 
 @tangent(np.max, np.amax, np.min, np.amin)
@@ -414,7 +438,7 @@ nondifferentiable(
     np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.floor_divide, np.isnan, np.isinf, np.isfinite,
     np.argmax, np.argmin, np.argsort, np.nonzero, np.count_nonzero,
     np.any, np.all, np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like,
-    np.empty_like, np.arange, np.eye, np.identity, np.linspace, np.greater, np.greater_equal, np.less,
+    np.empty_like, np.eye, np.identity, np.greater, np.greater_equal, np.less,
     np.less_equal, np.equal, np.not_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.searchsorted, np.digitize, np.isclose, np.allclose, np.array_equal,
 )

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from s2s import runtime
-from s2s.registry import adjoint, elementwise, linear, nondifferentiable
+from s2s.registry import adjoint, elementwise, linear, nondifferentiable, tangent
 from s2s.runtime import _overwritten, _scatter, _spread, _written
 
 # ---- arithmetic
@@ -99,16 +99,20 @@ def builtin_sum(g, ans, items, start=0):
 
 
 @adjoint(builtins.max)
-def builtin_max(g, ans, x, y):
-    return g * (x >= y), g * (x < y)
+def builtin_max(g, ans, x, y):          # ties split the adjoint half and half, as np.maximum does
+    return g * ((x > y) + 0.5 * (x == y)), g * ((x < y) + 0.5 * (x == y))
 
 
 @adjoint(builtins.min)
 def builtin_min(g, ans, x, y):
-    return g * (x <= y), g * (x > y)
+    return g * ((x < y) + 0.5 * (x == y)), g * ((x > y) + 0.5 * (x == y))
 
 
-linear(builtins.sum)
+@tangent(builtins.sum)
+def builtin_sum_tangent(t, ans, items, start=0):
+    return sum(t), t                    # the start value is not part of the tangent
+
+
 elementwise(builtins.max, builtins.min)
 
 

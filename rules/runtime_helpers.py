@@ -10,6 +10,13 @@ from s2s.runtime import _einsum_adjoint
 linear(runtime._unbroadcast, runtime._expand, runtime._fill, runtime._broadcast_back, runtime._cumsum_adjoint,
        runtime._unconcatenate, runtime._unstack_joined, runtime._untile, runtime._unrepeat, runtime._diag_adjoint)
 linear(runtime._scatter, argnums=(2,))
+linear(runtime._spread, runtime._overwritten, runtime._item, runtime._masked, runtime._fill_tree)
+linear(runtime._written, argnums=(0,))
+
+
+@tangent(runtime._add)
+def add_tangent(t, ans, a, b):
+    return t, t
 linear(runtime._matmul_left, runtime._dot_left, argnums=(0, 2))
 linear(runtime._matmul_right, runtime._dot_right, argnums=(0, 1))
 
@@ -23,4 +30,5 @@ def einsum_adjoint(t, ans, subscripts, g, a, b, k):
 
 
 nondifferentiable(runtime._seed, runtime._shaped_like, runtime._reduced_size, runtime._axes, runtime.zeros_like,
+                  runtime._zeros_like_tree,
                   runtime.stack_new, runtime._unsupported, runtime.free_name, runtime.stop_gradient)

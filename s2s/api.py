@@ -23,10 +23,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .activity import Kind, float_values, kind_of, scalar_values
+from .activity import Kind, float_values, kind_of, scalar_values, value_kinds
 from .compile import compile_function
 from .emit import emit_module
-from .errors import BadArgument, S2SError
+from .errors import BadArgument, NonScalarOutput, S2SError, UnsupportedSyntax
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
 from .ir import Const, Function, Op, Value, clone_function, format_function, verify
@@ -85,6 +85,11 @@ def function_ir(fn: Callable, param_kinds: Sequence[Kind]) -> Function:
 def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -> Function:
     kinds = list(param_kinds)
     base = function_ir(fn, kinds)
+    if base.scalar_checks:
+        found = value_kinds(base, kinds)
+        for value, loc, message in base.scalar_checks:
+            if found.get(id(value)) != "scalar":
+                raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
     if options.has_aux:
         base = split_aux(base)
     if options.optimize:        # fold what the transform need not see (containers read back, constants)
@@ -437,6 +442,11 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                       optimize: bool) -> Callable:
     def gradient(*args: Any, **kwargs: Any) -> Any:
         args = _bind(fn, args, kwargs)
+        for i in indices:
+            if not isinstance(args[i], (float, int, np.floating, np.ndarray)):
+                raise BadArgument(f"mode='forward' differentiates float and array arguments; "
+                                  f"{_param_names(fn)[i]!r} is a {type(args[i]).__name__}",
+                                  hint="use reverse mode, or s2s.jvp with a tangent of the same structure")
         options = Options(indices, False, "forward", True, optimize)
         jvp_function = compiled(fn, options, args)[1]
         grads, value = [], None
@@ -446,6 +456,9 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
             for k, e in _basis(args[i]):
                 tangents = [e if j == i else _zero_like(args[j]) for j in indices]
                 value, directional = call(jvp_function, (*args, *tangents))
+                if isinstance(value, (tuple, list, dict)) or np.size(value) != 1:
+                    raise NonScalarOutput("grad needs a function with a scalar output; use s2s.jvp or "
+                                          "s2s.jacobian for other outputs")
                 if isinstance(g, np.ndarray):
                     g[k] = directional
                 else:
@@ -454,7 +467,8 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
         result = tuple(grads) if several else grads[0]
         return (value, result) if with_value else result
 
-    return _wrap(fn, Options(indices, several, "forward", with_value, optimize), gradient,
+    # as a function to differentiate again it is the gradient, whichever mode computes it
+    return _wrap(fn, Options(indices, several, "reverse", with_value, optimize), gradient,
                  "value_and_grad" if with_value else "grad")
 
 

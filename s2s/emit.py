@@ -435,6 +435,8 @@ class _Emitter:
             return gast.BinOp(left=values[0], op=_BINARY[prim](), right=values[1])
         if prim in _UNARY and len(values) == 1:
             return gast.UnaryOp(op=_UNARY[prim](), operand=values[0])
+        if prim in (operator.is_, operator.is_not) and all(isinstance(a, Const) for a in args):
+            return _constant(prim(args[0].value, args[1].value))      # `-0.5 is not None` is a warning
         if prim in _COMPARE and len(values) == 2:
             return gast.Compare(left=values[0], ops=[_COMPARE[prim]()], comparators=[values[1]])
         if prim is operator.contains:

@@ -19,12 +19,12 @@ import operator
 from typing import Any
 
 from . import registry, runtime
-from .activity import active_values, scalar_values
+from .activity import NUMERIC, active_values, value_kinds
 from .inline import inline_rule
 from .ir import Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, value_names
 from .naming import Namer, tangent_hint
 from .optimize import eliminate_dead_code_in
-from .reverse import missing_rule
+from .reverse import _MASKING, missing_rule
 
 PARAMETER = "parameter"
 # operations whose tangent is themselves applied to the tangents, but for the arguments listed (keys, indices)
@@ -33,14 +33,15 @@ _STRUCTURAL = {runtime.make_tuple: (), runtime.make_list: (), runtime.make_dict:
 
 
 class _Forward:
-    def __init__(self, fn: Function, active: set[int], scalars: set[int]):
+    def __init__(self, fn: Function, active: set[int], kinds: dict[int, Any]):
         self.active = active
-        self.scalars = scalars
+        self.kinds = kinds
         self.namer = Namer()
         for name in value_names(fn):
             self.namer.reserve(name)
         self.tan: dict[int, Atom] = {}
         self.lazy: set[int] = set()        # tangents that may be smaller than their value (they broadcast)
+        self.masked: set[int] = set()      # tangents exactly zero on a branch not taken (see reverse mode)
 
     def fresh(self, hint: str) -> Value:
         return self.namer.value(hint)
@@ -49,13 +50,14 @@ class _Forward:
         return self.tan.get(id(atom)) if isinstance(atom, Value) else None
 
     def is_scalar(self, atom: Atom) -> bool:
-        return isinstance(atom, Const) or id(atom) in self.scalars
+        return isinstance(atom, Const) or self.kinds.get(id(atom)) == "scalar"
 
     def zero(self, v: Atom, out: list[Stmt], loc: Loc | None = None) -> Atom:
         if self.is_scalar(v):
             return Const(0.0)
         z = self.fresh(tangent_hint(v) if isinstance(v, Value) else "")
-        out.append(Op(runtime.zeros_like, [v], [z], loc=loc))
+        numeric = self.kinds.get(id(v)) in NUMERIC
+        out.append(Op(runtime.zeros_like if numeric else runtime._zeros_like_tree, [v], [z], loc=loc))
         return z
 
     def full(self, t: Atom, like: Atom, out: list[Stmt], loc: Loc | None) -> Atom:
@@ -126,6 +128,12 @@ class _Forward:
             contribution = self.contribution(op, i, t, out)
             if contribution is None:
                 continue
+            if elementwise and isinstance(t, Value) and id(t) in self.masked:
+                masked = self.fresh(tangent_hint(ans))
+                out.append(Op(runtime._masked, [contribution, t], [masked], loc=op.loc))
+                contribution = masked
+            if isinstance(contribution, Value) and (prim in _MASKING or (elementwise and id(t) in self.masked)):
+                self.masked.add(id(contribution))
             lazy = elementwise and not self.is_scalar(ans)
             all_lazy &= lazy
             if total is None:
@@ -209,7 +217,7 @@ def forward_function(fn: Function, seeds: dict[int, Any], param_kinds: list, wit
                      suffix: str = "jvp") -> Function:
     namer = Namer()
     fn = clone_function(fn, lambda v: namer.value(v.hint))       # loops get tangents: work on a copy
-    fwd = _Forward(fn, active_values(fn, list(seeds)), scalar_values(fn, param_kinds))
+    fwd = _Forward(fn, active_values(fn, list(seeds)), value_kinds(fn, param_kinds))
     params = list(fn.params)
     for i, seed in seeds.items():
         p = fn.params[i]

@@ -135,6 +135,8 @@ class Function:
     body: Block
     loc: Loc | None = None
     returns_tuple: bool = False   # whether the results are returned as a tuple
+    # values that must turn out to be scalars once argument kinds are known: (value, place, message)
+    scalar_checks: list = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- traversal
@@ -419,7 +421,9 @@ def clone_function(fn: Function, fresh: "Callable[[Value], Value]") -> Function:
     for p in fn.params:
         mapping[id(p)] = copy = fresh(p)
         params.append(copy)
-    return Function(fn.name, params, clone_block(fn.body, mapping, fresh), fn.loc, fn.returns_tuple)
+    body = clone_block(fn.body, mapping, fresh)
+    checks = [(mapping.get(id(v), v), loc, message) for v, loc, message in fn.scalar_checks]
+    return Function(fn.name, params, body, fn.loc, fn.returns_tuple, checks)
 
 
 def value_names(fn: Function) -> set[str]:

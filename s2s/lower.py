@@ -54,6 +54,9 @@ _BINOPS = {
     gast.MatMult: operator.matmul, gast.BitAnd: operator.and_, gast.BitOr: operator.or_,
     gast.BitXor: operator.xor, gast.LShift: operator.lshift, gast.RShift: operator.rshift,
 }
+_AUGMENTED = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//", gast.Mod: "%",
+              gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^",
+              gast.LShift: "<<", gast.RShift: ">>"}
 _UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_, gast.Invert: operator.invert}
 _COMPARE = {
     gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
@@ -64,7 +67,9 @@ _COMPARE = {
 # functions whose result may share memory with an argument (a view, or an item of a container)
 _VIEWS = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes,
           np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.diagonal}
-_METHODS = {"flatten": "ravel"}       # array methods whose NumPy function has another name
+_METHODS = {"flatten": "ravel"}
+_MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
+_MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
 _ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "real": np.real}
 
 
@@ -117,7 +122,12 @@ class Lowerer:
         self.namer = namer or Namer()
         self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
         self.functions = functions or {}                # parameters bound to functions by the caller
-        self.views: set[int] = set()                    # values that may share memory with another
+        # for each value, the objects (named by the value that created them) whose memory it may share:
+        # a view shares its base's, a container its items', a phi its inputs'
+        self.bases: dict[int, frozenset] = {}
+        self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
+        self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
+        self.scalar_checks: list = []                   # see Function.scalar_checks
         self.stmts: list = []
         self.env: dict[str, Any] = {}
         node = parsed.node
@@ -133,8 +143,18 @@ class Lowerer:
     def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
            n_outs: int = 1) -> Any:
         outs = [self.namer.value(hint) for _ in range(n_outs)]
-        if prim in _VIEWS:
-            self.views.update(id(o) for o in outs)
+        if prim in _VIEWS:           # a view, or an item of a container: it is (part of) what it came from
+            shared = self.bases_of(args[0]) | self.contents_of(args[0]) if args else frozenset()
+            self.bases.update((id(o), shared) for o in outs)
+        elif prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
+            items = args[1:] if prim is runtime.make_dict else args
+            held = frozenset().union(*(self.bases_of(a) | self.contents_of(a) for a in items))
+            self.contents.update((id(o), held) for o in outs)
+        elif prim in (runtime.list_append, runtime.setitem):      # the same object, written into
+            item = args[-1]
+            held = self.contents_of(args[0]) | self.bases_of(item) | self.contents_of(item)
+            self.bases.update((id(o), self.bases_of(args[0])) for o in outs)
+            self.contents.update((id(o), held) for o in outs)
         self.stmts.append(Op(prim, list(args), outs, dict(kwargs or {}), self.parsed.loc(node)))
         return outs[0] if n_outs == 1 else outs
 
@@ -163,6 +183,8 @@ class Lowerer:
                 then_res.append(a)
                 else_res.append(b)
                 outs.append(out)
+                self.bases[id(out)] = self.bases_of(a) | self.bases_of(b)
+                self.contents[id(out)] = self.contents_of(a) | self.contents_of(b)
                 self.env[name] = out
         self.stmts.append(If(cond, Block(then_stmts, then_res), Block(else_stmts, else_res), outs,
                              self.parsed.loc(node)))
@@ -207,13 +229,15 @@ class Lowerer:
             v = self.namer.value(arg.id)
             params.append(v)
             self.env[arg.id] = self.env[f"$param:{arg.id}"] = v
+        self.param_bases = frozenset(id(p) for p in params)
         self.env[RET], self.env[RETVAL] = FALSE, Const(None)
         self.env[BRK] = self.env[CONT] = FALSE       # flags are always bound, so branches join them
         self.block(node.body)
         result = self.env[RETVAL]
         if result is UNDEF:
             raise self.error("the function's return value may be undefined", node)
-        return Function(node.name, params, Block(self.stmts, [result]), self.parsed.loc(node))
+        return Function(node.name, params, Block(self.stmts, [result]), self.parsed.loc(node),
+                        scalar_checks=self.scalar_checks)
 
     # ---------------------------------------------------------------- statements
 
@@ -255,18 +279,30 @@ class Lowerer:
             return
         self.expr(node.value)
 
+    def bases_of(self, atom: Any) -> frozenset:
+        if not isinstance(atom, Value):
+            return frozenset()
+        return self.bases.get(id(atom), frozenset({id(atom)}))
+
+    def contents_of(self, atom: Any) -> frozenset:
+        return self.contents.get(id(atom), frozenset()) if isinstance(atom, Value) else frozenset()
+
     def writable(self, name: str, node: Any) -> Atom:
-        """The value of a variable about to be written into (x[i] = v, xs.append(v)), refusing writes
-        that Python would make visible through another name."""
+        """The value of a variable about to be written into (x[i] = v, xs.append(v), x += v on an
+        array), refusing writes that Python would make visible through another name."""
         value = self.name(name, node)
-        others = [n for n, v in self.env.items() if v is value and n != name and not n.startswith("$")]
-        if others:
-            raise self.error(f"{name!r} is the same object as {others[0]!r}: s2s does not follow a write "
-                             f"through one name to the other", node, hint=f"copy it first: {name} = {name}.copy()")
-        if isinstance(value, Value) and id(value) in self.views:
-            raise self.error(f"{name!r} may be a view into another array or an item of a container: s2s does "
-                             f"not follow a write through it to the original", node,
-                             hint=f"copy it first ({name} = {name}.copy()), or write into the original")
+        mine = self.bases_of(value)
+        for other, held in self.env.items():
+            if other != name and not other.startswith("$") and isinstance(held, Value) \
+                    and mine & (self.bases_of(held) | self.contents_of(held)):
+                how = "the same object as" if held is value else "may share memory with"
+                raise self.error(f"{name!r} is {how} {other!r} (a view, an alias or an item of it): s2s does not "
+                                 f"follow a write through one name to the other", node,
+                                 hint=f"copy it first: {name} = {name}.copy()")
+        if len(self.call_stack) > 1 and mine & self.param_bases:
+            raise self.error(f"{self.parsed.fn.__qualname__} writes into its argument {name!r}, which its caller "
+                             f"would see", node, hint="return the new value instead, or write into a copy")
+        self.writes.add(name)
         return value
 
     def stmt_Assign(self, node: gast.Assign) -> None:
@@ -300,9 +336,19 @@ class Lowerer:
         if not isinstance(target, gast.Name):
             raise self.error("s2s does not support augmented assignment into an attribute", node,
                              hint="assign a local variable")
-        current = self.name(node.target.id, node.target)
+        name = node.target.id
+        current = self.name(name, node.target)
+        mine = self.bases_of(current)
+        for other, held in self.env.items():
+            if other != name and not other.startswith("$") and isinstance(held, Value) \
+                    and mine & (self.bases_of(held) | self.contents_of(held)):
+                # on an array, `x += v` writes into the object `other` also names; on a number it does not
+                self.scalar_checks.append((current, self.parsed.loc(node),
+                                           f"{name!r} may be the same array as {other!r}: `{name} "
+                                           f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
+                break
         value = self.expr(node.value)
-        self.env[node.target.id] = self.op(_BINOPS[type(node.op)], [current, value], node, node.target.id)
+        self.env[name] = self.op(_BINOPS[type(node.op)], [current, value], node, name)
 
     def target_hint(self, target: gast.AST) -> str:
         return target.id if isinstance(target, gast.Name) else ""
@@ -344,6 +390,24 @@ class Lowerer:
         names = [n for n in _stored_names(body) if n in self.env and self.env[n] is not UNDEF]
         return names + [n for n in extra if n not in names]
 
+    def carry_bases(self, carried: list[Value], inits: list[Atom]) -> None:
+        for c, i in zip(carried, inits):
+            self.bases[id(c)] = self.bases_of(i) | {id(c)}
+            self.contents[id(c)] = self.contents_of(i)
+
+    def merge_bases(self, node: Any, names: list[str], carried: list[Value], results: list[Atom],
+                    outs: list[Value]) -> None:
+        """After a loop: a variable's value may share memory with whatever an iteration left in it. A write
+        into it inside the loop was checked against its first value only: refuse if later ones differ."""
+        for name, c, r, o in zip(names, carried, results, outs):
+            extra = self.bases_of(r) - self.bases_of(c) - {id(r)}
+            if extra and name in self.writes and not name.startswith("$"):
+                raise self.error(f"{name!r} is written into inside a loop in which it may also become another "
+                                 f"object: s2s does not follow that write", node,
+                                 hint=f"assign a copy: {name} = ... .copy()")
+            self.bases[id(o)] = self.bases_of(c) | self.bases_of(r)
+            self.contents[id(o)] = self.contents_of(c) | self.contents_of(r)
+
     def finish_loop(self, body: list[gast.stmt], carried_names: list[str], outs: list[Value],
                     saved: dict[str, Any]) -> None:
         for name in _stored_names(body):
@@ -366,6 +430,7 @@ class Lowerer:
         names = carried_names or self.loop_carried(body, extra)
         inits = [FALSE if n == BRK else self.env[n] for n in names]
         carried = [self.namer.value(self.hints.get(n, n)) for n in names]
+        self.carry_bases(carried, inits)
         self.env.update(zip(names, carried))
         stop_flags = [c for n, c in zip(names, carried) if n in (BRK, RET)]
 
@@ -391,6 +456,7 @@ class Lowerer:
         if any(r is UNDEF for r in results):
             raise self.error("a loop variable may be undefined at the end of an iteration", node)
         outs = [self.namer.value(c.hint) for c in carried]
+        self.merge_bases(node, names, carried, results, outs)
         self.stmts.append(While(inits, carried, Block(test_stmts, [test_env[EXPR]]), Block(body_stmts, results),
                                 outs, self.parsed.loc(node)))
         self.finish_loop(body, names, outs, saved)
@@ -407,6 +473,7 @@ class Lowerer:
         names = self.loop_carried(node.body, [])
         inits = [self.env[n] for n in names]
         carried = [self.namer.value(n) for n in names]
+        self.carry_bases(carried, inits)
         over_range = isinstance(node.iter, gast.Call) and self.static(node.iter.func)[1] in (range, reversed)
         index = self.namer.value(node.target.id if over_range and isinstance(node.target, gast.Name) else "i")
         self.env.update(zip(names, carried))
@@ -417,6 +484,7 @@ class Lowerer:
             self.block(node.body)
         body_stmts, body_env = self.sub_block(fill)
         outs = [self.namer.value(n) for n in names]
+        self.merge_bases(node, names, carried, [body_env[n] for n in names], outs)
         self.stmts.append(For(start, stop, step, index, inits, carried, Block(body_stmts, [body_env[n] for n in names]),
                               outs, reverse, self.parsed.loc(node)))
         self.finish_loop([node.target, *node.body], names, outs, saved)
@@ -557,6 +625,9 @@ class Lowerer:
 
     def expr_Attribute(self, node: gast.Attribute, hint: str) -> Atom:
         found, obj = self.static(node)
+        if found and not _is_constant_object(obj) and not _library_owned(self.static(node.value)[1]):
+            # data on the user's module or class (cfg.scale): read when the derivative runs, like a global
+            return self.op(getattr, [self.expr(node.value), Const(node.attr)], node, hint or node.attr)
         if found:
             return Const(obj)
         base = self.expr(node.value)
@@ -656,6 +727,11 @@ class Lowerer:
         if not found:
             raise self.error("s2s only differentiates calls to functions it can name statically", node,
                              hint="call the function by its name, not through a computed expression")
+        if callee in _MUTATING_FUNCTIONS or any(k.arg == "out" for k in node.keywords) or (
+                isinstance(callee, np.ufunc) and len(node.args) > callee.nin):
+            raise self.error(f"s2s does not support calls that write into an array they are given "
+                             f"({getattr(callee, '__name__', callee)} with an output argument)", node,
+                             hint="assign the result instead: y = np.exp(y)")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if is_user_function(callee):
@@ -685,11 +761,16 @@ class Lowerer:
             value = bound.arguments[name]
             mapping[id(param)] = value if isinstance(value, (Value, Const)) else Const(value)
         copy = clone_block(body.body, mapping, lambda v: self.namer.value(v.hint))
+        self.scalar_checks += [(mapping.get(id(v), v), loc, message) for v, loc, message in body.scalar_checks]
         self.stmts.extend(copy.stmts)
         return copy.results[0]
 
     def method_call(self, node: gast.Call, hint: str) -> Atom:
         """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""
+        if node.func.attr in _MUTATING_METHODS:
+            raise self.error(f"s2s does not support `.{node.func.attr}()`, which changes the array in place",
+                             node, hint=f"use the function that returns a new array (np.{node.func.attr} "
+                                        f"for sort) and assign it")
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = getattr(np, attr, None)
         if not callable(function):
@@ -702,6 +783,13 @@ class Lowerer:
             args = [Const(tuple(a.value for a in args)) if all(isinstance(a, Const) for a in args)
                     else self.op(runtime.make_tuple, args, node)]
         return self.op(function, [base, *args], node, hint, kwargs)
+
+
+def _library_owned(base: Any) -> bool:
+    """A library module or class (numpy, math, the standard library): its data never changes (np.pi)."""
+    name = getattr(base, "__module__", None) if isinstance(base, type) else getattr(base, "__name__", None)
+    top = (name or "").split(".")[0]
+    return top in _NOT_INLINED or top in sys.stdlib_module_names or top == "builtins"
 
 
 def _is_constant_object(obj: Any) -> bool:

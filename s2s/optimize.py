@@ -466,6 +466,8 @@ def simplify(fn: Function) -> Function:
             replacement = _fold(stmt)
             if replacement is None:
                 replacement = _identity(stmt)
+                if isinstance(replacement, Value) and id(replacement) in booleans:
+                    replacement = None          # 1.0 * (x > y) is a float, not a bool
             if replacement is None:
                 replacement = _fold_container(stmt, defining)
             if replacement is None and stmt.prim is operator.neg and isinstance(stmt.args[0], Value) \

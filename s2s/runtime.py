@@ -193,12 +193,17 @@ def _overwritten(g, index):
 
 
 def _written(g, index, value):
-    """The adjoint of the value written by `container[index] = value`."""
+    """The adjoint of the value written by `container[index] = value`; where an index repeats, only the
+    last write stays in the array, and only it gets an adjoint."""
     if isinstance(g, dict):
         return g.get(index, 0.0)
     if isinstance(g, list):
         return g[index]
-    return _unbroadcast(g[index], value)
+    taken = g[index]
+    order = np.full(np.shape(g), -1)
+    order[index] = np.arange(np.size(taken)).reshape(np.shape(taken))
+    last = order[index] == np.arange(np.size(taken)).reshape(np.shape(taken))
+    return _unbroadcast(np.where(last, taken, 0.0) if not np.all(last) else taken, value)
 
 
 def _axes(axis, ndim):
@@ -284,6 +289,18 @@ def _dot_right(g, a, b):
     if max(np.ndim(a), np.ndim(b)) > 2:
         raise NotImplementedError("the derivative of numpy.dot of arrays with more than 2 dimensions: use @")
     return _matmul_right(g, a, b)
+
+
+def _prod_of_others(x, axis=None):
+    """For each element of x, the product of the other elements it is reduced with (exact with zeros)."""
+    x = np.asarray(x)
+    axes = _axes(axis, x.ndim)
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
+    flat = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
+    ones = np.ones(flat.shape[:-1] + (1,), dtype=flat.dtype)
+    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], axis=-1), axis=-1), -1)
+    return np.moveaxis((before * after).reshape(moved.shape), tuple(range(x.ndim - len(axes), x.ndim)), axes)
 
 
 def _cumsum_adjoint(g, x, axis=None):
@@ -386,7 +403,7 @@ def _unsupported(message):
 
 
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_add, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
+EMITTED_HELPERS = {_prod_of_others, _add, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,

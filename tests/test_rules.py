@@ -71,6 +71,8 @@ DOMAINS = {
     math.hypot: [(0.5, 1.2), (-3.0, 4.0)],
     math.erf: [(0.3,), (-2.1,), (0.0,)],
     math.fabs: [(1.5,), (-0.3,)],
+    math.copysign: [("math.copysign(x, -1.0) + math.copysign(2.0 * x, y)", (1.5, 0.7)), ("math.copysign(x, y)",
+                                                                                       (-0.5, 2.0))],
     # an entry can give the expression to test, when the call alone is not differentiable in every argument
     operator.getitem: [("x[1] * x[2] + x[1:3][1] * x[0] + x[::2][1]", (np.array([0.5, -1.2, 2.0, 3.0]),)),
                        ("x[1, ::2] + x[:, 0] + x[..., 1] + np.sum(x[[0, 0, 1], [1, 1, 2]])", (A(2, 3),)),
@@ -97,7 +99,8 @@ DOMAINS = {
     np.sum: [(A(2, 3),), ("np.sum(x, axis=0)", (A(2, 3),)), ("np.sum(x, axis=(0, 2), keepdims=True)", (A(2, 3, 2),)),
              ("x.sum(-1)", (A(2, 3),))],
     np.mean: [(A(2, 3),), ("np.mean(x, axis=1)", (A(2, 3),)), ("x.mean(axis=0, keepdims=True)", (A(4, 3),))],
-    np.prod: [(P(2, 3),), ("np.prod(x, axis=1)", (A(2, 3),))],
+    np.prod: [(P(2, 3),), ("np.prod(x, axis=1)", (A(2, 3),)), ("np.prod(x * np.array([0.0, 1.0, 1.0]))", (A(3),)),
+              ("np.prod(x, axis=(0, 2), keepdims=True)", (A(2, 3, 2),))],
     np.max: [(A(2, 3),), ("np.max(x, axis=0)", (A(3, 4),)), ("x.max(axis=1, keepdims=True)", (A(2, 3),))],
     np.amax: [(A(2, 3),)], np.amin: [(A(2, 3),)],
     np.min: [(A(2, 3),), ("np.min(x, axis=1)", (A(3, 4),))],
@@ -125,7 +128,9 @@ DOMAINS = {
     # constructors and conversions
     np.array: [("np.array([x, x * y, 2.0])", (1.5, -0.5)), ("np.array(x)", (A(3),))],
     np.asarray: [(A(3),)], np.copy: [(A(3),)], np.astype: [("x.astype(np.float64)", (A(3),))],
-    np.full: [("np.full((2, 3), x)", (1.5,))], np.full_like: [("np.full_like(y, x)", (1.5, A(3)))],
+    np.full: [("np.full((2, 3), x)", (1.5,))],
+    np.linspace: [("np.linspace(x, y, 5)", (0.5, 2.0)), ("np.linspace(0.0, x, 4, False)", (1.5,))],
+    np.arange: [("np.arange(x, x + 3.0) ** 2", (0.7,)), ("np.arange(x, 4.0, y)", (0.5, 0.75))], np.full_like: [("np.full_like(y, x)", (1.5, A(3)))],
     # products and numpy.linalg
     np.matmul: [(A(2, 3), A(3, 4)), (A(3), A(3, 4)), (A(2, 3), A(3)), (A(3), A(3)), (A(5, 2, 3), A(3, 4))],
     operator.matmul: [(A(2, 3), A(3, 4)), (A(4, 2, 3), A(4, 3, 2))],
@@ -139,14 +144,17 @@ DOMAINS = {
     np.linalg.det: [(A(3, 3) + 3 * np.eye(3),)],
     # containers, and arrays written into (a case with several lines ends with the value to check)
     builtins.sum: [("sum([x, x * y, y])", (1.5, -0.5)), ("sum(x)", (A(3, 2),))],
-    builtins.max: [(1.5, -0.5), (-1.5, 0.5)], builtins.min: [(1.5, -0.5), (-1.5, 0.5)],
+    builtins.max: [(1.5, -0.5), (-1.5, 0.5), ("max(x, 0.0) * 2.0", (0.7,))],
+    builtins.min: [(1.5, -0.5), (-1.5, 0.5)],
     s2s.runtime.list_append: [("ys = [x]\nfor k in range(3):\n    ys.append(ys[-1] * y)\nnp.stack(ys)",
                                (A(2), 1.3))],
     s2s.runtime.setitem: [("a = np.zeros(4)\na[0] = x\na[1:3] = y * x\na[3] += x * x\na[0] = a[0] * y\na",
                            (1.5, -0.5)),
                           ("d = {'p': x, 'q': y}\nd['q'] = d['p'] * d['q']\nd['p'] = 2.0\nd['p'] * d['q']",
                            (1.5, -0.5)),
-                          ("a = np.array(x)\na[:, 0] *= y\na", (A(2, 3), 0.5))],
+                          ("a = np.array(x)\na[:, 0] *= y\na", (A(2, 3), 0.5)),
+                          ("a = np.zeros(3)\na[np.array([1, 1, 2])] = x * y\na[np.array([0, 0])] += x[:2]\na",
+                           (A(3), 0.5))],
     np.linalg.norm: [(A(4),), (A(2, 3),), ("np.linalg.norm(x, axis=1)", (A(2, 3),)), ("np.linalg.norm(x, 'fro')", (A(2, 3),))],
 }
 
