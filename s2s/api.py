@@ -10,6 +10,7 @@ a new object and compiles anew, and a cache hit costs one dictionary look-up.
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import hashlib
 import inspect
@@ -31,7 +32,7 @@ from .forward import PARAMETER, forward_function
 from .frontend import parse_function
 from .ir import Const, Function, Op, Value, clone_function, format_function, verify
 from .naming import Namer
-from .lower import lower
+from .lower import clear_callee_cache, lower
 from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, hoist_loop_invariants,
                        replace_shape_only_values, simplify, sink_pure_operations, write_in_place)
 from .reverse import reverse_function
@@ -348,6 +349,34 @@ def _refuse_early(fn: Callable) -> None:
         primal_ir(fn)
 
 
+_MISSING = object()
+
+
+def _current(owner: Callable, name: str) -> Any:
+    code = owner.__code__
+    if name in code.co_freevars:
+        try:
+            return owner.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:
+            return _MISSING
+    return owner.__globals__.get(name, getattr(builtins, name, _MISSING))
+
+
+def stale(fn: Callable) -> bool:
+    """Whether a function fn names by a bare name is now another object: then its derivative is made anew."""
+    root = root_function(fn)
+    cached = _PRIMAL.get(root)
+    if cached is None:
+        return False
+    if any(_current(owner, name) is not obj for owner, name, obj in cached[1].dependencies):
+        with _LOCK:
+            _PRIMAL.pop(root, None)
+            _CACHE.pop(fn, None)
+            clear_callee_cache()
+        return True
+    return False
+
+
 def _wrap(fn: Callable, options: Options, body: Callable, name: str) -> Callable:
     root = root_function(fn)
     functools.update_wrapper(body, root)
@@ -383,10 +412,15 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
     options = Options(indices, several, "reverse", with_value, optimize, has_aux)
     cache: dict = {}
 
+    watched = bool(primal_ir(fn).dependencies) if not hasattr(fn, "__s2s__") else True
+
     def derivative(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = _bind(fn, args, kwargs)
         function = cache.get(tuple(map(type, args)))       # scalar arguments: found by their types alone
+        if watched and stale(fn):
+            cache.clear()
+            function = None
         if function is None:
             function = compiled(fn, options, args)[1]        # arrays and containers: by kind, shape of dicts...
             types = tuple(map(type, args))

@@ -137,6 +137,8 @@ class Function:
     returns_tuple: bool = False   # whether the results are returned as a tuple
     # values that must turn out to be scalars once argument kinds are known: (value, place, message)
     scalar_checks: list = field(default_factory=list)
+    # the functions it names by a bare name, as found when lowered: (owner function, name, object)
+    dependencies: list = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- traversal
@@ -423,7 +425,7 @@ def clone_function(fn: Function, fresh: "Callable[[Value], Value]") -> Function:
         params.append(copy)
     body = clone_block(fn.body, mapping, fresh)
     checks = [(mapping.get(id(v), v), loc, message) for v, loc, message in fn.scalar_checks]
-    return Function(fn.name, params, body, fn.loc, fn.returns_tuple, checks)
+    return Function(fn.name, params, body, fn.loc, fn.returns_tuple, checks, list(fn.dependencies))
 
 
 def value_names(fn: Function) -> set[str]:

@@ -128,6 +128,7 @@ class Lowerer:
         self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
         self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
         self.scalar_checks: list = []                   # see Function.scalar_checks
+        self.dependencies: list = []                    # see Function.dependencies
         self.stmts: list = []
         self.env: dict[str, Any] = {}
         node = parsed.node
@@ -237,7 +238,7 @@ class Lowerer:
         if result is UNDEF:
             raise self.error("the function's return value may be undefined", node)
         return Function(node.name, params, Block(self.stmts, [result]), self.parsed.loc(node),
-                        scalar_checks=self.scalar_checks)
+                        scalar_checks=self.scalar_checks, dependencies=self.dependencies)
 
     # ---------------------------------------------------------------- statements
 
@@ -278,6 +279,15 @@ class Lowerer:
             self.env[name] = self.op(runtime.list_append, [items, self.expr(call.args[0])], node, name)
             return
         self.expr(node.value)
+
+    def resolve_free(self, name: str) -> tuple[bool, Any]:
+        """A free name's object; a function named this way is remembered, so that the derivative is made
+        anew if the name is bound to another function later (a helper redefined in a notebook)."""
+        found, obj = self.parsed.resolve(name)
+        if found and callable(obj) and not isinstance(obj, types.ModuleType) \
+                and getattr(builtins, name, None) is not obj:
+            self.dependencies.append((self.parsed.fn, name, obj))
+        return found, obj
 
     def bases_of(self, atom: Any) -> frozenset:
         if not isinstance(atom, Value):
@@ -586,7 +596,7 @@ class Lowerer:
                 return True, self.functions[node.id]
             if node.id in self.local_names:
                 return False, None
-            return self.parsed.resolve(node.id)
+            return self.resolve_free(node.id)
         if isinstance(node, gast.Attribute):
             found, base = self.static(node.value)
             if found and isinstance(base, (types.ModuleType, type)):
@@ -603,7 +613,7 @@ class Lowerer:
                 raise self.error(f"variable {name!r} may be used before it is assigned", node, cls=S2SError,
                                  hint="assign it on every path before this line")
             return value
-        found, obj = self.parsed.resolve(name)
+        found, obj = self.resolve_free(name)
         if not found:
             raise self.error(f"name {name!r} is not defined", node, cls=S2SError)
         if _is_constant_object(obj):
@@ -762,6 +772,7 @@ class Lowerer:
             mapping[id(param)] = value if isinstance(value, (Value, Const)) else Const(value)
         copy = clone_block(body.body, mapping, lambda v: self.namer.value(v.hint))
         self.scalar_checks += [(mapping.get(id(v), v), loc, message) for v, loc, message in body.scalar_checks]
+        self.dependencies += body.dependencies
         self.stmts.extend(copy.stmts)
         return copy.results[0]
 
@@ -810,6 +821,10 @@ def is_user_function(obj: Any) -> bool:
         return False
     top = (obj.__module__ or "").split(".")[0]
     return top not in _NOT_INLINED and top not in sys.stdlib_module_names
+
+
+def clear_callee_cache() -> None:
+    _CALLEE_IR.clear()
 
 
 def callee_ir(callee: types.FunctionType, call_stack: list, functions: dict[str, Any]) -> Function:

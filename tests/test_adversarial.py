@@ -138,3 +138,33 @@ def test_forward_mode_with_lists_and_infinities():
 
 def tuple_output(x):
     return x, x * x
+
+
+def helper_one(x):
+    return x * x
+
+
+ACTIVATION = np.tanh
+
+
+def uses_helper(x):
+    return 2.0 * helper_one(x) + np.sum(ACTIVATION(np.array([x])))
+
+
+def test_functions_named_by_globals_are_followed_when_rebound():
+    global helper_one, ACTIVATION
+    g = s2s.grad(uses_helper)
+    x = 1.5
+    first = g(x)
+    assert first == pytest.approx(4 * x + (1 - math.tanh(x) ** 2))
+    saved = helper_one, ACTIVATION
+
+    def cube(x):
+        return x * x * x
+    helper_one, ACTIVATION = cube, np.sin
+    try:
+        assert g(x) == pytest.approx(2 * 3 * x * x + math.cos(x))
+        assert s2s.grad(uses_helper)(x) == pytest.approx(2 * 3 * x * x + math.cos(x))
+    finally:
+        helper_one, ACTIVATION = saved
+    assert g(x) == pytest.approx(first)
