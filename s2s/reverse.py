@@ -284,7 +284,7 @@ class _Reverse:
         for j, dc in zip(active_carried, carried):
             g = self.adj.get(id(stmt.carried[j]))
             # a zero shaped like this iteration's value (a loop may change a variable's shape)
-            results.append(self.full(g, dc, body, stmt.loc) if g is not None
+            results.append(self.full(g, stmt.carried[j], body, stmt.loc) if g is not None
                            else self.zero(stmt.carried[j], body, loc=stmt.loc))
         results.extend(self.full(self.adj[id(f)], acc, body, stmt.loc) for f, acc in zip(free, accumulators))
         self.adj = before

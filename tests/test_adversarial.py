@@ -168,3 +168,25 @@ def test_functions_named_by_globals_are_followed_when_rebound():
     finally:
         helper_one, ACTIVATION = saved
     assert g(x) == pytest.approx(first)
+
+
+def scalar_becomes_array(x):
+    a = x[0]
+    for k in range(2):
+        a = np.sin(x) * np.sum(a)
+    return np.sum(a)
+
+
+def array_becomes_scalar(x):
+    b = x * 2.0
+    for k in range(2):
+        c = np.sum(b) * 0.5
+        b = -1.22 + c * 0.0
+    return b + np.sum(x)
+
+
+def test_loop_variables_that_change_shape():
+    x = np.array([0.5, 1.0, 1.5])
+    s2s.check_grad(scalar_becomes_array, x)
+    s2s.check_grad(array_becomes_scalar, x)
+    assert s2s.grad(scalar_becomes_array, mode="forward")(x) == pytest.approx(s2s.grad(scalar_becomes_array)(x))
