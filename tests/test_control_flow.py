@@ -10,6 +10,7 @@ from s2s import runtime
 from s2s.activity import kind_of
 from s2s.api import Options, derivative_ir
 from s2s.ir import Op, walk
+from golden_cases import power_and_branch  # noqa: F401  (shared with the golden files)
 
 
 def pushes(fn, *args, wrt=0):
@@ -352,16 +353,6 @@ def test_reverse_of_a_branch_is_a_branch_on_the_recorded_condition():
     source = code(s2s.source(power_and_branch, 1.0, 3))
     assert source.count("if ") >= 2
     assert "_stack.pop()" in source
-
-
-def power_and_branch(x, n):
-    y = x
-    for _ in range(n):
-        if y > 2.0:
-            y = y * 0.5
-        else:
-            y = y * x
-    return y
 
 
 def test_branch_inside_loop():

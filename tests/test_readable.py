@@ -35,10 +35,10 @@ def test_each_group_is_under_a_comment_quoting_the_users_line():
 
 
 def test_forward_and_reverse_sweeps_of_a_loop_are_commented():
-    text = s2s.source(cf.power_and_branch, 1.3, 4)
+    text = s2s.source(cases.power_and_branch, 1.3, 4)
     forward, reverse = text.split("dy, dx = ")
     for part in (forward.splitlines(), reverse.splitlines()):
-        assert any("test_control_flow.py:" in line and "y = y * x" in line for line in part)
+        assert any("golden_cases.py:" in line and "y = y * x" in line for line in part)
     forward_mode = s2s.source(cf.power_loop, 1.3, 4, mode="forward")
     assert "# test_control_flow.py:" in forward_mode and "y = y * x" in forward_mode
 
