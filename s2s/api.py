@@ -558,6 +558,9 @@ def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
     def matrix(*args: Any) -> Any:
         args = _bind(fn, args, {})
         x = args[index]
+        if not isinstance(x, (float, int, np.floating, np.ndarray)):
+            raise BadArgument(f"hessian differentiates a float or an array, not a {type(x).__name__}",
+                              hint="use s2s.hvp with a direction of the same structure")
         if not isinstance(x, np.ndarray):
             return product(*args, 1.0)
         columns = [product(*args, e) for _, e in _basis(x)]

@@ -138,9 +138,10 @@ class _Forward:
             all_lazy &= lazy
             if total is None:
                 total = contribution
-            else:
+            else:            # the tangents of a container add up entry by entry
                 summed = self.fresh(tangent_hint(ans))
-                out.append(Op(operator.add, [total, contribution], [summed], loc=op.loc))
+                add = operator.add if self.is_scalar(ans) or self.kinds.get(id(ans)) in NUMERIC else runtime._add
+                out.append(Op(add, [total, contribution], [summed], loc=op.loc))
                 total = summed
         if total is None:
             return

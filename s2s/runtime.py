@@ -138,6 +138,8 @@ def _add(a, b):
             out[key] = _add(out[key], value) if key in out else value
         return out
     if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            raise ValueError(f"adjoints of lists of lengths {len(a)} and {len(b)} cannot be added")
         return [_add(x, y) for x, y in zip(a, b)]
     return a + b
 
