@@ -214,6 +214,11 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
             entries[op.args[1].value] = arg_kinds[2]
             return ("dict", tuple(entries.items()))
         return (container[0], None)
+    if prim is runtime._shaped_like:
+        return "array" if "array" in arg_kinds else "scalar" if all(k == "scalar" for k in arg_kinds) else "other"
+    if prim in _SHAPED_BY:         # helpers of derivative code: the kind of the value whose shape they take
+        donor = arg_kinds[_SHAPED_BY[prim]] if len(arg_kinds) > _SHAPED_BY[prim] else "other"
+        return donor if donor in NUMERIC else "other"
     if prim is operator.getitem:
         if arg_kinds[0] == "array":
             return "array"
@@ -227,6 +232,11 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     if (elementwise or numpy_function) and all(k in NUMERIC for k in arg_kinds[:1]):
         return "array"
     return "other"
+
+
+_SHAPED_BY = {runtime._unbroadcast: 1, runtime._expand: 1, runtime._fill: 1, runtime._broadcast_back: 1,
+              runtime._scatter: 0, runtime._masked: 0, runtime.zeros_like: 0,
+              runtime._matmul_left: 1, runtime._matmul_right: 2, runtime._dot_left: 1, runtime._dot_right: 2}
 
 
 def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
