@@ -12,42 +12,8 @@ from s2s.runtime import (_broadcast_back, _cumsum_adjoint, _diag_adjoint, _prod_
                          _unbroadcast,
                          _unconcatenate, _unrepeat, _unstack_joined, _untile)
 
-# ---- arithmetic
-
-
-@adjoint(np.add)
-def add(g, ans, x, y):
-    return g, g
-
-
-@adjoint(np.subtract)
-def subtract(g, ans, x, y):
-    return g, -g
-
-
-@adjoint(np.multiply)
-def multiply(g, ans, x, y):
-    return g * y, g * x
-
-
-@adjoint(np.divide)
-def divide(g, ans, x, y):
-    return g / y, -g * ans / y
-
-
-@adjoint(np.power)
-def power(g, ans, x, y):
-    return g * y * x ** (y - 1), g * ans * np.log(x)
-
-
-@adjoint(np.negative)
-def negative(g, ans, x):
-    return -g
-
-
-@adjoint(np.positive)
-def positive(g, ans, x):
-    return g
+# ---- arithmetic (add, subtract, multiply, divide, power, negative, positive share the operators' rules in
+# python_operators.py)
 
 
 @adjoint(np.square)

@@ -1,4 +1,5 @@
-"""Rules for Python's operators and numeric builtins (on floats and on arrays alike).
+"""Rules for Python's operators and numeric builtins (on floats and on arrays alike), and for the NumPy
+functions that are the same operations (np.add is +).
 
 Unbroadcasting is not done here: the transform sums an adjoint back to its
 argument's shape wherever broadcasting could have happened.
@@ -15,27 +16,27 @@ from s2s.runtime import _overwritten, _scatter, _spread, _written
 # ---- arithmetic
 
 
-@adjoint(operator.add)
+@adjoint(operator.add, np.add)
 def add(g, ans, x, y):
     return g, g
 
 
-@adjoint(operator.sub)
+@adjoint(operator.sub, np.subtract)
 def sub(g, ans, x, y):
     return g, -g
 
 
-@adjoint(operator.mul)
+@adjoint(operator.mul, np.multiply)
 def mul(g, ans, x, y):
     return g * y, g * x
 
 
-@adjoint(operator.truediv)
+@adjoint(operator.truediv, np.divide)
 def truediv(g, ans, x, y):
     return g / y, -g * ans / y
 
 
-@adjoint(operator.pow, builtins.pow)
+@adjoint(operator.pow, builtins.pow, np.power)
 def power(g, ans, x, y):
     return g * y * x ** (y - 1), g * ans * np.log(x)
 
@@ -45,12 +46,12 @@ def mod(g, ans, x, y):
     return g, -g * (x // y)
 
 
-@adjoint(operator.neg)
+@adjoint(operator.neg, np.negative)
 def neg(g, ans, x):
     return -g
 
 
-@adjoint(operator.pos)
+@adjoint(operator.pos, np.positive)
 def pos(g, ans, x):
     return g
 
