@@ -164,9 +164,33 @@ def _join(a: Kind, b: Kind) -> Kind:
     return "other"
 
 
+def _concat_kind(a: Kind, b: Kind) -> Kind:
+    if not (is_container(a) and is_container(b)):
+        return "other"
+    if a[0] == "list*" or b[0] == "list*":
+        items = {a[1] if a[0] == "list*" else k for k in (a[1] or ("other",))} | \
+                {b[1] if b[0] == "list*" else k for k in (b[1] or ("other",))}
+        return ("list*", items.pop()) if len(items) == 1 else ("list", None)
+    if a[1] is None or b[1] is None:
+        return (a[0], None)
+    return (a[0], a[1] + b[1])
+
+
+def _repeat_kind(a: Kind, count: Any) -> Kind:
+    if not is_container(a) or a[0] == "list*":
+        return a if is_container(a) else "other"
+    if a[1] is None or not isinstance(count, int):
+        return (a[0], None)
+    return (a[0], a[1] * max(count, 0))
+
+
 def _element(kind: Kind, key: Any) -> Kind:
     if not is_container(kind) or kind[1] is None:
         return "other"
+    if isinstance(key, slice):          # a slice of a tuple or list is a tuple or list
+        if kind[0] in ("list*", "dict"):
+            return kind if kind[0] == "list*" else "other"
+        return (kind[0], tuple(kind[1][key]))
     if kind[0] == "list*":
         return kind[1]
     items = [k for _, k in kind[1]] if kind[0] == "dict" else list(kind[1])
@@ -205,6 +229,16 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         return ("dict", tuple(zip(op.args[0].value, arg_kinds[1:])))
     if prim is runtime.list_append:
         return ("list", None)
+    sequences = [is_container(k) and k[0] in ("tuple", "list", "list*") for k in arg_kinds]
+    if prim is runtime.concat or (prim is operator.add and len(sequences) == 2 and all(sequences)):
+        return _concat_kind(*arg_kinds[:2])
+    if prim is operator.mul and len(sequences) == 2 and any(sequences) and "scalar" in arg_kinds:
+        seq = 0 if sequences[0] else 1
+        count = op.args[1 - seq].value if isinstance(op.args[1 - seq], Const) else None
+        return _repeat_kind(arg_kinds[seq], count)
+    if prim is runtime.repeat:
+        count = op.args[1].value if isinstance(op.args[1], Const) else None
+        return _repeat_kind(arg_kinds[0], count)
     if prim is runtime.setitem:
         container = arg_kinds[0]
         if container == "array" or not is_container(container):

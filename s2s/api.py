@@ -30,7 +30,8 @@ from .emit import emit_module
 from .errors import BadArgument, NonScalarOutput, S2SError, UnsupportedSyntax
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
-from .ir import Const, Function, Op, Value, clone_function, format_function, verify
+from .ir import Const, Function, Op, Value, clone_function, format_function, verify, walk
+from . import selfcheck, sequences
 from .naming import Namer
 from .lower import clear_callee_cache, lower
 from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, hoist_loop_invariants,
@@ -85,19 +86,25 @@ def function_ir(fn: Callable, param_kinds: Sequence[Kind]) -> Function:
 
 def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -> Function:
     kinds = list(param_kinds)
-    base = function_ir(fn, kinds)
+    base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
     if base.scalar_checks:
         found = value_kinds(base, kinds)
         for value, loc, message in base.scalar_checks:
             if found.get(id(value)) != "scalar":
                 raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
     if options.has_aux:
-        base = split_aux(base)
+        base = split_aux(base, kinds)
     if options.optimize:        # fold what the transform need not see (containers read back, constants)
         base = optimize_ir(base, kinds, [], options.optimize, final=False)
     wrt = list(options.wrt)
     if options.mode == "reverse" and hasattr(fn, "__s2s__"):
         # the derivative of a derivative: forward mode over its code, along one scalar argument
+        inner = fn.__s2s__[1]
+        if inner.several or inner.with_value or inner.has_aux or inner.mode not in ("reverse", "forward"):
+            raise NonScalarOutput(f"{root_function(fn).__qualname__}'s derivative returns a tuple (several "
+                                  f"gradients, a value, or aux data), not a number: grad needs a scalar output",
+                                  hint="differentiate one gradient at a time (wrt= one argument), or use "
+                                       "s2s.hessian / s2s.jacobian")
         if len(wrt) != 1 or options.several or kinds[wrt[0]] != "scalar":
             raise S2SError("s2s differentiates a derivative it generated along one scalar argument",
                            hint="for array arguments use s2s.hessian, s2s.hvp or s2s.jacobian")
@@ -116,9 +123,16 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -
     return verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True))
 
 
-def split_aux(fn: Function) -> Function:
+def split_aux(fn: Function, kinds: list[Kind]) -> Function:
     """A function returning (output, aux) as one returning the two separately: only output is differentiated."""
     result = fn.body.results[0]
+    kind = value_kinds(fn, kinds).get(id(result), "other") if isinstance(result, Value) else "other"
+    if not (isinstance(kind, tuple) and kind[0] in ("tuple", "list") and kind[1] is not None
+            and len(kind[1]) == 2):
+        shown = f"a {kind[0]} of {len(kind[1])}" if isinstance(kind, tuple) and kind[1] is not None else \
+            "something else"
+        raise NonScalarOutput(f"with has_aux=True, {fn.name} must return a pair (output, aux); it returns {shown}",
+                              fn.loc, hint="return (loss, aux), with everything auxiliary in aux (a tuple or dict)")
     output, aux = Value("output", "output"), Value("aux", "aux")
     fn.body.stmts.append(Op(operator.getitem, [result, Const(0)], [output], loc=fn.loc))
     fn.body.stmts.append(Op(operator.getitem, [result, Const(1)], [aux], loc=fn.loc))
@@ -305,8 +319,9 @@ def _signature(args: tuple) -> tuple:
                         for a, k in zip(args, kinds))
 
 
-def compiled(fn: Callable, options: Options, args: tuple) -> tuple[str, Callable]:
-    """(source, function) of fn's derivative for arguments like args: from the cache, or made once."""
+def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = None) -> tuple[str, Callable]:
+    """(source, function) of fn's derivative for arguments like args: from the cache, or made once.
+    In the checking mode a new derivative's reading of fn is first compared with Python's on args."""
     signature = _signature(args)
     with _LOCK:
         table = _CACHE.setdefault(fn, {})
@@ -315,7 +330,44 @@ def compiled(fn: Callable, options: Options, args: tuple) -> tuple[str, Callable
         if entry is None:
             _check_differentiable(fn, args, options.wrt)
             entry = table[key] = generate(fn, options, list(signature[0]))
+            if selfcheck.enabled(check):
+                try:
+                    _verify_reading(fn, options, args, entry[1])
+                except BaseException:
+                    table.pop(key, None)
+                    raise
         return entry
+
+
+def _zero_tree(x: Any) -> Any:
+    if isinstance(x, (tuple, list)):
+        return type(x)(_zero_tree(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _zero_tree(v) for k, v in x.items()}
+    return np.zeros_like(x) if isinstance(x, np.ndarray) else 0.0
+
+
+def _verify_reading(fn: Callable, options: Options, args: tuple, function: Callable) -> None:
+    """The checking mode: the value the derivative's forward sweep computes against fn(*args)."""
+    if options.mode in ("forward", "vjp") and options.with_value:
+        valued = function
+    else:
+        mode = "forward" if options.mode == "forward" else "reverse"
+        several = options.several if mode == "reverse" else False
+        valued = compiled(fn, Options(options.wrt, several, mode, True, options.optimize, options.has_aux),
+                          args, check=False)[1]
+        if options.mode == "vjp":
+            mode = "vjp"
+    if options.mode == "forward":
+        run = lambda expected: call(valued, (*args, *[_zero_tree(args[i]) for i in options.wrt]))[0]
+    elif options.mode == "vjp":
+        run = lambda expected: call(valued, (*args, _zero_tree(expected)))[0]
+    else:
+        run = lambda expected: call(valued, args)[0]
+    root = root_function(fn)
+    prims = [s.prim for s in walk(primal_ir(root).body) if isinstance(s, Op)]
+    selfcheck.compare(root.__qualname__ if root is fn else f"the derivative of {root.__qualname__}", fn, args,
+                      run, selfcheck.draws_random(prims))
 
 
 def _underlying(fn: Any) -> Callable:
@@ -398,7 +450,7 @@ def _passes(optimize: Any) -> Any:
 
 
 def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: str = "reverse",
-                     has_aux: bool = False) -> Callable:
+                     has_aux: bool = False, check: bool | None = None) -> Callable:
     fn = _underlying(fn)
     optimize = _passes(optimize)
     _refuse_early(fn)
@@ -406,7 +458,7 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
     if mode == "forward":
         if has_aux:
             raise BadArgument("has_aux is for reverse mode")
-        return _forward_gradient(fn, indices, several, with_value, optimize)
+        return _forward_gradient(fn, indices, several, with_value, optimize, check)
     if mode != "reverse":
         raise BadArgument(f"mode={mode!r}: grad takes mode='reverse' or mode='forward'")
     options = Options(indices, several, "reverse", with_value, optimize, has_aux)
@@ -422,7 +474,7 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
             cache.clear()
             function = None
         if function is None:
-            function = compiled(fn, options, args)[1]        # arrays and containers: by kind, shape of dicts...
+            function = compiled(fn, options, args, check)[1]        # arrays and containers: by kind, shape of dicts...
             types = tuple(map(type, args))
             if _SCALAR_TYPES.issuperset(types):
                 cache[types] = function
@@ -435,7 +487,8 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
     return _wrap(fn, options, derivative, "value_and_grad" if with_value else "grad")
 
 
-def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool = False, optimize: bool = True) -> Any:
+def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool = False, optimize: bool = True,
+         check: bool | None = None) -> Any:
     """The gradient of a scalar-valued function with respect to argument(s) `wrt`.
 
     `wrt` is a position or a name, or a tuple of them (the gradient is then a
@@ -443,20 +496,21 @@ def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool =
     gradient has the shape and dtype of its argument. `mode="forward"` computes
     it with forward mode, one sweep per element of the arguments. The result is
     itself differentiable: `s2s.grad(s2s.grad(f))`. With `has_aux=True`, f returns
-    `(output, aux)` and the result is `(gradient, aux)`.
+    `(output, aux)` and the result is `(gradient, aux)`. With `check=True` (or S2S_CHECK=1), the first call
+    for each kind of arguments also runs f and compares its value with the derivative's forward sweep.
     """
     if fn is None:
-        return lambda f: grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize)
-    return _make_derivative(fn, wrt, False, optimize, mode, has_aux)
+        return lambda f: grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize, check=check)
+    return _make_derivative(fn, wrt, False, optimize, mode, has_aux, check)
 
 
 def value_and_grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool = False,
-                   optimize: bool = True) -> Any:
+                   optimize: bool = True, check: bool | None = None) -> Any:
     """Like `grad`, but returns `(f(*args), gradient)` from one forward and one reverse sweep
     (`((output, aux), gradient)` with `has_aux=True`)."""
     if fn is None:
-        return lambda f: value_and_grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize)
-    return _make_derivative(fn, wrt, True, optimize, mode, has_aux)
+        return lambda f: value_and_grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize, check=check)
+    return _make_derivative(fn, wrt, True, optimize, mode, has_aux, check)
 
 
 # ---------------------------------------------------------------- forward mode and higher order
@@ -473,7 +527,7 @@ def _basis(x: Any):
 
 
 def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, with_value: bool,
-                      optimize: bool) -> Callable:
+                      optimize: bool, check: bool | None = None) -> Callable:
     def gradient(*args: Any, **kwargs: Any) -> Any:
         args = _bind(fn, args, kwargs)
         for i in indices:
@@ -482,7 +536,7 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                                   f"{_param_names(fn)[i]!r} is a {type(args[i]).__name__}",
                                   hint="use reverse mode, or s2s.jvp with a tangent of the same structure")
         options = Options(indices, False, "forward", True, optimize)
-        jvp_function = compiled(fn, options, args)[1]
+        jvp_function = compiled(fn, options, args, check)[1]
         grads, value = [], None
         for i in indices:
             g = np.zeros_like(args[i], dtype=np.result_type(args[i], np.float32)) \
@@ -510,7 +564,8 @@ def _zero_like(x: Any) -> Any:
     return np.zeros_like(x) if isinstance(x, np.ndarray) else 0.0
 
 
-def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimize: bool = True) -> tuple:
+def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimize: bool = True,
+        check: bool | None = None) -> tuple:
     """`(f(*primals), directional derivative of f along tangents)`, in one forward sweep.
 
     tangents has one entry per primal: None (or 0) for an argument not differentiated."""
@@ -528,10 +583,10 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimi
             raise BadArgument(f"the tangent of argument {i} has shape {np.shape(tangents[i])}, "
                               f"the argument {np.shape(primals[i])}")
     options = Options(indices, False, "forward", True, optimize)
-    return call(compiled(fn, options, primals)[1], (*primals, *[tangents[i] for i in indices]))
+    return call(compiled(fn, options, primals, check)[1], (*primals, *[tangents[i] for i in indices]))
 
 
-def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
+def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None) -> Callable:
     """`hvp(f)(*args, v)`: the Hessian of f (with respect to argument wrt) times v, in one sweep
     (forward mode over the reverse-mode gradient), without forming the Hessian."""
     fn = _underlying(fn)
@@ -544,15 +599,15 @@ def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
     def product(*args: Any) -> Any:
         *given, v = args
         primals = _bind(fn, tuple(given), {})
-        return call(compiled(fn, options, primals)[1], (*primals, v))
+        return call(compiled(fn, options, primals, check)[1], (*primals, v))
 
     return _wrap(fn, options, product, "hvp")
 
 
-def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
+def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None) -> Callable:
     """The Hessian with respect to one argument: a scalar for a scalar, shape x.shape + x.shape for an
     array; one Hessian-vector product (forward over reverse) per coordinate."""
-    product = hvp(fn, wrt, optimize=optimize)
+    product = hvp(fn, wrt, optimize=optimize, check=check)
     (index,), _ = _resolve_wrt(_underlying(fn), wrt)
 
     def matrix(*args: Any) -> Any:
@@ -569,7 +624,8 @@ def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
     return _wrap(_underlying(fn), product.__s2s__[1], matrix, "hessian")
 
 
-def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True) -> tuple[Any, Callable]:
+def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
+        check: bool | None = None) -> tuple[Any, Callable]:
     """`(f(*args), vjp_fn)`; `vjp_fn(cotangent)` gives the adjoints of the arguments (all of them, or wrt)."""
     fn = _underlying(fn)
     _refuse_early(fn)
@@ -579,7 +635,7 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True) -> tup
     indices, several = _resolve_wrt(fn, wrt)
     options = Options(indices, True, "vjp", True, optimize)
     args = _bind(fn, args, {})
-    function = compiled(fn, options, args)[1]
+    function = compiled(fn, options, args, check)[1]
     value = fn(*args)
 
     def pullback(cotangent: Any) -> tuple:
@@ -588,7 +644,7 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True) -> tup
     return value, pullback
 
 
-def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
+def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None) -> Callable:
     """The Jacobian of a vector-valued f with respect to one argument, shape f.shape + x.shape: forward
     mode (one sweep per input coordinate) when the input is smaller, reverse mode otherwise."""
     fn = _underlying(fn)
@@ -603,11 +659,11 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
         out = np.asarray(fn(*args))
         if np.size(x) <= out.size:
             options = Options((index,), False, "forward", False, optimize)
-            function = compiled(fn, options, args)[1]
+            function = compiled(fn, options, args, check)[1]
             columns = [np.asarray(function(*args, e)) * np.ones(out.shape) for _, e in _basis(x)]
             return np.stack(columns, axis=-1).reshape(out.shape + np.shape(x))
         options = Options((index,), True, "vjp", True, optimize)
-        function = compiled(fn, options, args)[1]
+        function = compiled(fn, options, args, check)[1]
         rows = [np.asarray(function(*args, e)[1][0]) for _, e in _basis(out)]
         return np.stack(rows, axis=0).reshape(out.shape + np.shape(x))
 

@@ -41,6 +41,7 @@ _BINARY = {
     operator.floordiv: gast.FloorDiv, operator.mod: gast.Mod, operator.pow: gast.Pow, operator.matmul: gast.MatMult,
     operator.and_: gast.BitAnd, operator.or_: gast.BitOr, operator.xor: gast.BitXor,
     operator.lshift: gast.LShift, operator.rshift: gast.RShift,
+    runtime.concat: gast.Add, runtime.repeat: gast.Mult,
 }
 _UNARY = {operator.neg: gast.USub, operator.pos: gast.UAdd, operator.not_: gast.Not, operator.invert: gast.Invert}
 _COMPARE = {
@@ -90,8 +91,9 @@ def _constant(value: Any) -> gast.expr:
 class _Liveness:
     """Interference between values, from a backward liveness pass over the structured IR."""
 
-    def __init__(self, inlined: dict[int, Op]):
+    def __init__(self, inlined: dict[int, Op], items: dict[int, Op] | None = None):
         self.inlined = inlined
+        self.items = items or {}        # loop -> the op `item = seq[index]` written as the loop's target
         self.edges: dict[int, set[int]] = {}
 
     def uses(self, atoms: list[Atom]) -> set[int]:
@@ -153,7 +155,17 @@ class _Liveness:
             header = new_header
         if record:
             body_end = (header - carried - index) | self.uses(stmt.body.results)
-            self.block(stmt.body, body_end, True)
+            body_start = self.block(stmt.body, body_end, True)
+            item = self.items.get(id(stmt))
+            if item is not None:
+                # `for item in seq:` binds the item when the iteration starts, not where the op stood:
+                # it is alive with everything live at the body's start or defined before the op
+                early: set[int] = set(body_start)
+                for s in stmt.body.stmts:
+                    if s is item:
+                        break
+                    early |= {id(v) for inner in [s, *(x for b in stmt_blocks(s) for x in walk(b))] for v in inner.outs}
+                self.interfere(list(item.outs), early | {id(o) for o in item.outs})
             if isinstance(stmt, While):
                 self.block(stmt.test, self.uses(stmt.test.results) | self.block(stmt.body, body_end, False)
                            | exit_live, True)
@@ -199,8 +211,9 @@ class _Groups:
         return True
 
 
-def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str]) -> dict[int, str]:
-    liveness = _Liveness(inlined)
+def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
+                  items: dict[int, Op] | None = None) -> dict[int, str]:
+    liveness = _Liveness(inlined, items)
     results = liveness.uses(fn.body.results)
     entry = liveness.block(fn.body, results, True)
     liveness.interfere(fn.params, entry | {id(p) for p in fn.params})
@@ -215,6 +228,13 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str]) -> d
     for stmt in walk(fn.body):
         if isinstance(stmt, Op) and stmt.in_place is not None:
             groups.merge(stmt.outs[0], stmt.args[stmt.in_place], force=True)
+    # Every merge is checked against interference: two values alive at once never share a name. A loop's
+    # result is tried first with its carried value (the user's variable after the loop); where that fails
+    # the emitter writes a copy after the loop.
+    loops = [stmt for stmt in walk(fn.body) if isinstance(stmt, (While, For))]
+    for stmt in loops:
+        for c, o in zip(stmt.carried, stmt.outs):
+            groups.merge(c, o)
     for stmt in walk(fn.body):
         if isinstance(stmt, If):
             for o, a, b in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
@@ -222,8 +242,7 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str]) -> d
                     if isinstance(r, Value) and id(r) not in inlined and r not in fn.params:
                         groups.merge(o, r)
         elif isinstance(stmt, (While, For)):
-            for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
-                groups.merge(c, o, force=True)
+            for c, r, i in zip(stmt.carried, stmt.body.results, stmt.inits):
                 if isinstance(r, Value) and id(r) not in inlined:
                     groups.merge(c, r)
                 if isinstance(i, Value) and id(i) not in inlined and i not in fn.params:
@@ -297,7 +316,9 @@ class _Emitter:
                 reserved.add(stmt.args[0].value)
         if root is not None:
             reserved |= set(root.__code__.co_freevars)
-        self.names = _python_names(fn, self.inlined, reserved)
+        self.items = {id(s): item for s in walk(fn.body) if isinstance(s, For)
+                      for item in [self.sequence_item(s)] if item is not None}
+        self.names = _python_names(fn, self.inlined, reserved, self.items)
 
     def _count_uses(self) -> dict[int, int]:
         counts: dict[int, int] = {}
@@ -532,8 +553,11 @@ class _Emitter:
             if not then:
                 test, then, orelse = gast.UnaryOp(op=gast.Not(), operand=test), orelse, []
             return [gast.If(test=test, body=then, orelse=orelse)]
+        return self.loop(stmt) + self.copies(stmt.outs, stmt.carried)
+
+    def loop(self, stmt: While | For) -> list[gast.stmt]:
         before = self.copies(stmt.carried, stmt.inits)
-        item = self.sequence_item(stmt) if isinstance(stmt, For) else None
+        item = self.items.get(id(stmt))
         if item is not None:       # `for c in seq:` when the index serves only to read seq[index]
             self.skipped.add(id(item))
         body = self.block(stmt.body) + self.copies(stmt.carried, stmt.body.results)

@@ -31,8 +31,8 @@ _TANGENTS: dict[Any, Callable] = {}
 _NONDIFFERENTIABLE: dict[Any, None] = {}
 _BROADCASTING: dict[Any, None] = {}
 _LINEAR: dict[Any, tuple[int, ...]] = {}
-_BUILTIN_RULE_MODULES = ("python_operators", "math_functions", "numpy_functions", "linear_algebra",
-                         "runtime_helpers")
+_BUILTIN_RULE_MODULES = ("python_operators", "sequences", "math_functions", "numpy_functions", "numpy_more", "linear_algebra",
+                         "linalg", "runtime_helpers", "special", "stats", "scipy_linalg")
 _loaded = False
 
 
@@ -61,6 +61,16 @@ def tangent(*prims: Any) -> Callable[[Callable], Callable]:
             _TANGENTS[_key(prim)] = rule
         return rule
     return register
+
+
+def helper(fn: Callable) -> Callable:
+    """Declare a NumPy-only function that rules call: the emitter copies its source into derivative code
+    (as it does s2s.runtime's helpers), so that generated code keeps needing NumPy alone. A helper used
+    in an adjoint needs its own rule (tangent or linear) for second order."""
+    from . import runtime
+    runtime.EMITTED_HELPERS.add(fn)
+    setattr(runtime, fn.__name__, fn)           # the emitter finds the helpers a helper calls by name
+    return fn
 
 
 def nondifferentiable(*prims: Any) -> None:
@@ -100,7 +110,11 @@ def _ensure_loaded() -> None:
     if not _loaded:
         _loaded = True
         for name in _BUILTIN_RULE_MODULES:
-            importlib.import_module(f"s2s.rules.{name}")
+            try:
+                importlib.import_module(f"s2s.rules.{name}")
+            except ImportError as error:        # SciPy's rules, when SciPy is not installed
+                if not (error.name or "").startswith("scipy"):
+                    raise
 
 
 def find_adjoint(prim: Any) -> Callable | None:

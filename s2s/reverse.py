@@ -26,7 +26,7 @@ import numpy as np
 
 from . import registry, runtime
 from .activity import NUMERIC, active_values, is_container, value_kinds
-from .errors import NoDerivativeRule, S2SError
+from .errors import NoDerivativeRule, NonScalarOutput, S2SError
 from .inline import inline_rule
 from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function,
                  free_values,
@@ -364,6 +364,26 @@ class _Reverse:
         reverse[0:0] = pops
 
 
+def _refuse_output(fn: Function, output: Atom, rev: "_Reverse", out: list[Stmt]) -> bool:
+    """A gradient is of a function with one number as its output: refuse None, strings, containers."""
+    if isinstance(output, Const):
+        if output.value is None or not isinstance(output.value, (int, float, complex, np.generic, np.ndarray)):
+            raise NonScalarOutput(f"{fn.name} returned {output.value!r}, not a number: a gradient needs a "
+                                  f"function with a scalar output", fn.loc,
+                                  hint="did the function forget a `return`?" if output.value is None else "")
+        return True
+    kind = rev.kinds.get(id(output), "other")
+    if is_container(kind):
+        what = {"tuple": "a tuple", "list": "a list", "list*": "a list", "dict": "a dict"}.get(kind[0], kind[0])
+        raise NonScalarOutput(f"{fn.name} returns {what}, not a number: a gradient needs a function with a "
+                              f"scalar output", fn.loc,
+                              hint="use has_aux=True for (output, aux) pairs, s2s.vjp or s2s.jacobian for "
+                                   "several outputs")
+    if kind not in NUMERIC and not rev.is_active(output):   # the seed refuses what is not a number
+        out.append(Op(runtime._seed, [output], [rev.fresh("")], loc=fn.loc))
+    return True
+
+
 def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value: bool,
                      several: bool = False, cotangent: bool = False) -> Function:
     """The gradient function: `def f_grad(same params): ... return grads` (or `value, grads`)."""
@@ -380,7 +400,7 @@ def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value
         if rev.is_active(output):
             rev.adj[id(output)] = seed_param
             rev.block(fn.body, out, 0)
-    elif rev.is_active(output):
+    elif _refuse_output(fn, output, rev, out) and rev.is_active(output):
         if rev.is_scalar(output):
             seed: Atom = Const(1.0)
         else:

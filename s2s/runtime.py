@@ -104,7 +104,11 @@ def _fill(g, x):
 
 
 def _seed(y):
-    """The adjoint 1 of a scalar output; refuses an array with more than one element."""
+    """The adjoint 1 of a scalar output; refuses an array with more than one element, and what is not a number."""
+    if not isinstance(y, (int, float, complex, np.ndarray, np.generic)) or isinstance(y, bool) or (
+            isinstance(y, np.ndarray) and not np.issubdtype(y.dtype, np.number)):
+        raise TypeError(f"grad needs a function whose output is a number, but it returned {type(y).__name__} "
+                        f"{y!r:.60}; did the function forget a `return`?")
     if np.size(y) != 1:
         raise TypeError(f"grad needs a function with a scalar output, but it returned an array of shape {np.shape(y)}; "
                         "use s2s.vjp or s2s.jacobian for vector outputs")
@@ -142,6 +146,46 @@ def _add(a, b):
             raise ValueError(f"adjoints of lists of lengths {len(a)} and {len(b)} cannot be added")
         return [_add(x, y) for x, y in zip(a, b)]
     return a + b
+
+
+def concat(a, b):
+    """`a + b` on two tuples or two lists: their concatenation."""
+    return a + b
+
+
+def repeat(items, count):
+    """`items * count` on a tuple or list: count copies one after the other."""
+    return items * count
+
+
+def _joined(a, b):
+    """The tangent of a + b on sequences: the tangents of both, one list (0.0 stands for a zero tangent)."""
+    return list(a) + list(b)
+
+
+def _head(g, a):
+    """The adjoint of a from the adjoint g of a + b (a list; 0.0 for no adjoint)."""
+    if isinstance(g, (int, float)) and g == 0:
+        return 0.0
+    return list(g[:len(a)])
+
+
+def _tail(g, a):
+    """The adjoint of b from the adjoint g of a + b."""
+    if isinstance(g, (int, float)) and g == 0:
+        return 0.0
+    return list(g[len(a):])
+
+
+def _sum_copies(g, items, count):
+    """The adjoint of items from the adjoint of items * count: the copies' adjoints added item by item."""
+    if isinstance(g, (int, float)) and g == 0:
+        return 0.0
+    n = len(items)
+    total = [0.0] * n
+    for k in range(count):
+        total = [_add(t, x) for t, x in zip(total, g[k * n:(k + 1) * n])]
+    return total
 
 
 def _item(g, key):
@@ -405,7 +449,7 @@ def _unsupported(message):
 
 
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_prod_of_others, _add, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
+EMITTED_HELPERS = {_prod_of_others, _add, _head, _tail, _joined, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,

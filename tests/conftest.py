@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 os.environ["S2S_VERIFY"] = "1"          # the IR verifier runs after every pass, in every test
+os.environ.setdefault("S2S_CHECK", "1")  # the checking mode: every derivative's first call is checked against f
 
 _counter = itertools.count()
 
