@@ -103,6 +103,36 @@ def overheads(budget: float) -> dict:
             "cached call overhead (s)": through_s2s - direct, "generated function alone (s)": direct}
 
 
+def chain(lines: int) -> str:
+    """A straight-line function in which each line uses the one before (what code printers and unrolling give)."""
+    return "def model(c, y):\n    a0 = c * y\n" + "".join(
+        f"    a{i} = math.sin(a{i - 1}) * c + y * a{i - 1}\n" for i in range(1, lines - 2)) + \
+        f"    return a{lines - 3}\n"
+
+
+def transform_scaling(sizes: tuple = (50, 200, 800, 3200), limit: float = 60.0) -> dict:
+    """First call (transform, compile, run) of `chain(n)`, for each n; larger sizes are skipped once one
+    takes longer than limit seconds."""
+    import math
+    found = {}
+    for n in sizes:
+        text = chain(n)
+        assert text.count("\n") == n
+        filename = f"<benchmark-chain-{n}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        scope = {"math": math}
+        exec(compile(text, filename, "exec"), scope)
+        start = time.perf_counter()
+        value = s2s.grad(scope["model"], wrt=(0, 1))(0.3, 0.7)
+        found[f"first call, {n} lines (s)"] = elapsed = time.perf_counter() - start
+        eps = 1e-6
+        numeric = (scope["model"](0.3 + eps, 0.7) - scope["model"](0.3 - eps, 0.7)) / (2 * eps)
+        assert abs(value[0] - numeric) <= 1e-5 * max(1.0, abs(numeric)), (n, value[0], numeric)
+        if elapsed > limit:
+            break
+    return found
+
+
 def report(rows: list[dict]) -> str:
     peers = [p for p in ("autograd", "jax", "jax jit", "torch") if any(p in r["seconds"] for r in rows)]
     header = ["workload", "primal", "s2s", "hand-written", *peers, "s2s/primal", "s2s/hand"]
@@ -134,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     selected = [w for w in workloads(args.quick) if args.only in w.name]
     rows = run(selected, budget)
     extra = overheads(budget)
+    extra.update(transform_scaling((50, 200) if args.quick else (50, 200, 800, 3200)))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"NumPy {np.__version__}; medians")
     print(report(rows))

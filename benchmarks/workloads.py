@@ -127,6 +127,54 @@ def rnn_hand(Wh, Wx, b, xs, h0):
     return dWh, dWx, db
 
 
+# ---------------------------------------------------------------- loops over array elements
+
+def running_sum(x):
+    acc = 0.0
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        acc = acc + x[i] * x[i]
+        out[i] = acc
+    return np.sum(out)
+
+
+def running_sum_hand(x):
+    n = len(x)
+    return 2.0 * (n - np.arange(n)) * x
+
+
+def stencil(u):
+    total = 0.0
+    for i in range(1, len(u) - 1):
+        d = u[i - 1] - 2.0 * u[i] + u[i + 1]
+        total = total + d * d
+    return total
+
+
+def stencil_hand(u):
+    d = u[:-2] - 2.0 * u[1:-1] + u[2:]
+    g = np.zeros_like(u)
+    g[:-2] += 2.0 * d
+    g[1:-1] -= 4.0 * d
+    g[2:] += 2.0 * d
+    return g
+
+
+def matvec(A, x):
+    total = 0.0
+    for i in range(A.shape[0]):
+        s = 0.0
+        for j in range(A.shape[1]):
+            s = s + A[i, j] * x[j]
+        total = total + s * s
+    return total
+
+
+def matvec_hand(A, x):
+    y = A @ x
+    return 2.0 * np.outer(y, x), 2.0 * (A.T @ y)
+
+
 # ---------------------------------------------------------------- the list
 
 def workloads(quick: bool) -> list[Workload]:
@@ -137,7 +185,7 @@ def workloads(quick: bool) -> list[Workload]:
         Workload("Horner, 200 coefficients", "scalar", horner, (0.9, list(rng.normal(size=200))), (0,),
                  horner_hand),
     ]
-    for n in ((100, 10_000, 100_000) if quick else (100, 10_000, 1_000_000)):
+    for n in ((100, 10_000, 100_000) if quick else (100, 10_000, 100_000, 1_000_000)):
         X = rng.normal(size=(n, 20))
         y = (rng.random(n) < 0.5).astype(np.float64)
         items.append(Workload(f"logistic N={n:,}", "array", logistic, (rng.normal(size=20) * 0.1, 0.1, X, y),
@@ -149,6 +197,14 @@ def workloads(quick: bool) -> list[Workload]:
     items.append(Workload("RNN tanh, 100 steps, hidden 32", "array", rnn,
                           (rng.normal(size=(32, 32)) * 0.1, rng.normal(size=(32, 16)) * 0.1, np.zeros(32),
                            rng.normal(size=(100, 16)), np.zeros(32)), (0, 1, 2), rnn_hand))
+    n = 2_000 if quick else 8_000
+    items.append(Workload(f"element loop: running sum, n={n:,}", "loop", running_sum, (rng.normal(size=n),), (0,),
+                          running_sum_hand))
+    items.append(Workload(f"element loop: stencil, n={n:,}", "loop", stencil, (rng.normal(size=n),), (0,),
+                          stencil_hand))
+    m = 30 if quick else 60
+    items.append(Workload(f"element loop: matvec {m}x{m}", "loop", matvec,
+                          (rng.normal(size=(m, m)), rng.normal(size=m)), (0, 1), matvec_hand))
     for workload in items:
         add_peers(workload)
     return items
@@ -158,7 +214,7 @@ def add_peers(workload: Workload) -> None:
     for name, make in (("autograd", _autograd), ("jax", _jax), ("jax jit", _jax_jit), ("torch", _torch)):
         try:
             fn = make(workload)
-        except ImportError:
+        except (ImportError, KeyError):         # not installed, or no version of this workload for the peer
             continue
         if fn is not None:
             workload.peers[name] = fn

@@ -9,8 +9,8 @@ import operator
 import numpy as np
 
 from s2s.registry import adjoint, linear, tangent
-from s2s.runtime import (_broadcast_back, _dot_left, _dot_right, _einsum_adjoint, _matmul_left, _matmul_right,
-                         _unsupported)
+from s2s.rules.helpers import (_dot_nd_left, _dot_nd_right, _einsum_arg_adjoint, _einsum_call, _tensordot_adjoint)
+from s2s.runtime import _matmul_left, _matmul_right
 
 # ---- products
 
@@ -22,12 +22,17 @@ def matmul(g, ans, a, b):
 
 @adjoint(np.dot)
 def dot(g, ans, a, b):
-    return _dot_left(g, a, b), _dot_right(g, a, b)
+    return _dot_nd_left(g, a, b), _dot_nd_right(g, a, b)
 
 
 @adjoint(np.inner)
-def inner(g, ans, a, b):
-    return _matmul_left(g, a, np.transpose(b)), np.transpose(_matmul_right(g, a, np.transpose(b)))
+def inner(g, ans, a, b):                # np.tensordot(a, b, (-1, -1)), or a * b when one is a scalar
+    return _tensordot_adjoint(g, a, b, (-1, -1), 0), _tensordot_adjoint(g, a, b, (-1, -1), 1)
+
+
+@adjoint(np.tensordot)
+def tensordot(g, ans, a, b, axes=2):
+    return _tensordot_adjoint(g, a, b, axes, 0), _tensordot_adjoint(g, a, b, axes, 1)
 
 
 @adjoint(np.outer)
@@ -36,8 +41,12 @@ def outer(g, ans, a, b):
 
 
 @adjoint(np.einsum)
-def einsum(g, ans, subscripts, a, b=None):
-    return None, _einsum_adjoint(subscripts, g, a, b, 0), _einsum_adjoint(subscripts, g, a, b, 1)
+def einsum(g, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, optimize=False):
+    # any number of operands (up to five), the string or the sublist form, ellipses and repeated indices;
+    # the adjoint of an argument that is not an operand (subscripts, sublists) is None and never used
+    return (_einsum_arg_adjoint(g, 0, x0, x1, x2, x3, x4, x5), _einsum_arg_adjoint(g, 1, x0, x1, x2, x3, x4, x5),
+            _einsum_arg_adjoint(g, 2, x0, x1, x2, x3, x4, x5), _einsum_arg_adjoint(g, 3, x0, x1, x2, x3, x4, x5),
+            _einsum_arg_adjoint(g, 4, x0, x1, x2, x3, x4, x5), _einsum_arg_adjoint(g, 5, x0, x1, x2, x3, x4, x5))
 
 
 # ---- numpy.linalg
@@ -60,21 +69,16 @@ def det(g, ans, a):
     return np.expand_dims(g * ans, (-1, -2)) * np.swapaxes(np.linalg.inv(a), -1, -2)
 
 
-@adjoint(np.linalg.norm)
-def norm(g, ans, x, ord=None, axis=None, keepdims=False):
-    if ord is not None and ord != "fro" and not (ord == 2 and np.ndim(x) == 1):
-        _unsupported("the derivative of numpy.linalg.norm for ord other than None, 'fro' or 2 (vectors)")
-    return _broadcast_back(g, x, axis, keepdims) * x / _broadcast_back(ans, x, axis, keepdims)
-
-
 # ---- forward mode
 
-linear(np.matmul, operator.matmul, np.dot, np.inner, np.outer, argnums=(0, 1))
+linear(np.matmul, operator.matmul, np.dot, np.inner, np.outer, np.tensordot, argnums=(0, 1))
 
 
 @tangent(np.einsum)
-def einsum_tangent(t, ans, subscripts, a, b=None):
-    return None, np.einsum(subscripts, t) if b is None else np.einsum(subscripts, t, b), np.einsum(subscripts, a, t)
+def einsum_tangent(t, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, optimize=False):
+    return (_einsum_call(t, x1, x2, x3, x4, x5), _einsum_call(x0, t, x2, x3, x4, x5),
+            _einsum_call(x0, x1, t, x3, x4, x5), _einsum_call(x0, x1, x2, t, x4, x5),
+            _einsum_call(x0, x1, x2, x3, t, x5), _einsum_call(x0, x1, x2, x3, x4, t))
 
 
 @tangent(np.linalg.inv)
@@ -88,12 +92,5 @@ def solve_tangent(t, ans, a, b):
 
 
 @tangent(np.linalg.det)
-def det_tangent(t, ans, a):
-    return ans * np.trace(np.linalg.solve(a, t))
-
-
-@tangent(np.linalg.norm)
-def norm_tangent(t, ans, x, ord=None, axis=None, keepdims=False):
-    if ord is not None and ord != "fro" and not (ord == 2 and np.ndim(x) == 1):
-        _unsupported("the derivative of numpy.linalg.norm for ord other than None, 'fro' or 2 (vectors)")
-    return np.sum(x * t, axis=axis, keepdims=keepdims) / ans
+def det_tangent(t, ans, a):             # the trace of each matrix of a stack: its last two axes
+    return ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)

@@ -104,7 +104,7 @@ def sqrt(g, ans, x):
 
 @adjoint(math.pow)
 def power(g, ans, x, y):
-    return g * y * x ** (y - 1), g * ans * np.log(x)
+    return g * y * x ** (y - 1), g * ans * np.log(x + (x == 0))      # 0 at x = 0, as JAX and autograd
 
 
 @adjoint(math.hypot)
@@ -128,7 +128,7 @@ elementwise(math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.
 
 @adjoint(math.copysign)
 def copysign(g, ans, x, y):
-    return g * math.copysign(1.0, x) * math.copysign(1.0, y), None
+    return g * math.copysign(1.0, x) * math.copysign(1.0, y), 0.0 * g     # piecewise constant in y
 
 
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,

@@ -8,6 +8,7 @@ Ties: `max`/`min` reductions share the adjoint equally among the tied elements;
 import numpy as np
 
 from s2s.registry import adjoint, elementwise, linear, nondifferentiable, tangent
+from s2s.rules.helpers import _trace_adjoint
 from s2s.runtime import (_broadcast_back, _cumsum_adjoint, _diag_adjoint, _prod_of_others, _reduced_size,
                          _unbroadcast,
                          _unconcatenate, _unrepeat, _unstack_joined, _untile)
@@ -32,23 +33,23 @@ def absolute(g, ans, x):
 
 
 @adjoint(np.maximum, np.fmax)
-def maximum(g, ans, x, y):
-    return g * ((x > y) + 0.5 * (x == y)), g * ((x < y) + 0.5 * (x == y))
+def maximum(g, ans, x, y):              # g times a mask keeps g's dtype (0.5 * a mask would be float64)
+    return g * (x > y) + 0.5 * g * (x == y), g * (x < y) + 0.5 * g * (x == y)
 
 
 @adjoint(np.minimum, np.fmin)
 def minimum(g, ans, x, y):
-    return g * ((x < y) + 0.5 * (x == y)), g * ((x > y) + 0.5 * (x == y))
+    return g * (x < y) + 0.5 * g * (x == y), g * (x > y) + 0.5 * g * (x == y)
 
 
 @adjoint(np.clip)
 def clip(g, ans, x, a_min, a_max):
-    inside = 1.0
+    inside = g
     if a_min is not None:
         inside = inside * (x >= a_min)
     if a_max is not None:
         inside = inside * (x <= a_max)
-    return g * inside, g * (x < a_min), g * (x > a_max)
+    return inside, g * (x < a_min), g * (x > a_max)
 
 
 @adjoint(np.where)
@@ -66,7 +67,7 @@ def exp(g, ans, x):
 
 @adjoint(np.exp2)
 def exp2(g, ans, x):
-    return g * ans * np.log(2.0)
+    return g * ans * 0.6931471805599453          # log(2), a Python float: float32 stays float32
 
 
 @adjoint(np.expm1)
@@ -81,12 +82,12 @@ def log(g, ans, x):
 
 @adjoint(np.log2)
 def log2(g, ans, x):
-    return g / (x * np.log(2.0))
+    return g / (x * 0.6931471805599453)
 
 
 @adjoint(np.log10)
 def log10(g, ans, x):
-    return g / (x * np.log(10.0))
+    return g / (x * 2.302585092994046)
 
 
 @adjoint(np.log1p)
@@ -204,7 +205,7 @@ def prod(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
 
 @adjoint(np.max, np.amax, np.min, np.amin)
 def extremum(g, ans, x, axis=None, out=None, keepdims=False):
-    hit = x == _broadcast_back(ans, x, axis, keepdims)
+    hit = (x == _broadcast_back(ans, x, axis, keepdims)) * np.ones_like(x)
     return _broadcast_back(g, x, axis, keepdims) * hit / np.sum(hit, axis=axis, keepdims=True)
 
 
@@ -218,7 +219,8 @@ def var(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 def std(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = x - np.mean(x, axis=axis, keepdims=True)
     spread = _broadcast_back(ans, x, axis, keepdims)
-    return _broadcast_back(g, x, axis, keepdims) * centered / ((_reduced_size(x, axis) - ddof) * spread)
+    # where the spread is 0 every centered value is 0 too: the adjoint is 0 (a 0-d x, an axis of length 1)
+    return _broadcast_back(g, x, axis, keepdims) * centered / ((_reduced_size(x, axis) - ddof) * (spread + (spread == 0)))
 
 
 @adjoint(np.cumsum)
@@ -227,9 +229,8 @@ def cumsum(g, ans, x, axis=None, dtype=None, out=None):
 
 
 @adjoint(np.trace)
-def trace(g, ans, x, offset=0):
-    rows, columns = np.shape(x)
-    return g * np.eye(rows, columns, offset)
+def trace(g, ans, x, offset=0, axis1=0, axis2=1):
+    return _trace_adjoint(g, x, offset, axis1, axis2)
 
 
 # ---- shape
@@ -264,7 +265,7 @@ def atleast(g, ans, x):
 def transpose(g, ans, x, axes=None):
     if axes is None:
         return np.transpose(g)
-    return np.transpose(g, np.argsort(axes))
+    return np.transpose(g, tuple(np.argsort(axes)))   # a tuple: Dask takes no array of axes
 
 
 @adjoint(np.swapaxes)
@@ -344,7 +345,7 @@ def linspace(g, ans, start, stop, num=50, endpoint=True):
 @adjoint(np.arange)
 def arange(g, ans, start, stop=None, step=1):
     # np.arange(stop) alone: its values do not depend on stop; the length never has a derivative
-    return 0.0 * np.sum(g) if stop is None else np.sum(g), None, np.sum(g * np.arange(np.size(ans)))
+    return 0.0 * np.sum(g) if stop is None else np.sum(g), 0.0 * np.sum(g), np.sum(g * np.arange(np.size(ans)))
 
 
 @adjoint(np.full)
@@ -354,7 +355,7 @@ def full(g, ans, shape, fill_value, dtype=None):
 
 @adjoint(np.full_like)
 def full_like(g, ans, x, fill_value, dtype=None):
-    return None, np.sum(g)
+    return 0.0 * g, np.sum(g)           # x gives only its shape
 
 
 elementwise(np.where, np.clip)
@@ -364,12 +365,17 @@ elementwise(np.where, np.clip)
 linear(np.sum, np.mean, np.reshape, np.ravel, np.expand_dims, np.squeeze, np.atleast_1d, np.atleast_2d,
        np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.flip, np.cumsum, np.trace, np.tile, np.repeat,
        np.diag, np.array, np.asarray, np.copy, np.astype, np.concatenate, np.stack, np.hstack, np.vstack)
-linear(np.full, np.full_like, argnums=(1,))
+linear(np.full, argnums=(1,))
+
+
+@tangent(np.full_like)
+def full_like_tangent(t, ans, x, fill_value, dtype=None):
+    return 0.0 * ans, np.full_like(ans, t)
 
 
 @tangent(np.arange)
 def arange_tangent(t, ans, start, stop=None, step=1):
-    return t * np.ones(np.size(ans)) if stop is not None else 0.0 * ans, None, t * np.arange(np.size(ans))
+    return t * np.ones(np.size(ans)) if stop is not None else 0.0 * ans, 0.0 * ans, t * np.arange(np.size(ans))
 
 
 @tangent(np.linspace)
@@ -385,7 +391,7 @@ def prod_tangent(t, ans, x, axis=None, dtype=None, out=None, keepdims=False):
 
 @tangent(np.max, np.amax, np.min, np.amin)
 def extremum_tangent(t, ans, x, axis=None, out=None, keepdims=False):
-    hit = x == _broadcast_back(ans, x, axis, keepdims)
+    hit = (x == _broadcast_back(ans, x, axis, keepdims)) * np.ones_like(x)
     return np.sum(t * hit, axis=axis, keepdims=keepdims) / np.sum(hit, axis=axis, keepdims=keepdims)
 
 
@@ -398,7 +404,7 @@ def var_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=Fal
 @tangent(np.std)
 def std_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = x - np.mean(x, axis=axis, keepdims=True)
-    return np.sum(centered * t, axis=axis, keepdims=keepdims) / ((_reduced_size(x, axis) - ddof) * ans)
+    return np.sum(centered * t, axis=axis, keepdims=keepdims) / ((_reduced_size(x, axis) - ddof) * (ans + (ans == 0)))
 
 nondifferentiable(
     np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.floor_divide, np.isnan, np.isinf, np.isfinite,
@@ -407,4 +413,5 @@ nondifferentiable(
     np.empty_like, np.eye, np.identity, np.greater, np.greater_equal, np.less,
     np.less_equal, np.equal, np.not_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.searchsorted, np.digitize, np.isclose, np.allclose, np.array_equal,
+    np.result_type, np.promote_types, np.can_cast, np.iscomplexobj, np.isrealobj, np.isscalar, np.broadcast_shapes,
 )

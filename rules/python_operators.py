@@ -38,7 +38,8 @@ def truediv(g, ans, x, y):
 
 @adjoint(operator.pow, builtins.pow, np.power)
 def power(g, ans, x, y):
-    return g * y * x ** (y - 1), g * ans * np.log(x)
+    # d/dy at x = 0 is 0 (for y > 0, where ans = 0), the convention of JAX and autograd: log(x) read as 0 there
+    return g * y * x ** (y - 1), g * ans * np.log(x + (x == 0))
 
 
 @adjoint(operator.mod)

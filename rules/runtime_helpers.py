@@ -25,10 +25,60 @@ linear(runtime._matmul_right, runtime._dot_right, argnums=(0, 1))
 def einsum_adjoint(t, ans, subscripts, g, a, b, k):
     # linear in g and in the operand other than k; operand k gives only its shape
     return (None, _einsum_adjoint(subscripts, t, a, b, k),
-            _einsum_adjoint(subscripts, g, t, b, k) if k == 1 else None,
-            _einsum_adjoint(subscripts, g, a, t, k) if k == 0 else None)
+            _einsum_adjoint(subscripts, g, t, b, k) if k == 1 else 0.0 * ans,
+            _einsum_adjoint(subscripts, g, a, t, k) if k == 0 else 0.0 * ans)
 
 
 nondifferentiable(runtime._seed, runtime._shaped_like, runtime._reduced_size, runtime._axes, runtime.zeros_like,
                   runtime._zeros_like_tree,
                   runtime.stack_new, runtime._unsupported, runtime.free_name, runtime.stop_gradient)
+
+
+# ---- the helpers of rules/helpers.py
+
+from s2s.rules import helpers  # noqa: E402
+
+# linear in the adjoint (or tangent) they move, sum or spread; the other arguments give shapes or positions
+linear(helpers._undiagonal, helpers._trace_adjoint, helpers._diff_adjoint, helpers._gradient_adjoint,
+       helpers._quantile_adjoint, helpers._quantile_tangent, helpers._unsort, helpers._take_adjoint,
+       helpers._take_along_axis_adjoint, helpers._unpad, helpers._unsplit, helpers._uncolumn_stack,
+       helpers._unappend, helpers._select_adjoint, helpers._unsorted, helpers._sorted_like,
+       helpers._banded_transpose, helpers._band_of)
+linear(helpers._einsum_call, argnums=(0, 1, 2, 3, 4, 5))
+linear(helpers._dot_nd_left, argnums=(0, 2))
+linear(helpers._dot_nd_right, argnums=(0, 1))
+linear(helpers._banded_matmul, argnums=(0, 3))
+nondifferentiable(helpers._einsum_parse, helpers._tensordot_axes, helpers._matrix_axes, helpers._norm_kind,
+                  helpers._square_or_reduced, helpers._tall, helpers._rollaxis_destination, helpers._quantile_weights,
+                  helpers._sort_order, helpers._sorted_order, helpers._convolution_padding)
+
+
+@tangent(runtime._prod_of_others)
+def prod_of_others_tangent(t, ans, x, axis=None):
+    return helpers._prod_of_others_tangent(x, t, axis), None
+
+
+# bilinear: in g and in the operand other than k (operand k gives only its shape, so its contribution is 0)
+
+@tangent(helpers._tensordot_adjoint)
+def tensordot_adjoint_tangent(t, ans, g, a, b, axes, k):
+    return (helpers._tensordot_adjoint(t, a, b, axes, k),
+            helpers._tensordot_adjoint(g, t, b, axes, k) if k == 1 else 0.0 * ans,
+            helpers._tensordot_adjoint(g, a, t, axes, k) if k == 0 else 0.0 * ans, None, None)
+
+
+@tangent(helpers._kron_adjoint)
+def kron_adjoint_tangent(t, ans, g, a, b, k):
+    return (helpers._kron_adjoint(t, a, b, k), helpers._kron_adjoint(g, t, b, k) if k == 1 else 0.0 * ans,
+            helpers._kron_adjoint(g, a, t, k) if k == 0 else 0.0 * ans, None)
+
+
+@tangent(helpers._einsum_arg_adjoint)
+def einsum_arg_adjoint_tangent(t, ans, g, p, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
+    return (helpers._einsum_arg_adjoint(t, p, x0, x1, x2, x3, x4, x5), None,
+            helpers._einsum_arg_adjoint(g, p, t, x1, x2, x3, x4, x5) if p != 0 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, t, x2, x3, x4, x5) if p != 1 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, t, x3, x4, x5) if p != 2 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, t, x4, x5) if p != 3 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, t, x5) if p != 4 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, t) if p != 5 else 0.0 * ans)

@@ -3,8 +3,10 @@
 A list's adjoint is a list of its items' adjoints (0.0 for none): the adjoint of a concatenation is split
 by position, that of a repetition is the sum of its copies' adjoints.
 """
+import numpy as np
+
 from s2s import runtime
-from s2s.registry import adjoint, linear, tangent
+from s2s.registry import adjoint, linear, nondifferentiable, tangent
 from s2s.runtime import _head, _joined, _sum_copies, _tail, _zeros_like_tree
 
 
@@ -24,4 +26,28 @@ def concat_tangent(t, ans, a, b):
 
 
 linear(runtime.repeat)
+
+
+# ---- np.r_[...] and np.c_[...]: their items reshaped, then concatenated (s2s/sequences.py)
+
+@adjoint(runtime._r_item, runtime._c_item)
+def reshaped_item(g, ans, x):
+    return np.reshape(g, np.shape(x))
+
+
+linear(runtime._r_item, runtime._c_item)
 linear(runtime._head, runtime._tail, runtime._sum_copies, runtime._joined)
+
+
+# ---- a number read on the right of a swap `a[i], a[j] = a[j], a[i]` (s2s/lower.py): the identity
+
+
+@adjoint(runtime._element_read)
+def element_read(g, ans, x):
+    return g
+
+
+linear(runtime._element_read)
+
+
+nondifferentiable(runtime._assert_element)      # a check that a value read from an array is a number

@@ -6,13 +6,17 @@
 """
 from .api import __version__, export, grad, hessian, hvp, ir, jacobian, jvp, source, value_and_grad, vjp
 from .check import check_grad
-from .errors import (BadArgument, InvalidIR, NoDerivativeRule, NonScalarOutput, S2SError, SourceUnavailable,
-                     UnsupportedSyntax)
+from .errors import (BadArgument, InvalidIR, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError,
+                     SourceUnavailable, UnsupportedSyntax)
+from .selfcheck import ReadingMismatch
 from .registry import adjoint, elementwise, linear, nondifferentiable, tangent
 from .runtime import stop_gradient
+from . import testing
+from .graph import graph
 
 __all__ = [
     "__version__", "export", "grad", "value_and_grad", "jvp", "vjp", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
     "nondifferentiable", "elementwise", "linear", "stop_gradient", "S2SError", "SourceUnavailable", "UnsupportedSyntax",
-    "NoDerivativeRule", "NonScalarOutput", "BadArgument", "InvalidIR",
+    "NoDerivativeRule", "NonScalarOutput", "BadArgument", "InvalidIR", "RefusedWhenRun", "ReadingMismatch",
+    "testing", "graph",
 ]

@@ -139,7 +139,7 @@ def kind_of(value: Any) -> Kind:
     """What s2s specializes derivative code on: scalars, arrays, and the structure of containers."""
     if isinstance(value, (int, float, bool, np.number, np.bool_)):
         return "scalar"
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) or runtime._foreign(value):      # NumPy's, Dask's, CuPy's
         return "array"
     if isinstance(value, list) and value and set(map(type, value)) <= _SCALAR_TYPES:
         return ("list*", "scalar")              # a list of numbers, whatever its length
@@ -164,6 +164,18 @@ def _join(a: Kind, b: Kind) -> Kind:
     return "other"
 
 
+def const_kind(value: Any) -> Kind:
+    """The kind of a constant: a number, None (no value yet), an array, or a tuple or list of them."""
+    if value is None or value is UNDEFINED:
+        return "scalar"
+    if isinstance(value, (tuple, list)) and not isinstance(value, str) and len(value) < 1000:
+        return (type(value).__name__ if type(value) in (tuple, list) else "tuple",
+                tuple(const_kind(v) for v in value))
+    if isinstance(value, np.ndarray):
+        return "array"
+    return "scalar" if isinstance(value, (int, float, bool, np.generic)) else "other"
+
+
 def _concat_kind(a: Kind, b: Kind) -> Kind:
     if not (is_container(a) and is_container(b)):
         return "other"
@@ -185,12 +197,14 @@ def _repeat_kind(a: Kind, count: Any) -> Kind:
 
 
 def _element(kind: Kind, key: Any) -> Kind:
+    if isinstance(key, slice) and is_container(kind):       # a slice of a tuple or list is a tuple or list
+        if kind[0] == "dict":
+            return "other"
+        if kind[0] == "list*" or kind[1] is None:
+            return kind
+        return (kind[0], tuple(kind[1][key]))
     if not is_container(kind) or kind[1] is None:
         return "other"
-    if isinstance(key, slice):          # a slice of a tuple or list is a tuple or list
-        if kind[0] in ("list*", "dict"):
-            return kind if kind[0] == "list*" else "other"
-        return (kind[0], tuple(kind[1][key]))
     if kind[0] == "list*":
         return kind[1]
     items = [k for _, k in kind[1]] if kind[0] == "dict" else list(kind[1])
@@ -243,6 +257,10 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         container = arg_kinds[0]
         if container == "array" or not is_container(container):
             return container
+        if container[0] == "list*" and arg_kinds[2] == container[1] and not isinstance(
+                op.args[1], Const) or (container[0] == "list*" and isinstance(op.args[1], Const)
+                                       and isinstance(op.args[1].value, int) and arg_kinds[2] == container[1]):
+            return container
         if container[0] == "dict" and container[1] is not None and isinstance(op.args[1], Const):
             entries = dict(container[1])
             entries[op.args[1].value] = arg_kinds[2]
@@ -262,6 +280,11 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         and prim not in (operator.getitem, operator.contains))
     if elementwise and all(k == "scalar" for k in arg_kinds):
         return "scalar"
+    declared = registry.result_kind(prim, [a.value if isinstance(a, Const) else registry.UNKNOWN for a in op.args],
+                                    {k: a.value if isinstance(a, Const) else registry.UNKNOWN
+                                     for k, a in op.kwargs.items()})
+    if declared is not None:       # a tuple or list of arrays (numpy.linalg.eigh, numpy.split): rules/ declare it
+        return declared
     numpy_function = (getattr(prim, "__module__", None) or "").startswith("numpy") or isinstance(prim, np.ufunc)
     if (elementwise or numpy_function) and all(k in NUMERIC for k in arg_kinds[:1]):
         return "array"
@@ -280,7 +303,7 @@ def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
 
     def kind(atom: Atom) -> Kind:
         if isinstance(atom, Const):
-            return "scalar" if _is_scalar_const(atom) else "other"
+            return const_kind(atom.value)
         return kinds.get(id(atom), "other")
 
     def block(b: Block) -> None:

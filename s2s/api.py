@@ -19,33 +19,42 @@ import os
 import threading
 import types
 import weakref
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .callables import as_function
 from .activity import Kind, float_values, kind_of, scalar_values, value_kinds
+from .checkpoint import checked_option
 from .compile import compile_function
+from .display import Source
 from .emit import emit_module
-from .errors import BadArgument, NonScalarOutput, S2SError, UnsupportedSyntax
+from .errors import BadArgument, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
 from .ir import Const, Function, Op, Value, clone_function, format_function, verify, walk
-from . import selfcheck, sequences
+from . import foreign, numba_backend, runtime, selfcheck, sequences
 from .naming import Namer
 from .lower import clear_callee_cache, lower
-from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, hoist_loop_invariants,
+from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, eliminate_dead_stacks,
+                       hoist_loop_invariants,
                        replace_shape_only_values, simplify, sink_pure_operations, write_in_place)
 from .reverse import reverse_function
+from .shapes import abstract_of, shape_key
+from .specialize import shape_checks, specialize
 
 __version__ = "0.1.0"
 
-# The verifier runs after every pass when S2S_VERIFY=1 (the test suite sets it); otherwise once, at the end.
-VERIFY_EVERY_PASS = os.environ.get("S2S_VERIFY") == "1"
+def verify_every_pass() -> bool:
+    """The verifier runs after every pass when S2S_VERIFY=1 (the test suite sets it); otherwise once, at the end.
+    Read when a derivative is made, so that setting it after s2s is imported (a conftest) counts."""
+    return os.environ.get("S2S_VERIFY") == "1"
 
 
 def checked(fn: Function) -> Function:
-    return verify(fn) if VERIFY_EVERY_PASS else fn
+    return verify(fn) if verify_every_pass() else fn
 
 MODES = ("reverse", "forward", "hvp", "vjp")
 
@@ -58,6 +67,9 @@ class Options:
     with_value: bool = False
     optimize: Any = True          # True, False, or a tuple of pass names (see optimize.PASSES)
     has_aux: bool = False         # the function returns (output, aux); aux is passed through
+    checkpoint: Any = None        # reverse mode: snapshots (or a budget "200MB") for the outermost loops
+    backend: str = "python"       # "numba": compiled with numba.njit (numba_backend.py)
+    numba_options: tuple = ()     # the user's @njit options the derivative is compiled with
 
 
 # ---------------------------------------------------------------- the pipeline
@@ -84,7 +96,8 @@ def function_ir(fn: Callable, param_kinds: Sequence[Kind]) -> Function:
     return primal_ir(fn)
 
 
-def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -> Function:
+def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
+    """shapes: the arguments' abstract values (s2s/shapes.py) when the derivative is specialized on them."""
     kinds = list(param_kinds)
     base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
     if base.scalar_checks:
@@ -100,6 +113,9 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -
     if options.mode == "reverse" and hasattr(fn, "__s2s__"):
         # the derivative of a derivative: forward mode over its code, along one scalar argument
         inner = fn.__s2s__[1]
+        if inner.checkpoint is not None:
+            raise S2SError("s2s differentiates a checkpointed gradient no further",
+                           hint="take the second derivative of the gradient without checkpoint=")
         if inner.several or inner.with_value or inner.has_aux or inner.mode not in ("reverse", "forward"):
             raise NonScalarOutput(f"{root_function(fn).__qualname__}'s derivative returns a tuple (several "
                                   f"gradients, a value, or aux data), not a number: grad needs a scalar output",
@@ -111,7 +127,7 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -
         derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad")
     elif options.mode in ("reverse", "vjp"):
         derivative = reverse_function(base, wrt, kinds, options.with_value, options.several,
-                                      cotangent=options.mode == "vjp")
+                                      cotangent=options.mode == "vjp", checkpoint=options.checkpoint)
     elif options.mode == "forward":
         derivative = forward_function(base, {i: PARAMETER for i in wrt}, kinds, options.with_value)
     elif options.mode == "hvp":
@@ -120,7 +136,9 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -
         derivative = forward_function(gradient, {i: PARAMETER for i in wrt}, kinds, options.with_value, "jvp")
     else:
         raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")
-    return verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True))
+    if shapes is not None and options.mode in ("forward", "hvp") and len(derivative.params) == len(kinds) + len(wrt):
+        shapes = [*shapes, *(shapes[i] for i in wrt)]          # a tangent has its primal's shape
+    return verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True, shapes=shapes))
 
 
 def split_aux(fn: Function, kinds: list[Kind]) -> Function:
@@ -140,7 +158,8 @@ def split_aux(fn: Function, kinds: list[Kind]) -> Function:
     return checked(fn)
 
 
-def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, final: bool) -> Function:
+def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, final: bool,
+                shapes: Any = None) -> Function:
     """The optimizing passes selected by optimize (True: all of PASSES), each followed by the verifier."""
     selected = set(PASSES) if optimize is True else set(optimize or ())
     if "simplify" in selected:
@@ -155,6 +174,8 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         fn = checked(replace_shape_only_values(fn))
         if "dce" in selected:
             fn = checked(eliminate_dead_code(fn))
+    if final and "specialize" in selected and shapes is not None:     # helpers the shapes decide: NumPy
+        fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(checked(specialize(fn, list(shapes)))))))
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
         fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
@@ -179,7 +200,7 @@ def _describe(kind: Kind) -> str:
     return {"scalar": "float", "array": "array"}.get(kind, "object")
 
 
-def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = ()) -> str:
+def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: Any = None) -> str:
     what = {"reverse": "value and gradient" if options.with_value else "gradient",
             "forward": "value and directional derivative" if options.with_value else "directional derivative",
             "hvp": "Hessian-vector product", "vjp": "vector-Jacobian product"}[options.mode]
@@ -191,14 +212,20 @@ def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = ()) -> str:
               f"{root.__code__.co_firstlineno}), {options.mode} mode.")
     if kinds:        # the code is specialized on these: it is valid for arguments of these kinds
         names = _param_names(fn)
-        header += "\n# For arguments " + ", ".join(f"{n}: {_describe(k)}" for n, k in zip(names, kinds)) + "."
+        shown = [f"{a.dtype} array of shape {a.shape}" if a is not None and k == "array" else _describe(k)
+                 for k, a in zip(kinds, shapes or [None] * len(kinds))]      # shapes: specialized on them
+        header += "\n# For arguments " + ", ".join(f"{n}: {d}" for n, d in zip(names, shown)) + "."
     return header
 
 
-def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind]) -> tuple[str, Callable]:
-    derivative = derivative_ir(fn, options, param_kinds)
+def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
+             args: tuple | None = None) -> tuple[str, Callable]:
+    derivative = derivative_ir(fn, options, param_kinds, shapes)
     root = root_function(fn)
-    emitted = emit_module(derivative, _defaults(fn, derivative), _header(fn, options, param_kinds), root)
+    emitted = emit_module(derivative, _defaults(fn, derivative), _header(fn, options, param_kinds, shapes), root)
+    if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
+        return numba_backend.build(emitted, derivative.name, root, options.numba_options,
+                                   numba_backend.call_args(args, options.mode, options.wrt))
     compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
                                 emitted.reads_user_names)
     compiled.__s2s_lines__ = emitted.line_map         # type: ignore[attr-defined]
@@ -217,6 +244,9 @@ def annotate(exc: BaseException, function: Callable) -> None:
     loc = lines.get(lineno)
     if loc is None:
         return
+    if isinstance(exc, ValueError) and not isinstance(exc, S2SError) and str(exc).startswith("s2s: "):
+        # a refusal that only the arguments decide, raised by a check in the derivative: located, as an S2SError
+        raise RefusedWhenRun(str(exc)[len("s2s: "):], loc) from exc
     note = (f"s2s: raised in the derivative of {os.path.basename(loc.file)}:{loc.line}  {loc.text.strip()}  "
             f"(generated {code.co_filename} line {lineno})")
     if hasattr(exc, "add_note"):
@@ -227,7 +257,7 @@ def annotate(exc: BaseException, function: Callable) -> None:
 
 def call(function: Callable, args: tuple) -> Any:
     try:
-        return function(*args)
+        return foreign.call(function, args)         # Dask arrays: never computed by derivative code
     except Exception as exc:
         annotate(exc, function)
         raise
@@ -291,7 +321,7 @@ def _non_float_leaf(value: Any) -> Any:
         return next((bad for v in value if (bad := _non_float_leaf(v)) is not None), None)
     if isinstance(value, dict):
         return next((bad for v in value.values() if (bad := _non_float_leaf(v)) is not None), None)
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) or runtime._foreign(value):      # NumPy's, Dask's, CuPy's
         return None if np.issubdtype(value.dtype, np.floating) else value
     return None if isinstance(value, (float, np.floating)) and not isinstance(value, bool) else value
 
@@ -303,13 +333,18 @@ _LOCK = threading.RLock()
 
 
 def _dtypes(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) or runtime._foreign(value):     # one derivative for NumPy, Dask, CuPy
         return value.dtype.str
     if isinstance(value, (tuple, list)):
         return tuple(_dtypes(v) for v in value)
     if isinstance(value, dict):
         return tuple((k, _dtypes(v)) for k, v in value.items())
     return type(value)
+
+
+def specializes(options: Options) -> bool:
+    """Whether the derivative is specialized on its arguments' shapes (the pass "specialize" selected)."""
+    return options.optimize is True or bool(options.optimize) and "specialize" in options.optimize
 
 
 def _signature(args: tuple) -> tuple:
@@ -323,14 +358,16 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
     """(source, function) of fn's derivative for arguments like args: from the cache, or made once.
     In the checking mode a new derivative's reading of fn is first compared with Python's on args."""
     signature = _signature(args)
+    shaped = specializes(options)           # the shape pass: arrays' shapes are part of the key
     with _LOCK:
         table = _CACHE.setdefault(fn, {})
-        key = (getattr(root_function(fn), "__code__", None), options, signature)
+        key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None)
         entry = table.get(key)
         if entry is None:
             _check_differentiable(fn, args, options.wrt)
-            entry = table[key] = generate(fn, options, list(signature[0]))
-            if selfcheck.enabled(check):
+            entry = table[key] = generate(fn, options, list(signature[0]),
+                                          [abstract_of(a) for a in args] if shaped else None, args)
+            if selfcheck.enabled(check) and not foreign.has_dask(args):       # comparing would compute Dask's
                 try:
                     _verify_reading(fn, options, args, entry[1])
                 except BaseException:
@@ -354,7 +391,8 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
     else:
         mode = "forward" if options.mode == "forward" else "reverse"
         several = options.several if mode == "reverse" else False
-        valued = compiled(fn, Options(options.wrt, several, mode, True, options.optimize, options.has_aux),
+        valued = compiled(fn, Options(options.wrt, several, mode, True, options.optimize, options.has_aux,
+                                      options.checkpoint if mode == "reverse" else None),
                           args, check=False)[1]
         if options.mode == "vjp":
             mode = "vjp"
@@ -370,18 +408,37 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
                       run, selfcheck.draws_random(prims))
 
 
+def _argnums(wrt: Any, argnums: Any) -> Any:
+    """JAX's spelling: argnums= is wrt=."""
+    if argnums is None:
+        return wrt
+    if wrt != 0:
+        raise BadArgument("give wrt= or argnums=, not both")
+    return argnums
+
+
+def _tree_shape(x: Any) -> Any:
+    """The structure and shapes of a value: what a tangent or cotangent must match."""
+    if isinstance(x, (tuple, list)):
+        return tuple(_tree_shape(v) for v in x)
+    if isinstance(x, dict):
+        return tuple((k, _tree_shape(v)) for k, v in x.items())
+    return np.shape(x)
+
+
 def _underlying(fn: Any) -> Callable:
     if isinstance(fn, (staticmethod, classmethod)):
         fn = fn.__func__
     if not callable(fn):
         raise BadArgument(f"s2s differentiates functions, not {type(fn).__name__} objects")
-    return fn
+    fn = numba_backend.plain_function(fn)        # an @njit dispatcher: its Python function
+    return as_function(fn)        # a bound method, partial, callable object or rule as a function
 
 
 def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:
     """All of fn's arguments, positionally: keywords placed, defaults filled in."""
     root = root_function(fn)
-    if not kwargs and len(args) == root.__code__.co_argcount:
+    if not kwargs and len(args) == root.__code__.co_argcount and not root.__code__.co_kwonlyargcount:
         return args
     bound = inspect.signature(root).bind(*args, **kwargs)
     bound.apply_defaults()
@@ -429,6 +486,32 @@ def stale(fn: Callable) -> bool:
     return False
 
 
+def _watch_list(fn: Callable) -> list:
+    """(namespace, name, object, in it) for each function fn names by a bare global name; [None] when one is a
+    closure variable (then `stale` checks every call)."""
+    cached = _PRIMAL.get(root_function(fn))
+    if cached is None or hasattr(fn, "__s2s__"):
+        return [None]
+    found = []
+    for owner, name, obj in cached[1].dependencies:
+        if name in owner.__code__.co_freevars:
+            return [None]
+        if not isinstance(obj, types.ModuleType):      # a module (np, math) is not redefined as a function is
+            found.append((owner.__globals__, name, obj, name in owner.__globals__))
+    return found
+
+
+def _unchanged(watch: list) -> bool:
+    """Whether every name in watch still names its object (a global, or a builtin not shadowed since)."""
+    for entry in watch:
+        if entry is None:
+            return False
+        namespace, name, obj, present = entry
+        if (namespace.get(name, _MISSING) is not obj) if present else name in namespace:
+            return False
+    return True
+
+
 def _wrap(fn: Callable, options: Options, body: Callable, name: str) -> Callable:
     root = root_function(fn)
     functools.update_wrapper(body, root)
@@ -450,34 +533,56 @@ def _passes(optimize: Any) -> Any:
 
 
 def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: str = "reverse",
-                     has_aux: bool = False, check: bool | None = None) -> Callable:
+                     has_aux: bool = False, check: bool | None = None, checkpoint: Any = None,
+                     backend: str | None = None) -> Callable:
+    backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
     optimize = _passes(optimize)
     _refuse_early(fn)
     indices, several = _resolve_wrt(fn, wrt)
+    checkpoint = checked_option(checkpoint)
+    if checkpoint is not None and backend != "python":
+        raise BadArgument(f"checkpoint= runs its schedule as a Python generator: it does not combine with "
+                          f"backend={backend!r}")
     if mode == "forward":
-        if has_aux:
-            raise BadArgument("has_aux is for reverse mode")
+        if has_aux or checkpoint is not None or backend != "python":
+            raise BadArgument(f"{'has_aux' if has_aux else 'checkpoint' if checkpoint else 'backend'} is for "
+                              f"reverse mode")
         return _forward_gradient(fn, indices, several, with_value, optimize, check)
     if mode != "reverse":
         raise BadArgument(f"mode={mode!r}: grad takes mode='reverse' or mode='forward'")
-    options = Options(indices, several, "reverse", with_value, optimize, has_aux)
+    options = Options(indices, several, "reverse", with_value, optimize, has_aux, checkpoint, backend, numba_options)
     cache: dict = {}
 
     watched = bool(primal_ir(fn).dependencies) if not hasattr(fn, "__s2s__") else True
 
+    keyword_only = bool(getattr(root_function(fn), "__code__", None) and root_function(fn).__code__.co_kwonlyargcount)
+    ndarray = np.ndarray
+    watch: list = []            # the bare names fn's code reads, checked cheaply on every call (_unchanged)
+
     def derivative(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:
+        if kwargs or keyword_only:            # keyword-only parameters are parameters of the derivative too
             args = _bind(fn, args, kwargs)
-        function = cache.get(tuple(map(type, args)))       # scalar arguments: found by their types alone
-        if watched and stale(fn):
-            cache.clear()
-            function = None
+        # the dispatcher: NumPy arrays by shape and dtype, numbers by type (what the code is specialized on)
+        key = tuple([(a.shape, a.dtype) if type(a) is ndarray else type(a) for a in args]) \
+            if backend == "python" else numba_backend.call_key(args)
+        function = cache.get(key)
+        if watched and (function is None or watch and not _unchanged(watch)):
+            if stale(fn):
+                cache.clear()
+                function = None
+            watch[:] = _watch_list(fn)
         if function is None:
-            function = compiled(fn, options, args, check)[1]        # arrays and containers: by kind, shape of dicts...
-            types = tuple(map(type, args))
-            if _SCALAR_TYPES.issuperset(types):
-                cache[types] = function
+            function = compiled(fn, options, args, check)[1]        # containers, other libraries: by kind...
+            if backend == "numba" and key is not None or backend == "python" and all(
+                    type(a) is ndarray or type(a) in _SCALAR_TYPES for a in args):
+                cache[key] = function
+            elif backend == "python":
+                try:
+                    return foreign.call(function, args)     # Dask arrays: never computed by derivative code
+                except Exception as exc:
+                    annotate(exc, function)
+                    raise
         try:
             return function(*args)
         except Exception as exc:
@@ -488,7 +593,7 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
 
 
 def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool = False, optimize: bool = True,
-         check: bool | None = None) -> Any:
+         check: bool | None = None, checkpoint: Any = None, argnums: Any = None, backend: str | None = None) -> Any:
     """The gradient of a scalar-valued function with respect to argument(s) `wrt`.
 
     `wrt` is a position or a name, or a tuple of them (the gradient is then a
@@ -498,19 +603,28 @@ def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool =
     itself differentiable: `s2s.grad(s2s.grad(f))`. With `has_aux=True`, f returns
     `(output, aux)` and the result is `(gradient, aux)`. With `check=True` (or S2S_CHECK=1), the first call
     for each kind of arguments also runs f and compares its value with the derivative's forward sweep.
+    With `checkpoint=40` (snapshots) or `checkpoint="200MB"` (a budget), the loops of f that no loop
+    encloses are reversed by binomial checkpointing: memory for 40 states instead of every iteration's values.
+    `argnums=` is accepted as another spelling of `wrt=`, as JAX spells it. `backend="numba"` compiles the
+    derivative with numba.njit (the default for an @njit function).
     """
+    wrt = _argnums(wrt, argnums)
     if fn is None:
-        return lambda f: grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize, check=check)
-    return _make_derivative(fn, wrt, False, optimize, mode, has_aux, check)
+        return lambda f: grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize, check=check,
+                              checkpoint=checkpoint, backend=backend)
+    return _make_derivative(fn, wrt, False, optimize, mode, has_aux, check, checkpoint, backend)
 
 
 def value_and_grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool = False,
-                   optimize: bool = True, check: bool | None = None) -> Any:
+                   optimize: bool = True, check: bool | None = None, checkpoint: Any = None,
+                   argnums: Any = None, backend: str | None = None) -> Any:
     """Like `grad`, but returns `(f(*args), gradient)` from one forward and one reverse sweep
     (`((output, aux), gradient)` with `has_aux=True`)."""
+    wrt = _argnums(wrt, argnums)
     if fn is None:
-        return lambda f: value_and_grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize, check=check)
-    return _make_derivative(fn, wrt, True, optimize, mode, has_aux, check)
+        return lambda f: value_and_grad(f, wrt, mode=mode, has_aux=has_aux, optimize=optimize, check=check,
+                                        checkpoint=checkpoint, backend=backend)
+    return _make_derivative(fn, wrt, True, optimize, mode, has_aux, check, checkpoint, backend)
 
 
 # ---------------------------------------------------------------- forward mode and higher order
@@ -565,10 +679,11 @@ def _zero_like(x: Any) -> Any:
 
 
 def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimize: bool = True,
-        check: bool | None = None) -> tuple:
+        check: bool | None = None, backend: str | None = None) -> tuple:
     """`(f(*primals), directional derivative of f along tangents)`, in one forward sweep.
 
     tangents has one entry per primal: None (or 0) for an argument not differentiated."""
+    backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
     primals, tangents = tuple(primals), tuple(tangents)
     if len(tangents) != len(primals):
@@ -579,10 +694,11 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimi
     if not indices:
         return fn(*primals), 0.0
     for i in indices:
-        if np.shape(tangents[i]) != np.shape(primals[i]):
-            raise BadArgument(f"the tangent of argument {i} has shape {np.shape(tangents[i])}, "
-                              f"the argument {np.shape(primals[i])}")
-    options = Options(indices, False, "forward", True, optimize)
+        if _tree_shape(tangents[i]) != _tree_shape(primals[i]):
+            raise BadArgument(f"the tangent of argument {i} has the structure and shapes "
+                              f"{_tree_shape(tangents[i])}, the argument {_tree_shape(primals[i])}",
+                              hint="give a tangent of the argument's structure and shapes, or None")
+    options = Options(indices, False, "forward", True, optimize, backend=backend, numba_options=numba_options)
     return call(compiled(fn, options, primals, check)[1], (*primals, *[tangents[i] for i in indices]))
 
 
@@ -597,31 +713,57 @@ def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None
     options = Options(indices, False, "hvp", False, optimize)
 
     def product(*args: Any) -> Any:
+        needed = len(_param_names(fn)) - len(root_function(fn).__defaults__ or ())
+        if len(args) < needed + 1:
+            raise BadArgument(f"hvp(f)(*args, v) takes f's arguments and then the direction v: "
+                              f"{root_function(fn).__qualname__} needs at least {needed} arguments, "
+                              f"and {len(args)} values were given in all")
         *given, v = args
         primals = _bind(fn, tuple(given), {})
+        if _tree_shape(v) != _tree_shape(primals[indices[0]]) and np.ndim(v) != 0:
+            raise BadArgument(f"the direction v has the shape {_tree_shape(v)}, the argument "
+                              f"{_tree_shape(primals[indices[0]])}")
         return call(compiled(fn, options, primals, check)[1], (*primals, v))
 
     return _wrap(fn, options, product, "hvp")
 
 
-def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None) -> Callable:
-    """The Hessian with respect to one argument: a scalar for a scalar, shape x.shape + x.shape for an
-    array; one Hessian-vector product (forward over reverse) per coordinate."""
-    product = hvp(fn, wrt, optimize=optimize, check=check)
-    (index,), _ = _resolve_wrt(_underlying(fn), wrt)
+def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None,
+            argnums: Any = None, backend: str | None = None) -> Callable:
+    """The Hessian: a scalar for a scalar argument, shape x.shape + x.shape for an array; one Hessian-vector
+    product (forward over reverse) per coordinate. With wrt a tuple, the blocks as nested tuples
+    (`H[i][j]` of shape x_i.shape + x_j.shape), as JAX gives them."""
+    wrt = _argnums(wrt, argnums)
+    backend, numba_options = numba_backend.resolve_backend(fn, backend)
+    fn = _underlying(fn)
+    _refuse_early(fn)
+    indices, several = _resolve_wrt(fn, wrt)
+    options = Options(indices, several, "hvp", False, optimize, backend=backend, numba_options=numba_options)
 
     def matrix(*args: Any) -> Any:
         args = _bind(fn, args, {})
-        x = args[index]
-        if not isinstance(x, (float, int, np.floating, np.ndarray)):
-            raise BadArgument(f"hessian differentiates a float or an array, not a {type(x).__name__}",
-                              hint="use s2s.hvp with a direction of the same structure")
-        if not isinstance(x, np.ndarray):
-            return product(*args, 1.0)
-        columns = [product(*args, e) for _, e in _basis(x)]
-        return np.stack(columns, axis=-1).reshape(x.shape + x.shape)
+        for i in indices:
+            if not isinstance(args[i], (float, int, np.floating, np.ndarray)):
+                raise BadArgument(f"hessian differentiates a float or an array, not a {type(args[i]).__name__}",
+                                  hint="use s2s.hvp with a direction of the same structure")
+        function = compiled(fn, options, args, check)[1]
+        blocks = [[None] * len(indices) for _ in indices]
+        for b, j in enumerate(indices):
+            columns = []
+            for _, e in _basis(args[j]):
+                tangents = [e if k == j else _zero_like(args[k]) for k in indices]
+                column = call(function, (*args, *tangents))
+                columns.append(column if several else (column,))
+            for a, i in enumerate(indices):
+                shape = np.shape(args[i]) + np.shape(args[j])
+                block = np.stack([np.asarray(c[a], dtype=float) * np.ones(np.shape(args[i])) for c in columns],
+                                 axis=-1).reshape(shape)
+                blocks[a][b] = block if shape else float(block)
+        if not several:
+            return blocks[0][0]
+        return tuple(tuple(row) for row in blocks)
 
-    return _wrap(_underlying(fn), product.__s2s__[1], matrix, "hessian")
+    return _wrap(fn, options, matrix, "hessian")
 
 
 def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
@@ -639,43 +781,65 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
     value = fn(*args)
 
     def pullback(cotangent: Any) -> tuple:
+        if _tree_shape(cotangent) != _tree_shape(value):
+            raise BadArgument(f"the cotangent has the structure and shapes {_tree_shape(cotangent)}, the "
+                              f"output {_tree_shape(value)}", hint="give a cotangent shaped like f's output")
         return call(function, (*args, cotangent))[1]
 
     return value, pullback
 
 
-def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None) -> Callable:
-    """The Jacobian of a vector-valued f with respect to one argument, shape f.shape + x.shape: forward
-    mode (one sweep per input coordinate) when the input is smaller, reverse mode otherwise."""
+def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None,
+             argnums: Any = None) -> Callable:
+    """The Jacobian of f, shape f.shape + x.shape: forward mode (one sweep per input coordinate) when the input
+    is smaller, reverse mode otherwise. With wrt a tuple, a tuple over the arguments; for f returning a tuple,
+    a tuple over its outputs (of tuples over the arguments), as JAX nests them."""
+    wrt = _argnums(wrt, argnums)
     fn = _underlying(fn)
     _refuse_early(fn)
-    (index,), several = _resolve_wrt(fn, wrt)
-    if several:
-        raise BadArgument("jacobian differentiates with respect to one argument")
+    indices, several = _resolve_wrt(fn, wrt)
+
+    def forward_blocks(args: tuple, index: int, outputs: list) -> list:
+        """d(output k)/d(argument index) for every output k, from one forward sweep per coordinate."""
+        x = args[index]
+        function = compiled(fn, Options((index,), False, "forward", True, optimize), args, check)[1]
+        columns = [call(function, (*args, e))[1] for _, e in _basis(x)]
+        if len(outputs) == 1:
+            columns = [(c,) for c in columns]
+        blocks = [np.stack([np.asarray(c[k]) * np.ones(np.shape(out)) for c in columns], axis=-1)
+                  .reshape(np.shape(out) + np.shape(x)) for k, out in enumerate(outputs)]
+        return [b if b.shape else float(b) for b in blocks]
+
+    def array_block(args: tuple, index: int, out: np.ndarray) -> np.ndarray:
+        x = args[index]
+        if np.size(x) <= out.size:
+            return forward_blocks(args, index, [out])[0]
+        function = compiled(fn, Options((index,), True, "vjp", True, optimize), args, check)[1]
+        rows = [np.asarray(call(function, (*args, e))[1][0]) for _, e in _basis(out)]
+        return np.stack(rows, axis=0).reshape(out.shape + np.shape(x))
 
     def matrix(*args: Any) -> Any:
         args = _bind(fn, args, {})
-        x = args[index]
-        out = np.asarray(fn(*args))
-        if np.size(x) <= out.size:
-            options = Options((index,), False, "forward", False, optimize)
-            function = compiled(fn, options, args, check)[1]
-            columns = [np.asarray(function(*args, e)) * np.ones(out.shape) for _, e in _basis(x)]
-            return np.stack(columns, axis=-1).reshape(out.shape + np.shape(x))
-        options = Options((index,), True, "vjp", True, optimize)
-        function = compiled(fn, options, args, check)[1]
-        rows = [np.asarray(function(*args, e)[1][0]) for _, e in _basis(out)]
-        return np.stack(rows, axis=0).reshape(out.shape + np.shape(x))
+        out = fn(*args)
+        if isinstance(out, dict):
+            raise BadArgument("jacobian of a function returning a dict: return a tuple or an array")
+        if isinstance(out, (tuple, list)):
+            per_argument = [forward_blocks(args, i, list(out)) for i in indices]
+            return tuple(tuple(blocks[k] for blocks in per_argument) if several else per_argument[0][k]
+                         for k in range(len(out)))
+        out = np.asarray(out)
+        blocks = [array_block(args, i, out) for i in indices]
+        return tuple(blocks) if several else blocks[0]
 
-    return _wrap(fn, Options((index,), False, "jacobian", False, optimize), matrix, "jacobian")
+    return _wrap(fn, Options(indices, several, "jacobian", False, optimize), matrix, "jacobian")
 
 
 # ---------------------------------------------------------------- source and IR
 
 def _example_args(fn: Callable, args: tuple) -> tuple:
     if args:
-        return args
-    return tuple(1.0 for _ in _param_names(fn))
+        return _bind(fn, args, {})
+    return _bind(fn, tuple(1.0 for _ in _param_names(fn)), {})
 
 
 def _options_for(fn: Callable, wrt: Any, mode: str, with_value: bool, optimize: Any) -> Options:
@@ -687,25 +851,38 @@ def _options_for(fn: Callable, wrt: Any, mode: str, with_value: bool, optimize: 
 
 
 def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int = 1, with_value: bool = False,
-           optimize: bool = True) -> str:
-    """The generated source of a derivative, as a string.
+           optimize: bool = True, checkpoint: Any = None, backend: str | None = None) -> Source:
+    """The generated source of a derivative, as a string (a str that Jupyter shows highlighted).
 
     The code depends on which arguments are scalars and which arrays: pass example
     arguments to say so; without them every argument is taken as a float. `mode` is
     "reverse" (the gradient), "forward" (the jvp, with a tangent parameter per wrt
     argument), "hvp" or "vjp"; `order=2` gives the second derivative (forward over reverse).
+    `backend="numba"`: the code Numba compiles, typed on the example arguments.
     """
+    backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
     if order == 2:
         mode = "hvp"
     elif order != 1:
         raise BadArgument("order is 1 or 2")
     options = _options_for(fn, wrt, mode, with_value, optimize)
+    if checkpoint is not None:          # the checkpointed gradient (checkpoint.py)
+        if mode not in ("reverse", "vjp"):
+            raise BadArgument("checkpoint is for reverse mode")
+        options = dataclasses.replace(options, checkpoint=checked_option(checkpoint))
     example = _example_args(fn, args)
-    derivative = derivative_ir(fn, options, [kind_of(a) for a in example])
+    if backend == "numba":          # what runs: the module rewritten for Numba, compiled for the examples
+        options = dataclasses.replace(options, backend=backend, numba_options=numba_options)
+        return Source(generate(fn, options, [kind_of(a) for a in example],
+                               [abstract_of(a) for a in example] if specializes(options) else None, example)[0])
+    derivative = derivative_ir(fn, options, [kind_of(a) for a in example],
+                               [abstract_of(a) for a in example] if specializes(options) else None)
     root = root_function(fn)
     kinds = [kind_of(a) for a in example]
-    return emit_module(derivative, _defaults(fn, derivative), _header(fn, options, kinds), root).source
+    shapes = [abstract_of(a) for a in example] if specializes(options) else None
+    return Source(emit_module(derivative, _defaults(fn, derivative), _header(fn, options, kinds, shapes),
+                              root).source)
 
 
 def ir(fn: Any, *args: Any, wrt: Any = None, mode: str = "reverse", with_value: bool = False,
@@ -722,19 +899,22 @@ def ir(fn: Any, *args: Any, wrt: Any = None, mode: str = "reverse", with_value: 
 # ---------------------------------------------------------------- export
 
 def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int = 1, with_value: bool = False,
-           source_path: str | None = None) -> str:
+           source_path: str | None = None, backend: str | None = None) -> str:
     """A self-contained module holding the derivative (and the helpers it needs): NumPy is all it imports.
 
     Its header names the source file and a hash of it, and the s2s version; exporting twice gives the same
     bytes. Globals the function reads are imported from its module; a closure variable cannot be exported.
+    With `backend="numba"` the module compiles it with numba.njit (and imports Numba).
     """
+    backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
     root = root_function(fn)
     if order == 2:
         mode = "hvp"
     options = _options_for(fn, wrt, mode, with_value, True)
     example = _example_args(fn, args)
-    derivative = derivative_ir(fn, options, [kind_of(a) for a in example])
+    derivative = derivative_ir(fn, options, [kind_of(a) for a in example],
+                               [abstract_of(a) for a in example] if specializes(options) else None)
     path = source_path or root.__code__.co_filename
     relative = os.path.relpath(path) if os.path.isabs(path) else path
     path = relative if not relative.startswith("..") else os.path.basename(path)
@@ -744,8 +924,10 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int 
     except OSError:
         digest = "unavailable"
     what = _header(fn, options).split(": the ", 1)[1].rstrip(".")
-    kinds_line = _header(fn, options, [kind_of(a) for a in example]).splitlines()[1]
+    kinds_line = _header(fn, options, [kind_of(a) for a in example], [abstract_of(a) for a in example]).splitlines()[1]
     header = (f"# Exported by s2s {__version__} from {path}:{root.__name__} (sha256 {digest}): the {what}.\n"
               f"{kinds_line}\n# A standalone module: it needs NumPy, not s2s.")
     emitted = emit_module(derivative, _defaults(fn, derivative), header, root, standalone=True)
-    return emitted.source
+    if backend == "numba":
+        return numba_backend.standalone(emitted, derivative.name, root, numba_options, example)
+    return shape_checks(emitted.source, derivative.name, _param_names(fn), example)

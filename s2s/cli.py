@@ -1,5 +1,9 @@
 """The `s2s` command: print the derivative of a function in a file as Python source.
 
+    s2s graph path/to/file.py:func [-o graph.svg|graph.png|graph.dot] [--wrt x] [--mode forward]
+
+    s2s rules [--markdown] [--import mypkg.rules]
+
     s2s export path/to/file.py:func [--wrt x,y] [--mode forward] [--order 2] [--arrays W,b] -o out.py
 
     s2s path/to/file.py:func [--wrt x,y] [--mode forward] [--order 2] [--ir] [--arrays W,b] [--with-value]
@@ -11,9 +15,12 @@ import argparse
 import importlib.util
 import os
 import sys
+import types
 from typing import Any
 
 import numpy as np
+
+from .shapes import AnyShape
 
 from .api import __version__, export, ir, source
 from .errors import S2SError
@@ -47,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="generate value_and_grad: return the function's value and its gradient")
     parser.add_argument("--no-optimize", action="store_true",
                         help="show the raw transform, before the optimizing passes")
+    parser.add_argument("--backend", default=None, choices=["python", "numba"],
+                        help="numba: the code Numba compiles (the default for an @njit function)")
     parser.add_argument("--version", action="version", version=f"s2s {__version__}")
     return parser
 
@@ -79,7 +88,12 @@ def load_function(target: str) -> Any:
     fn = getattr(module, name, None)
     if fn is None:
         raise LookupError(f"{path}:1: no function named {name!r}")
-    return getattr(fn, "__wrapped__", fn)
+    if isinstance(fn, (types.ModuleType, type)) or not callable(fn):
+        what = "a module" if isinstance(fn, types.ModuleType) else "a class" if isinstance(fn, type) else \
+            f"a constant ({type(fn).__name__})"
+        raise LookupError(f"{path}:1: {name!r} is {what}, not a function")
+    # a derivative made with @s2s.grad stands for its function; any other decorator's wrapper is read as itself
+    return fn.__wrapped__ if hasattr(fn, "__s2s__") else fn
 
 
 def _export_parser() -> argparse.ArgumentParser:
@@ -95,6 +109,8 @@ def _export_parser() -> argparse.ArgumentParser:
     parser.add_argument("--arrays", default="", help="comma-separated names of the arguments that are NumPy arrays")
     parser.add_argument("--args", default=None, metavar="EXPRESSION",
                         help="example arguments, a Python expression evaluated in the file's namespace (\"init(), X\")")
+    parser.add_argument("--backend", default=None, choices=["python", "numba"],
+                        help="numba: a module compiled by numba.njit (the default for an @njit function)")
     parser.add_argument("-o", "--output", required=True, help="the module to write")
     return parser
 
@@ -116,7 +132,7 @@ def _wrt_and_example(fn: Any, wrt_text: str | None, arrays_text: str, args_text:
     unknown = arrays - set(names)
     if unknown:
         raise LookupError(f"--arrays names {', '.join(sorted(unknown))}, which {fn.__name__} does not take")
-    return wrt, tuple(np.zeros(1) if n in arrays else 1.0 for n in names)
+    return wrt, tuple(np.zeros(1).view(AnyShape) if n in arrays else 1.0 for n in names)   # shapes unknown
 
 
 def export_main(argv: list[str]) -> int:
@@ -128,7 +144,7 @@ def export_main(argv: list[str]) -> int:
         return _fail(str(exc))
     try:
         text = export(fn, *example, wrt=wrt, mode=args.mode, order=args.order,
-                      source_path=args.target.rpartition(":")[0])
+                      source_path=args.target.rpartition(":")[0], backend=args.backend)
     except S2SError as exc:
         return _fail(exc.one_line())
     with open(args.output, "w") as handle:
@@ -137,10 +153,93 @@ def export_main(argv: list[str]) -> int:
     return 0
 
 
+def _graph_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="s2s graph",
+        description="Draw the computational graph of a function and of its derivative, from the SSA IR: one node "
+                    "per value labelled with its Wengert line (v1 = log(x1)), loops and branches as clusters. "
+                    "Prints DOT text, or writes -o FILE (.dot, or .svg/.png through Graphviz).")
+    parser.add_argument("target", metavar="FILE.py:FUNCTION", help="the file and the function in it to draw")
+    parser.add_argument("-o", "--output", default=None,
+                        help="graph.dot, graph.svg or graph.png; default: DOT text on stdout")
+    parser.add_argument("--wrt", default=None, help="comma-separated argument names or positions; default: all")
+    parser.add_argument("--mode", default="reverse", choices=["reverse", "forward", "hvp", "vjp"],
+                        help="which derivative to draw beside the function")
+    parser.add_argument("--arrays", default="", help="comma-separated names of the arguments that are NumPy arrays")
+    parser.add_argument("--args", default=None, metavar="EXPRESSION",
+                        help="example arguments, a Python expression evaluated in the file's namespace")
+    parser.add_argument("--no-derivative", action="store_true", help="draw the function alone")
+    return parser
+
+
+def graph_main(argv: list[str]) -> int:
+    from .graph import graph
+    args = _graph_parser().parse_args(argv)
+    try:
+        fn = load_function(args.target)
+        wrt, example = _wrt_and_example(fn, args.wrt, args.arrays, args.args)
+    except LookupError as exc:
+        return _fail(str(exc))
+    try:
+        drawing = graph(fn, *example, wrt=wrt, mode=args.mode, derivative=not args.no_derivative)
+        if args.output is None:
+            print(drawing.source, end="")
+            return 0
+        drawing.render(args.output)
+    except S2SError as exc:
+        return _fail(exc.one_line())
+    print(f"wrote {args.output}")
+    return 0
+
+
+def rules_main(argv: list[str]) -> int:
+    from .testing import rule_table
+    parser = argparse.ArgumentParser(
+        prog="s2s rules", description="List every registered derivative rule: the function, the module of its "
+                                      "rule, and the modes it supports (reverse, forward), one per line.")
+    parser.add_argument("--markdown", action="store_true", help="a Markdown table (as in the README)")
+    parser.add_argument("--import", dest="modules", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first (it registers rules); may be repeated")
+    args = parser.parse_args(argv)
+    for module in args.modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            return _fail(f"--import {module}: {exc}")
+    rows = rule_table()
+    if args.markdown:
+        print(markdown_rule_table(rows), end="")
+        return 0
+    width = max(len(r[0]) for r in rows)
+    module_width = max(len(r[1]) for r in rows)
+    for name, module, modes in rows:
+        print(f"{name.ljust(width)}  {module.ljust(module_width)}  {modes}")
+    return 0
+
+
+def markdown_rule_table(rows: list[tuple[str, str, str]]) -> str:
+    """The README's rule catalogue: a row per rule module listing its functions (both modes unless marked)."""
+    groups: dict[str, list[str]] = {}
+    marks = {"reverse": " (reverse only)", "forward": " (forward only)"}
+    for name, module, modes in rows:
+        if module == "(declared)":
+            group = "declared nondifferentiable" if modes == "nondifferentiable" else "declared linear"
+            groups.setdefault(group, []).append(f"`{name}`")
+        else:
+            groups.setdefault(f"`{module}`", []).append(f"`{name}`{marks.get(modes, '')}")
+    lines = ["| rules | functions (reverse and forward mode unless marked) |", "| --- | --- |"]
+    lines += [f"| {group} | {', '.join(names)} |" for group, names in groups.items()]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["export"]:
         return export_main(argv[1:])
+    if argv[:1] == ["graph"]:
+        return graph_main(argv[1:])
+    if argv[:1] == ["rules"]:
+        return rules_main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         fn = load_function(args.target)
@@ -158,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
                   end="")
         else:
             print(source(fn, *example, wrt=wrt, mode=args.mode, order=args.order, with_value=args.with_value,
-                         optimize=not args.no_optimize), end="")
+                         optimize=not args.no_optimize, backend=args.backend), end="")
     except S2SError as exc:
         return _fail(exc.one_line())
     return 0

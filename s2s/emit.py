@@ -14,7 +14,9 @@ astor is used in one place only, `to_source`, so it can be replaced.
 """
 from __future__ import annotations
 
+import bisect
 import builtins
+import heapq
 import inspect
 import itertools
 import keyword
@@ -88,106 +90,147 @@ def _constant(value: Any) -> gast.expr:
 
 # ---------------------------------------------------------------- names
 
-class _Liveness:
-    """Interference between values, from a backward liveness pass over the structured IR."""
+class _LiveRanges:
+    """When each value occupies its Python name, as segments of program points in emission order.
+
+    A value is written at each of its definitions and read at each use. A read inside a loop of a value
+    defined outside that loop lasts until the loop ends (the next iteration reads it again); a read inside
+    a branch of a value defined outside it covers that branch up to the read, and the value's life up to
+    the branch point (the other branch does not see it). A loop's carried value is written when the loop
+    starts and again at the end of its body (the copy from the body's result); a branch's outputs where the
+    branches join. Two values conflict when one is written while the other is still to be read (`a = f(a)`
+    reads a and writes the result at one point: no conflict), or when both are written at one point (a
+    parallel copy). One pass over the IR: the cost is linear in its size.
+    """
 
     def __init__(self, inlined: dict[int, Op], items: dict[int, Op] | None = None):
         self.inlined = inlined
-        self.items = items or {}        # loop -> the op `item = seq[index]` written as the loop's target
-        self.edges: dict[int, set[int]] = {}
+        self.items = {id(op): loop for loop, op in (items or {}).items()}     # item op -> its loop's id
+        self.point = 0
+        self.scopes: list[list] = []        # enclosing ["branch", fork, start] and ["loop", exit] entries
+        self.defs: dict[int, list[tuple[int, tuple]]] = {}
+        self.reads: dict[int, list[tuple[int, tuple]]] = {}
+        self.loop_start: dict[int, tuple[int, tuple]] = {}
 
-    def uses(self, atoms: list[Atom]) -> set[int]:
-        found: set[int] = set()
+    def tick(self) -> int:
+        self.point += 2             # statements at even points; a branch is entered at the odd one before
+        return self.point
+
+    def define(self, values: list[Value], at: int, scopes: tuple | None = None) -> None:
+        where = (at, tuple(map(id, self.scopes)) if scopes is None else scopes)
+        for v in values:
+            if id(v) not in self.inlined:
+                self.defs.setdefault(id(v), []).append(where)
+
+    def read(self, atoms: list[Atom], at: int) -> None:
         for atom in atoms:
-            if isinstance(atom, Value):
-                op = self.inlined.get(id(atom))
-                if op is None:
-                    found.add(id(atom))
-                else:
-                    found |= self.uses(list(op.args))
-        return found
-
-    def interfere(self, defined: list[Value], live: set[int]) -> None:
-        for v in defined:
-            if id(v) in self.inlined:
+            if not isinstance(atom, Value):
                 continue
-            for other in live:
-                if other != id(v):
-                    self.edges.setdefault(id(v), set()).add(other)
-                    self.edges.setdefault(other, set()).add(id(v))
+            op = self.inlined.get(id(atom))
+            if op is not None:
+                self.read(list(op.args) + list(op.kwargs.values()), at)
+                continue
+            self.reads.setdefault(id(atom), []).append((at, tuple(self.scopes)))
 
-    def block(self, block: Block, live_out: set[int], record: bool) -> set[int]:
-        live = set(live_out) | self.uses(block.results)
-        for stmt in reversed(block.stmts):
-            live = self.stmt(stmt, live, record)
-        return live
+    def run(self, fn: Function) -> dict[int, list[tuple[int, int]]]:
+        self.define(fn.params, 0)
+        self.block(fn.body)
+        self.read(fn.body.results, self.tick())
+        intervals: dict[int, list[tuple[int, int]]] = {}
+        for key, defs in self.defs.items():
+            defs.sort(key=lambda d: d[0])
+            starts = [d for d, _ in defs]
+            spans = [(d, d) for d in starts]
+            for at, scopes in self.reads.get(key, []):
+                k = max(bisect.bisect_left(starts, at) - 1, 0)       # the definition this read sees: a read
+                # and a write at one point (the copies at the end of a loop's body) read the old value
+                d, def_scopes = defs[k]
+                common = 0
+                while common < len(def_scopes) and common < len(scopes) and def_scopes[common] == id(scopes[common]):
+                    common += 1
+                begin = d
+                for scope in scopes[common:]:
+                    if scope[0] == "loop":        # read again on every iteration: live through the whole loop
+                        spans.append((begin, scope[1]))
+                        break
+                    spans.append((begin, scope[1]))      # up to the branch point, then from the branch's start
+                    begin = scope[2]
+                else:
+                    spans.append((begin, at))
+            intervals[key] = _disjoint(spans)
+        return intervals
 
-    def stmt(self, stmt: Stmt, after: set[int], record: bool) -> set[int]:
+    def block(self, block: Block) -> None:
+        for stmt in block.stmts:
+            self.stmt(stmt)
+
+    def stmt(self, stmt: Stmt) -> None:
         if isinstance(stmt, Op):
             if stmt.outs and id(stmt.outs[0]) in self.inlined:
-                return after
-            if record:
-                self.interfere(stmt.outs, after | {id(o) for o in stmt.outs})
-            defined = {id(o) for o in stmt.outs}
-            return (after - defined) | self.uses(list(stmt.args) + list(stmt.kwargs.values()))
-        outs = {id(o) for o in stmt.outs}
-        if record:
-            self.interfere(stmt.outs, after | outs)
-        rest = after - outs
+                return
+            at = self.tick()
+            self.read(list(stmt.args) + list(stmt.kwargs.values()), at)
+            loop = self.items.get(id(stmt))
+            if loop is not None:          # `for item in seq:` binds the item when an iteration starts
+                self.define(stmt.outs, *self.loop_start[loop])
+            else:
+                self.define(stmt.outs, at)
+            return
         if isinstance(stmt, If):
-            live_then = self.block(stmt.then, rest | self.uses(stmt.then.results), record)
-            live_else = self.block(stmt.orelse, rest | self.uses(stmt.orelse.results), record)
-            return live_then | live_else | self.uses([stmt.cond])
-        carried = {id(c) for c in stmt.carried}
-        exit_live = rest | {id(c) for c, o in zip(stmt.carried, stmt.outs) if id(o) in after}
-        index = {id(stmt.index)} if isinstance(stmt, For) else set()
-        header: set[int] = set()
-        while True:
-            body_end = (header - carried - index) | self.uses(stmt.body.results)
-            body_in = self.block(stmt.body, body_end, False)
-            if isinstance(stmt, While):
-                at_test = self.uses(stmt.test.results) | body_in | exit_live
-                new_header = self.block(stmt.test, at_test, False) | header
-            else:
-                new_header = (body_in - index) | exit_live | header
-            if new_header == header:
-                break
-            header = new_header
-        if record:
-            body_end = (header - carried - index) | self.uses(stmt.body.results)
-            body_start = self.block(stmt.body, body_end, True)
-            item = self.items.get(id(stmt))
-            if item is not None:
-                # `for item in seq:` binds the item when the iteration starts, not where the op stood:
-                # it is alive with everything live at the body's start or defined before the op
-                early: set[int] = set(body_start)
-                for s in stmt.body.stmts:
-                    if s is item:
-                        break
-                    early |= {id(v) for inner in [s, *(x for b in stmt_blocks(s) for x in walk(b))] for v in inner.outs}
-                self.interfere(list(item.outs), early | {id(o) for o in item.outs})
-            if isinstance(stmt, While):
-                self.block(stmt.test, self.uses(stmt.test.results) | self.block(stmt.body, body_end, False)
-                           | exit_live, True)
-            else:
-                self.interfere([stmt.index], self.block(stmt.body, body_end, False) | (header - carried))
-            # a carried value is live with everything live at the loop header, and, as the target of a
-            # parallel copy, with the other carried values' starts and updates (never with its own)
-            around = (header - carried - index)
-            for j, c in enumerate(stmt.carried):
-                others = [a for k, a in enumerate(stmt.inits + stmt.body.results) if k % len(stmt.carried) != j]
-                self.interfere([c], header | around | self.uses(others))
-        before = (header - carried - index) | self.uses(stmt.inits)
+            fork = self.tick()
+            self.read([stmt.cond], fork)
+            for branch in (stmt.then, stmt.orelse):
+                self.scopes.append(["branch", fork, self.point + 1])
+                self.block(branch)
+                end = self.tick()          # the copies into the outputs, at the end of the branch
+                self.read(branch.results, end)
+                self.define(stmt.outs, end)
+                self.scopes.pop()
+            self.define(stmt.outs, self.tick())     # where the branches join: what reads the outputs sees
+            return
+        start = self.tick()
+        self.read(stmt.inits, start)
         if isinstance(stmt, For):
-            before |= self.uses([stmt.start, stmt.stop, stmt.step])
-        return before
+            self.read([stmt.start, stmt.stop, stmt.step], start)
+        scope = ["loop", None]
+        self.scopes.append(scope)
+        self.define(stmt.carried, start)
+        self.loop_start[id(stmt)] = (start, tuple(map(id, self.scopes)))
+        if isinstance(stmt, For):
+            self.define([stmt.index], start)
+        if isinstance(stmt, While):
+            self.block(stmt.test)
+            self.read(stmt.test.results, self.tick())
+        self.block(stmt.body)
+        body_end = self.tick()
+        self.read(stmt.body.results, body_end)
+        self.define(stmt.carried, body_end)        # the copy into the carried values for the next iteration
+        exit_point = self.tick()
+        scope[1] = exit_point
+        self.scopes.pop()
+        self.read(stmt.carried, exit_point)        # `out = carried` after the loop, where they differ
+        self.define(stmt.outs, exit_point)
+
+
+def _disjoint(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Segments merged where they overlap or touch: sorted and disjoint."""
+    merged: list[list[int]] = []
+    for d, last in sorted(spans):
+        if merged and d <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], last)
+        else:
+            merged.append([d, last])
+    return [(d, last) for d, last in merged]
+
+
+def _conflict(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> bool:
+    return any(da == db or (da < lb and db < la) for da, la in a for db, lb in b)
 
 
 class _Groups:
-    def __init__(self, edges: dict[int, set[int]]):
+    def __init__(self, intervals: dict[int, list[tuple[int, int]]]):
         self.parent: dict[int, int] = {}
-        self.members: dict[int, list[int]] = {}
-        self.edges = edges
+        self.spans: dict[int, list[tuple[int, int]]] = dict(intervals)     # root -> its members' intervals
 
     def find(self, v: int) -> int:
         while self.parent.get(v, v) != v:
@@ -195,8 +238,7 @@ class _Groups:
         return v
 
     def conflict(self, a: int, b: int) -> bool:
-        ma, mb = self.members.get(a, [a]), self.members.get(b, [b])
-        return any(y in self.edges.get(x, ()) for x in ma for y in mb)
+        return _conflict(self.spans.get(a, []), self.spans.get(b, []))
 
     def merge(self, a: Value, b: Atom, force: bool = False) -> bool:
         if not isinstance(b, Value):
@@ -207,17 +249,38 @@ class _Groups:
         if not force and self.conflict(ra, rb):
             return False
         self.parent[rb] = ra
-        self.members[ra] = self.members.get(ra, [ra]) + self.members.pop(rb, [rb])
+        self.spans[ra] = self.spans.get(ra, []) + self.spans.pop(rb, [])
         return True
+
+
+class _Occupied:
+    """The intervals of the values holding one name: pairwise without conflict, so sorted by start their ends
+    never decrease, and a query looks at two neighbours (bisect)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def free_for(self, spans: list[tuple[int, int]]) -> bool:
+        for d, last in spans:
+            k = bisect.bisect_left(self.starts, d)
+            if k < len(self.starts) and self.starts[k] == d:
+                return False
+            k = bisect.bisect_left(self.starts, last) if last > d else k
+            if k > 0 and d < self.ends[k - 1]:
+                return False
+        return True
+
+    def take(self, spans: list[tuple[int, int]]) -> None:
+        for d, last in spans:
+            k = bisect.bisect_right(self.starts, d)
+            self.starts.insert(k, d)
+            self.ends.insert(k, last)
 
 
 def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
                   items: dict[int, Op] | None = None) -> dict[int, str]:
-    liveness = _Liveness(inlined, items)
-    results = liveness.uses(fn.body.results)
-    entry = liveness.block(fn.body, results, True)
-    liveness.interfere(fn.params, entry | {id(p) for p in fn.params})
-    groups = _Groups(liveness.edges)
+    groups = _Groups(_LiveRanges(inlined, items).run(fn))
     order: list[Value] = list(fn.params)
     for stmt in walk(fn.body):
         if isinstance(stmt, For):
@@ -251,34 +314,52 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
     for v in order:
         by_group.setdefault(groups.find(id(v)), []).append(v)
     names: dict[int, str] = {}
-    taken: dict[str, list[int]] = {}
+    taken: dict[str, _Occupied] = {}
+    param_names: set[str] = set()
     params = {id(p) for p in fn.params}
     temps = 0
     temp_names: list[str] = []
+    free_temps: list[tuple[int, str]] = []       # (the point a temporary's name falls free, the name)
     # parameters keep their names; then groups in order of definition
     ordered = sorted(by_group.items(), key=lambda kv: 0 if any(id(v) in params for v in kv[1]) else 1)
     for root, members in ordered:
         param = next((v for v in members if id(v) in params), None)
         hint = param.hint if param is not None else next((v.hint for v in members if v.hint), "")
         candidates: Any
-        if param is not None:
-            candidates = [param.hint]
+        if param is not None:       # the user's parameters first, keeping their names; then the others
+            candidates = (param.hint if k == 0 else f"{param.hint}_{k}" for k in range(10_000))
         elif hint:
             candidates = (hint if k == 0 else f"{hint}_{k}" for k in range(10_000))
         else:
             # a temporary takes the name of a dead one first: rebinding the name frees the old array
-            # at once, and NumPy reuses its memory for the next one instead of faulting in new pages
-            candidates = itertools.chain(list(temp_names), (f"t{k}" for k in range(temps + 1, 100_000)))
+            # at once, and NumPy reuses its memory for the next one instead of faulting in new pages.
+            # The names free from this group's start on come off a heap ordered by when they fall free.
+            spans = groups.spans.get(root, [])
+            begin = min((d for d, _ in spans), default=0)
+            freed = []
+            while free_temps and free_temps[0][0] <= begin:
+                freed.append(heapq.heappop(free_temps))
+            freed.sort(key=lambda item: int(item[1][1:]))
+            candidates = itertools.chain([name for _, name in freed], (f"t{k}" for k in range(temps + 1, 100_000)))
         for candidate in candidates:
             if param is None and (candidate in reserved or keyword.iskeyword(candidate)):
                 continue
-            if any(groups.conflict(root, other) for other in taken.get(candidate, [])):
+            if param is not None and candidate in param_names:
+                continue
+            if candidate in taken and not taken[candidate].free_for(groups.spans.get(root, [])):
                 continue
             if not hint and param is None and candidate not in temp_names:
                 temps = int(candidate[1:])
                 temp_names.append(candidate)
             break
-        taken.setdefault(candidate, []).append(root)
+        if not hint and param is None:
+            for end, name in freed:          # the ones not taken go back
+                if name != candidate:
+                    heapq.heappush(free_temps, (end, name))
+            heapq.heappush(free_temps, (max((last for _, last in spans), default=0), candidate))
+        taken.setdefault(candidate, _Occupied()).take(groups.spans.get(root, []))
+        if param is not None:
+            param_names.add(candidate)
         for v in members:
             names[id(v)] = candidate
     return names

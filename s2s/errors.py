@@ -49,6 +49,11 @@ class UnsupportedSyntax(S2SError):
     """The function uses a Python construct s2s does not differentiate."""
 
 
+class RefusedWhenRun(UnsupportedSyntax, ValueError):
+    """Derivative code found, when it ran, a case s2s does not model that only the arguments decide (a row,
+    not a number, read from an array that is then written into)."""
+
+
 class NoDerivativeRule(S2SError):
     """A call on the differentiated path to a function s2s has no rule and no source for."""
 

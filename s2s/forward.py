@@ -19,7 +19,7 @@ import operator
 from typing import Any
 
 from . import registry, runtime
-from .activity import NUMERIC, active_values, value_kinds
+from .activity import NUMERIC, active_values, const_kind, value_kinds
 from .inline import inline_rule
 from .ir import Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, value_names
 from .naming import Namer, tangent_hint
@@ -49,14 +49,17 @@ class _Forward:
     def tangent(self, atom: Atom) -> Atom | None:
         return self.tan.get(id(atom)) if isinstance(atom, Value) else None
 
+    def kind(self, atom: Atom) -> Any:
+        return const_kind(atom.value) if isinstance(atom, Const) else self.kinds.get(id(atom))
+
     def is_scalar(self, atom: Atom) -> bool:
-        return isinstance(atom, Const) or self.kinds.get(id(atom)) == "scalar"
+        return self.kind(atom) == "scalar"
 
     def zero(self, v: Atom, out: list[Stmt], loc: Loc | None = None) -> Atom:
         if self.is_scalar(v):
             return Const(0.0)
         z = self.fresh(tangent_hint(v) if isinstance(v, Value) else "")
-        numeric = self.kinds.get(id(v)) in NUMERIC
+        numeric = self.kind(v) in NUMERIC
         out.append(Op(runtime.zeros_like if numeric else runtime._zeros_like_tree, [v], [z], loc=loc))
         return z
 

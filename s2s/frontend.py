@@ -1,17 +1,31 @@
-"""Front end: a Python function object to its checked gast tree.
+"""Front end: a Python function object to its checked, desugared gast tree.
 
-`parse_function(fn)` reads the source with `inspect`, dedents and parses it with
-gast, strips the decorators, and runs the fence: every construct outside the
-supported set is refused here, before any transform, with `file:line:col`.
+`parse_function(fn)` reads the source of fn's own code object (never the
+function a decorator's `__wrapped__` points to), proves that the text read is
+the code that runs (the file may have been edited since the function was
+defined), parses it with gast (a lambda is found by its code object's
+positions and read as a one-line `def`), strips the decorators, runs the
+desugaring stage (`s2s.desugar`: the rich surface of Python rewritten into the
+core that lowering knows) and then the fence: every construct still outside
+the supported set is refused here, before any transform, with `file:line:col`.
 The result also knows the function's namespace (globals, closure cells,
 builtins), so that lowering can resolve each free name to the object it names.
+
+Functions s2s makes itself (a wrapper around a bound method, a partial, a
+lambda-lifted nested function, a specialization of a method on its object)
+are registered with `register_synthetic` together with their tree and the
+facts the desugaring may use.
 """
 from __future__ import annotations
 
 import builtins
+import copy
+import dis
 import inspect
+import linecache
 import textwrap
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +33,16 @@ import gast
 
 from .errors import SourceUnavailable, UnsupportedSyntax
 from .ir import Loc
+
+
+@dataclass
+class Facts:
+    """What the desugaring may take as known about a function's parameters when it is read for one caller:
+    `known` maps a parameter to the object every caller passes (a method's `self`), `arity` a `*args`
+    parameter to the number of values it receives, `kwnames` a `**kwargs` parameter to its keywords."""
+    known: dict[str, Any] = field(default_factory=dict)
+    arity: dict[str, int] = field(default_factory=dict)
+    kwnames: dict[str, tuple] = field(default_factory=dict)
 
 
 @dataclass
@@ -30,6 +54,7 @@ class ParsedFunction:
     col_offset: int           # the indentation removed by dedent
     lines: list[str]          # the file's lines, for error messages
     closure: dict[str, Any] = field(default_factory=dict)   # name -> cell
+    facts: Facts = field(default_factory=Facts)
 
     @property
     def globals(self) -> dict[str, Any]:
@@ -57,24 +82,92 @@ class ParsedFunction:
         return False, None
 
 
+@dataclass
+class Synthetic:
+    """A function s2s made: its tree (a FunctionDef in file coordinates), where it came from, its facts."""
+    node: gast.FunctionDef
+    filename: str
+    facts: Facts
+    source_of: Any = None     # a specialization: read this function's source instead, with the facts
+    line_offset: int = 0      # as in ParsedFunction, for a tree cut out of a function read from a file
+    col_offset: int = 0
+
+
+_SYNTHETIC: "weakref.WeakKeyDictionary[Any, Synthetic]" = weakref.WeakKeyDictionary()
+
+
+def register_synthetic(fn: Any, synthetic: Synthetic) -> None:
+    _SYNTHETIC[fn] = synthetic
+
+
+def synthetic_of(fn: Any) -> Synthetic | None:
+    try:
+        return _SYNTHETIC.get(fn)
+    except TypeError:
+        return None
+
+
+def clone_tree(node: Any) -> Any:
+    """A deep copy of a gast tree that shares the objects its constants hold (a model, a function)."""
+    roots = node if isinstance(node, list) else [node]
+    memo = {id(sub.value): sub.value for root in roots for sub in gast.walk(root) if isinstance(sub, gast.Constant)}
+    return copy.deepcopy(node, memo)
+
+
 def parse_function(fn: Any) -> ParsedFunction:
+    from .desugar import desugar          # the desugaring stage reads functions it inlines: a cycle
+    parsed = read_function(fn)
+    desugar(parsed)
+    fence(parsed)
+    return parsed
+
+
+def read_function(fn: Any) -> ParsedFunction:
+    """fn's tree, its place and namespace, before desugaring."""
     if not isinstance(fn, types.FunctionType):
-        what = getattr(fn, "__name__", type(fn).__name__)
+        what = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         raise SourceUnavailable(
             f"cannot read the source of {what!r}: s2s differentiates Python functions written in Python",
-            hint="for a builtin or C function, register a rule with s2s.adjoint")
-    filename = fn.__code__.co_filename
+            hint="a builtin or C function needs a rule (s2s.adjoint); a method, partial or callable object is "
+                 "differentiated through s2s.grad(obj.method), s2s.grad(partial(...)), s2s.grad(obj)")
+    if hasattr(fn, "__s2s__"):
+        raise SourceUnavailable(f"{fn.__qualname__} is a derivative s2s made: its code is generated, not read",
+                                hint="call it directly inside the function being differentiated")
+    synthetic = synthetic_of(fn)
+    if synthetic is None:
+        parsed = _read_source(fn)
+    elif synthetic.source_of is None:
+        lines = linecache.getlines(synthetic.filename)
+        parsed = ParsedFunction(fn, clone_tree(synthetic.node), synthetic.filename, synthetic.line_offset,
+                                synthetic.col_offset, lines)
+    else:
+        parsed = read_function(synthetic.source_of)
+    parsed.fn = fn
+    parsed.closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    if synthetic is not None:
+        parsed.facts = synthetic.facts
+    return parsed
+
+
+def _read_source(fn: types.FunctionType) -> ParsedFunction:
+    code = fn.__code__
+    filename = code.co_filename
+    if fn.__name__ == "<lambda>":
+        return _read_lambda(fn)
     try:
-        source_lines, first_line = inspect.getsourcelines(fn)
+        # the code object's own lines: inspect would follow a decorator's __wrapped__ to another function
+        source_lines, first_line = inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:
+        if linecache.getlines(filename):        # the file is there, but no longer holds the function
+            raise SourceUnavailable(
+                f"the source file changed since {fn.__qualname__!r} was defined: {filename}:{code.co_firstlineno} "
+                f"no longer holds it", Loc(filename, code.co_firstlineno, 0),
+                hint="re-import the module (or re-run the cell) that defines it") from None
         raise SourceUnavailable(
             f"cannot read the source of {fn.__qualname__!r} ({exc})",
-            Loc(filename, fn.__code__.co_firstlineno, 0),
-            hint="define the function in a file (or a notebook cell), not at an interactive prompt") from None
-    if fn.__name__ == "<lambda>":
-        raise UnsupportedSyntax(
-            "lambda functions are not differentiated: their source cannot be located exactly",
-            Loc(filename, first_line, 0, source_lines[0]), hint="write the function with def")
+            Loc(filename, code.co_firstlineno, 0),
+            hint="define the function in a file (or a notebook cell), not at an interactive prompt, "
+                 "in `python -c` or in a string given to exec") from None
     source = "".join(source_lines)
     dedented = textwrap.dedent(source)
     first = source_lines[0]
@@ -89,17 +182,146 @@ def parse_function(fn: Any) -> ParsedFunction:
         kind = "async functions" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
         raise UnsupportedSyntax(f"s2s does not support {kind}", Loc(filename, first_line, 0, first),
                                 hint="differentiate the synchronous computation it runs")
+    _check_unchanged(fn, dedented, Loc(filename, first_line, col_offset, first))
     node.decorator_list = []
-    try:
-        all_lines = inspect.getsourcelines(inspect.getmodule(fn))[0] if inspect.getmodule(fn) else []
-    except (OSError, TypeError):
-        all_lines = []
+    all_lines = _file_lines(fn, first_line, source_lines)
+    return ParsedFunction(fn, node, filename, first_line - 1, col_offset, all_lines)
+
+
+def _file_lines(fn: Any, first_line: int, source_lines: list[str]) -> list[str]:
+    all_lines = linecache.getlines(fn.__code__.co_filename)
     if len(all_lines) < first_line - 1 + len(source_lines):
         all_lines = [""] * (first_line - 1) + source_lines
-    closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    parsed = ParsedFunction(fn, node, filename, first_line - 1, col_offset, all_lines, closure)
-    fence(parsed)
-    return parsed
+    return all_lines
+
+
+def _read_lambda(fn: types.FunctionType) -> ParsedFunction:
+    """The exact lambda of fn's code object, found by the columns Python 3.11 records, as a `def`."""
+    code = fn.__code__
+    filename = code.co_filename
+    lines = linecache.getlines(filename)
+    if not lines:
+        linecache.checkcache(filename)
+        lines = linecache.getlines(filename)
+    where = Loc(filename, code.co_firstlineno, 0, lines[code.co_firstlineno - 1] if lines else "")
+    if not lines:
+        raise SourceUnavailable("cannot read the source of a lambda defined outside a file", where,
+                                hint="define it in a file (or a notebook cell)")
+    positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None]
+    try:
+        module = gast.parse("".join(lines))
+    except SyntaxError:
+        raise SourceUnavailable("cannot parse the file that defines this lambda (it changed since the lambda "
+                                "was defined?)", where, hint="re-run the code that defines it") from None
+    found = []
+    for node in gast.walk(module):
+        if isinstance(node, gast.Lambda) and _lambda_matches(node, code, positions):
+            found.append(node)
+    if len(found) != 1:
+        raise SourceUnavailable(
+            f"the source file changed since this lambda was defined: {filename}:{code.co_firstlineno} no longer "
+            f"holds it" if not found else "two lambdas match this code object", where,
+            hint="re-run the code that defines the lambda (re-import the module)")
+    lam = found[0]
+    body = gast.Return(value=lam.body)
+    gast.copy_location(body, lam.body)
+    node = gast.FunctionDef(name="lambda_", args=lam.args, body=[body], decorator_list=[], returns=None,
+                            type_comment=None)
+    gast.copy_location(node, lam)
+    import ast
+    _check_unchanged(fn, ast.unparse(gast.gast_to_ast(clone_tree(node))), where, "lambda_")
+    return ParsedFunction(fn, node, filename, 0, 0, lines)
+
+
+def _lambda_matches(node: gast.Lambda, code: types.CodeType, positions: list) -> bool:
+    if node.lineno != code.co_firstlineno:
+        return False
+    names = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+    if names != list(code.co_varnames[:len(names)]):
+        return False
+    body = node.body
+    start = (body.lineno, body.col_offset)
+    end = (body.end_lineno, body.end_col_offset)
+    # every instruction of the lambda's body lies inside this lambda's body expression
+    spans = [((p[0], p[2]), (p[1], p[3])) for p in positions if (p[1], p[3]) > (p[0], p[2])]
+    return bool(spans) and all(start <= a and b <= end for a, b in spans)
+
+
+# ---------------------------------------------------------------- the text read is the code that runs
+
+def _check_unchanged(fn: types.FunctionType, text: str, where: Loc, name: str | None = None) -> None:
+    """Compile the text read and compare it with fn's code: the file may have been edited after import."""
+    code = fn.__code__
+    free = code.co_freevars
+    body = textwrap.indent(text, "    ")
+    if free:      # compiled inside a function that binds its free variables, so they compile alike
+        source = "def __s2s_outer__():\n" + "".join(f"    {n} = None\n" for n in free) + body + \
+            "\n    return " + ", ".join(free) + "\n"
+    else:
+        source = "if True:\n" + body
+    try:
+        compiled = compile(_asserts_rewritten(source, code), code.co_filename, "exec", dont_inherit=True)
+    except SyntaxError:
+        return                  # not compilable on its own (a `nonlocal` of a class body...): nothing to prove
+    candidates = list(_code_objects(compiled, name or code.co_name))
+    if not candidates or any(_same_code(code, c) for c in candidates):
+        return
+    raise SourceUnavailable(
+        f"the source file changed since {fn.__qualname__!r} was defined: the text at {where.file}:{where.line} "
+        f"is not the code that runs", where, hint="re-import the module (or re-run the cell) that defines it")
+
+
+def _asserts_rewritten(source: str, code: types.CodeType) -> Any:
+    """source as pytest compiled it, when it rewrote the asserts of fn's module (its names start with @py)."""
+    if not any(n.startswith("@py") for n in code.co_varnames + code.co_names):
+        return source
+    try:
+        import ast
+        from _pytest.assertion.rewrite import rewrite_asserts
+        tree = ast.parse(source)
+        rewrite_asserts(tree, source.encode(), code.co_filename)
+        return tree
+    except Exception:
+        return source
+
+
+def _code_objects(code: types.CodeType, name: str):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name:
+                yield const
+            yield from _code_objects(const, name)
+
+
+def _instructions(code: types.CodeType) -> list:
+    """The instructions, without what depends on where the text sits (the compiler picks LOAD_METHOD or
+    LOAD_ATTR by the call's columns)."""
+    same = {"LOAD_METHOD": "LOAD_ATTR"}
+    jumps = set(dis.hasjrel) | set(dis.hasjabs)
+    return [(same.get(i.opname, i.opname),
+             None if isinstance(i.argval, types.CodeType) or i.opcode in jumps else i.argval)
+            for i in dis.get_instructions(code) if i.opname not in ("CACHE", "PRECALL", "EXTENDED_ARG")]
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    if a.co_names != b.co_names or a.co_varnames != b.co_varnames or _instructions(a) != _instructions(b):
+        return False
+    if len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+            if not _same_code(x, y):
+                return False
+        elif type(x) is not type(y) or not _equal(x, y):
+            return False
+    return True
+
+
+def _equal(x: Any, y: Any) -> bool:
+    try:
+        return bool(x == y) or (x != x and y != y)
+    except Exception:
+        return x is y
 
 
 # ---------------------------------------------------------------- the fence
@@ -111,38 +333,45 @@ _REFUSED = {
     gast.AsyncFunctionDef: ("async functions", "differentiate the synchronous computation"),
     gast.AsyncFor: ("`async for`", "differentiate the synchronous computation"),
     gast.AsyncWith: ("`async with`", "differentiate the synchronous computation"),
-    gast.Try: ("`try`/`except`/`finally`", "move the error handling outside the differentiated function"),
-    gast.With: ("`with` blocks", "move the context manager outside the differentiated function"),
+    gast.Try: ("`try`/`except`/`finally`: the derivative of a handler that runs only when an error is raised "
+               "is not defined", "move the error handling outside the differentiated function"),
+    gast.With: ("this `with` block", "move the context manager outside the differentiated function"),
     gast.Global: ("`global` declarations", "return the value instead of writing a global"),
     gast.Nonlocal: ("`nonlocal` declarations", "return the value instead of writing an enclosing variable"),
     gast.Delete: ("`del`", "leave the variable unused instead"),
     gast.ClassDef: ("class definitions inside the function", "define the class at module level"),
-    gast.Lambda: ("`lambda` inside the function", "define a function with def"),
-    gast.FunctionDef: ("function definitions inside the function", "define the helper at module level"),
+    gast.Lambda: ("this use of a `lambda` inside the function (only lambdas that are called, assigned to a "
+                  "name, or given to map are)", "define a function with def and call it"),
+    gast.FunctionDef: ("this nested function (only nested functions that are called are)",
+                       "define the helper at module level"),
     gast.Import: ("`import` inside the function", "import at module level"),
     gast.ImportFrom: ("`import` inside the function", "import at module level"),
     gast.Match: ("`match` statements", "use if/elif/else"),
     gast.NamedExpr: ("the walrus operator `:=`", "assign in a statement of its own"),
-    gast.Starred: ("star-arguments (`*args`)", "pass the arguments one by one"),
-    gast.ListComp: ("list comprehensions", "write a for loop that appends"),
-    gast.SetComp: ("set comprehensions", "write a for loop"),
-    gast.DictComp: ("dict comprehensions", "write a for loop"),
-    gast.GeneratorExp: ("generator expressions", "write a for loop"),
+    gast.Starred: ("star-arguments (`*args`) whose length is not known when the derivative is made",
+                   "pass the arguments one by one, or a tuple displayed in the function"),
+    gast.ListComp: ("this list comprehension (inside a condition or a short-circuit operand)",
+                    "write a for loop that appends"),
+    gast.SetComp: ("set comprehensions", "use a list comprehension"),
+    gast.DictComp: ("dict comprehensions", "write a for loop that fills a dict with constant keys"),
+    gast.GeneratorExp: ("this generator expression (inside a condition or a short-circuit operand)",
+                        "write a for loop"),
     gast.Set: ("set displays", "use a tuple or a list"),
-    gast.JoinedStr: ("f-strings", "format strings outside the differentiated function"),
-    gast.Raise: ("`raise`", "check the inputs before calling the differentiated function"),
+    gast.JoinedStr: ("f-strings here", "format strings outside the differentiated function"),
+    gast.Raise: ("a bare `raise`", "raise an exception object"),
 }
 if hasattr(gast, "TryStar"):
     _REFUSED[gast.TryStar] = _REFUSED[gast.Try]
 
 
 def fence(parsed: ParsedFunction) -> None:
-    """Refuse every construct outside the supported set, with its place."""
+    """Refuse every construct the desugaring left outside the supported set, with its place."""
     fn_node = parsed.node
     args = fn_node.args
     if args.vararg is not None or args.kwarg is not None:
-        raise UnsupportedSyntax("s2s does not support star-arguments (`*args`, `**kwargs`) in the signature",
-                                parsed.loc(fn_node), hint="name each argument")
+        raise UnsupportedSyntax("s2s does not support star-arguments (`*args`, `**kwargs`) in the signature of "
+                                "the function it differentiates", parsed.loc(fn_node),
+                                hint="differentiate a lambda that passes them: s2s.grad(lambda a, b: f(a, b))")
     for node in gast.walk(fn_node):
         if node is fn_node:
             continue
@@ -156,5 +385,6 @@ def fence(parsed: ParsedFunction) -> None:
                 raise UnsupportedSyntax(f"s2s does not support `{callee.id}`: the code it runs cannot be read",
                                         parsed.loc(node), hint="write the code out directly")
             if any(k.arg is None for k in node.keywords):
-                raise UnsupportedSyntax("s2s does not support `**kwargs` in a call", parsed.loc(node),
+                raise UnsupportedSyntax("s2s does not support `**kwargs` in a call whose keywords are not known "
+                                        "when the derivative is made", parsed.loc(node),
                                         hint="pass keyword arguments one by one")

@@ -32,8 +32,9 @@ import numpy as np
 
 from . import registry, runtime
 from .errors import S2SError, UnsupportedSyntax
+from .numba_backend import plain_function
 from .frontend import ParsedFunction, parse_function
-from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, clone_block
+from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block
 from .naming import Namer
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
@@ -102,6 +103,15 @@ def _stored_names(nodes: list[gast.AST]) -> list[str]:
     return list(names)
 
 
+def _takes_part(index: Any) -> bool:
+    """An index (a gast node or a constant) with a slice, None or Ellipsis in it: it reads a view of an array."""
+    if isinstance(index, gast.AST):
+        return any(isinstance(n, gast.Slice) or (isinstance(n, gast.Constant) and n.value in (None, Ellipsis))
+                   for n in gast.walk(index))
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, slice) or p is None or p is Ellipsis for p in parts)
+
+
 def _contains(nodes: list[gast.AST], kind: type, through_loops: bool) -> bool:
     stack = list(nodes)
     while stack:
@@ -125,6 +135,7 @@ class Lowerer:
         # for each value, the objects (named by the value that created them) whose memory it may share:
         # a view shares its base's, a container its items', a phi its inputs'
         self.bases: dict[int, frozenset] = {}
+        self.item_reads: dict[int, Value] = {}  # values read as x[i] with no slice: numbers (copies) or views
         self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
         self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
         self.scalar_checks: list = []                   # see Function.scalar_checks
@@ -147,6 +158,8 @@ class Lowerer:
         if prim in _VIEWS:           # a view, or an item of a container: it is (part of) what it came from
             shared = self.bases_of(args[0]) | self.contents_of(args[0]) if args else frozenset()
             self.bases.update((id(o), shared) for o in outs)
+            if prim is operator.getitem and not (isinstance(args[1], Const) and _takes_part(args[1].value)):
+                self.item_reads.update((id(o), o) for o in outs)
         elif prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
             items = args[1:] if prim is runtime.make_dict else args
             held = frozenset().union(*(self.bases_of(a) | self.contents_of(a) for a in items))
@@ -303,6 +316,14 @@ class Lowerer:
         value = self.name(name, node)
         mine = self.bases_of(value)
         for other, held in self.env.items():
+            if other != name and not other.startswith("$") and isinstance(held, Value) and held is not value \
+                    and held in self.item_reads.values() and mine & self.bases_of(held) \
+                    and not mine & self.contents_of(held):
+                # `t = y[i]` then `y[i] = ...`: a number read from y is a copy; a row would be a view, which the
+                # write would change: known when the derivative runs, where it is checked
+                self.op(runtime._assert_element, [held, Const(other), Const(name)], node, n_outs=0)
+                self.bases[id(held)] = frozenset({id(held)})
+        for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) \
                     and mine & (self.bases_of(held) | self.contents_of(held)):
                 how = "the same object as" if held is value else "may share memory with"
@@ -321,6 +342,19 @@ class Lowerer:
         if (len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
                 and isinstance(node.value, (gast.Tuple, gast.List)) and len(target.elts) == len(node.value.elts)):
             values = [self.expr(v, self.target_hint(t)) for t, v in zip(target.elts, node.value.elts)]
+            written = [self.bases_of(self.env.get(t.value.id)) for t in target.elts
+                       if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)]
+            for k, (v, expression) in enumerate(zip(values, node.value.elts)):
+                if isinstance(expression, gast.Subscript) and any(self.bases_of(v) & w for w in written) \
+                        and _takes_part(expression.slice):
+                    raise self.error("the right side reads a slice of an array that this assignment writes into: "
+                                     "NumPy gives a view, which the first write changes, so this is not a swap",
+                                     expression, hint="copy the right side first: a[:2], a[2:] = a[2:].copy(), "
+                                                      "a[:2].copy()")
+                if isinstance(expression, gast.Subscript) and any(self.bases_of(v) & w for w in written):
+                    # `y[0], y[1] = y[1], y[0]` swaps numbers, but on rows the right side holds views that the
+                    # first write changes: whether it is a number is known when the derivative runs
+                    values[k] = self.op(runtime._element_read, [v], expression, self.target_hint(target.elts[k]))
             for t, v in zip(target.elts, values):
                 self.assign(t, v)
             return
@@ -396,9 +430,24 @@ class Lowerer:
 
     # ---------------------------------------------------------------- loops
 
-    def loop_carried(self, body: list[gast.stmt], extra: list[str]) -> list[str]:
+    def loop_carried(self, body: list[gast.stmt], extra: list[str], loop: Any = None) -> list[str]:
+        """The variables a loop carries: those it rebinds that are bound before it, and those it binds (its
+        target included) that are read outside it, which hold their last value after it, as in Python
+        (unbound, UNDEFINED, before a first iteration)."""
+        if loop is not None:
+            for name in self.read_after(loop):
+                if self.env.get(name, UNDEF) is UNDEF:
+                    self.env[name] = Const(UNDEFINED)
         names = [n for n in _stored_names(body) if n in self.env and self.env[n] is not UNDEF]
         return names + [n for n in extra if n not in names]
+
+    def read_after(self, loop: Any) -> list[str]:
+        """Names a loop binds that the function reads outside the loop."""
+        inside = {id(n) for n in gast.walk(loop)}
+        loads = {n.id for n in gast.walk(self.parsed.node)
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside}
+        stored = _stored_names([loop.target, *loop.body] if isinstance(loop, gast.For) else loop.body)
+        return [n for n in stored if n in loads]
 
     def carry_bases(self, carried: list[Value], inits: list[Atom]) -> None:
         for c, i in zip(carried, inits):
@@ -415,13 +464,18 @@ class Lowerer:
                 raise self.error(f"{name!r} is written into inside a loop in which it may also become another "
                                  f"object: s2s does not follow that write", node,
                                  hint=f"assign a copy: {name} = ... .copy()")
-            self.bases[id(o)] = self.bases_of(c) | self.bases_of(r)
+            if self.bases_of(r) <= self.bases_of(c) and self.bases_of(c) - {id(c)}:
+                # every iteration left the object it started with (written into, not rebound): after the loop
+                # it is the object the loop started with
+                self.bases[id(o)] = self.bases_of(c) - {id(c)}
+            else:
+                self.bases[id(o)] = self.bases_of(c) | self.bases_of(r)
             self.contents[id(o)] = self.contents_of(c) | self.contents_of(r)
 
     def finish_loop(self, body: list[gast.stmt], carried_names: list[str], outs: list[Value],
                     saved: dict[str, Any]) -> None:
         for name in _stored_names(body):
-            self.env[name] = UNDEF               # assigned in the loop but not defined before it
+            self.env[name] = UNDEF               # assigned in the loop, and not read after it
         for name, out in zip(carried_names, outs):
             self.env[name] = out
         for name in (BRK, CONT):
@@ -437,7 +491,7 @@ class Lowerer:
     def make_while(self, node: Any, body: list[gast.stmt], extra: list[str], test: Callable[[], Atom],
                    fill_body: Callable[[], None], carried_names: list[str] | None = None) -> None:
         saved = dict(self.env)
-        names = carried_names or self.loop_carried(body, extra)
+        names = carried_names or self.loop_carried(body, extra, node)
         inits = [FALSE if n == BRK else self.env[n] for n in names]
         carried = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.carry_bases(carried, inits)
@@ -480,7 +534,7 @@ class Lowerer:
             self.for_as_while(node, start, stop, step, reverse, bind)
             return
         saved = dict(self.env)
-        names = self.loop_carried(node.body, [])
+        names = self.loop_carried([node.target, *node.body], [], node)
         inits = [self.env[n] for n in names]
         carried = [self.namer.value(n) for n in names]
         self.carry_bases(carried, inits)
@@ -509,7 +563,7 @@ class Lowerer:
         self.env[counter] = start
         extra = ([BRK] if _contains(node.body, gast.Break, False) else []) + \
                 ([RET, RETVAL] if _contains(node.body, gast.Return, True) else [])
-        names = self.loop_carried(node.body, []) + [counter] + extra
+        names = self.loop_carried([node.target, *node.body], [], node) + [counter] + extra
 
         def test() -> Atom:
             k = self.env[counter]
@@ -528,7 +582,8 @@ class Lowerer:
         self.make_while(node, node.body, extra, test, fill_body, carried_names=names)
         self.env.pop(counter, None)
         for name in _stored_names([node.target]):
-            self.env[name] = UNDEF
+            if name not in names:
+                self.env[name] = UNDEF
 
     def iteration(self, node: gast.For) -> tuple[Atom, Atom, Atom, bool, Callable[[Atom], None]]:
         """(start, stop, step, reverse, bind) where bind(index) assigns the loop target for that index."""
@@ -591,6 +646,8 @@ class Lowerer:
 
     def static(self, node: gast.AST) -> tuple[bool, Any]:
         """(True, object) when node names a module-level object: `np`, `np.linalg.norm`, `math.sin`."""
+        if isinstance(node, gast.Constant) and callable(node.value):     # placed by the desugaring
+            return True, node.value
         if isinstance(node, gast.Name):
             if node.id in self.functions and self.env.get(node.id) is self.env.get(f"$param:{node.id}"):
                 return True, self.functions[node.id]
@@ -732,6 +789,7 @@ class Lowerer:
 
     def expr_Call(self, node: gast.Call, hint: str) -> Atom:
         found, callee = self.static(node.func)
+        callee = plain_function(callee)       # a call to an @njit function: its Python function, inlined
         if not found and isinstance(node.func, gast.Attribute):
             return self.method_call(node, hint)
         if not found:

@@ -34,6 +34,7 @@ class Namer:
     def __init__(self) -> None:
         self.used: set[str] = set()
         self.temps = 0
+        self.suffix: dict[str, int] = {}      # hint -> the last k tried for `hint.k`: each name is made once
 
     def reserve(self, name: str) -> None:
         self.used.add(name)
@@ -46,9 +47,12 @@ class Namer:
                 if name not in self.used:
                     break
         else:
-            name, k = hint, 0
+            name, k = hint, self.suffix.get(hint, 0)
+            if k:
+                name = f"{hint}.{k}"
             while name in self.used:
                 k += 1
                 name = f"{hint}.{k}"
+            self.suffix[hint] = k
         self.used.add(name)
         return Value(name, hint)

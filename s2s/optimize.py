@@ -27,7 +27,7 @@ _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runti
 
 
 def is_pure(prim: Any) -> bool:
-    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported):
+    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element):
         return False
     if prim in _PURE_RUNTIME or prim in runtime.EMITTED_HELPERS:
         return True
@@ -87,6 +87,37 @@ def eliminate_dead_code_in(block: Block, roots: list[Atom]) -> None:
     while scan(block):
         pass
     _sweep(block, live, live_stmts)
+
+
+def eliminate_dead_stacks(fn: Function) -> Function:
+    """A stack whose popped values nobody reads is not built: its `[]`, pushes and pops go (what was pushed
+    may then be dead code too). The shape pass leaves such stacks: a popped value read only for its shape."""
+    reads: dict[int, int] = {}
+    for atom in uses_in(fn.body):
+        if isinstance(atom, Value):
+            reads[id(atom)] = reads.get(id(atom), 0) + 1
+    stacks: dict[int, int] = {}          # stack -> its reads by push and pop
+    popped: dict[int, list[Value]] = {}
+    for stmt in _all_stmts(fn.body):
+        if isinstance(stmt, Op) and stmt.prim is runtime.stack_new:
+            stacks.setdefault(id(stmt.outs[0]), 0)
+    for stmt in _all_stmts(fn.body):
+        if isinstance(stmt, Op) and stmt.prim in (runtime.push, runtime.pop) and id(stmt.args[0]) in stacks:
+            stacks[id(stmt.args[0])] += 1
+            if stmt.prim is runtime.pop:
+                popped.setdefault(id(stmt.args[0]), []).extend(stmt.outs)
+    dead = {k for k, n in stacks.items() if reads.get(k, 0) == n
+            and all(reads.get(id(v), 0) == 0 for v in popped.get(k, []))}
+    if dead:
+        def sweep(block: Block) -> None:
+            block.stmts = [st for st in block.stmts if not (isinstance(st, Op) and (
+                (st.prim is runtime.stack_new and id(st.outs[0]) in dead)
+                or (st.prim in (runtime.push, runtime.pop) and id(st.args[0]) in dead)))]
+            for st in block.stmts:
+                for inner in stmt_blocks(st):
+                    sweep(inner)
+        sweep(fn.body)
+    return fn
 
 
 def _has_live_stmt(block: Block, live_stmts: set[int]) -> bool:
@@ -324,20 +355,44 @@ def sink_pure_operations(fn: Function) -> Function:
         for stmt in b.stmts:
             for inner in stmt_blocks(stmt):
                 block(inner)
-        reads = {id(stmt): _read_ids(stmt) for stmt in b.stmts}
-        placed: list[Stmt] = []           # the statements after the current one, in their final order
-        for stmt in reversed(b.stmts):
-            if isinstance(stmt, Op) and len(stmt.outs) == 1 and is_pure(stmt.prim) \
-                    and stmt.prim is not runtime.stack_new:
-                out = id(stmt.outs[0])
-                first = next((j for j, later in enumerate(placed) if out in reads[id(later)]), len(placed))
-                placed.insert(first, stmt)
-            else:
-                placed.insert(0, stmt)
+        # the statements that stay in place, in order; before each, the pure operations it is the first to
+        # read (each after the ones it reads itself); what nothing reads, at the end. Linear in the block.
+        def movable(stmt: Stmt) -> bool:
+            return isinstance(stmt, Op) and len(stmt.outs) == 1 and (is_pure(stmt.prim) or _transpose(stmt)) \
+                and stmt.prim is not runtime.stack_new
+
+        position = {id(stmt): k for k, stmt in enumerate(b.stmts)}
+        pending: dict[int, Op] = {id(stmt.outs[0]): stmt for stmt in b.stmts if movable(stmt)}
+        placed: list[Stmt] = []
+
+        def place(stmt: Stmt) -> None:
+            stack: list[tuple[Stmt, bool]] = [(stmt, False)]
+            while stack:
+                current, ready = stack.pop()
+                if ready:
+                    placed.append(current)
+                    continue
+                stack.append((current, True))
+                needed = [pending.pop(v) for v in _read_ids(current) if v in pending]
+                for op in sorted(needed, key=lambda o: position[id(o)], reverse=True):
+                    stack.append((op, False))
+
+        for stmt in b.stmts:
+            if not movable(stmt):
+                place(stmt)
+        for op in sorted(pending.values(), key=lambda o: position[id(o)]):
+            if id(op.outs[0]) in pending:
+                pending.pop(id(op.outs[0]))
+                place(op)
         b.stmts = placed
 
     block(fn.body)
     return fn
+
+
+def _transpose(op: Op) -> bool:
+    """`x.T`, which the shape pass writes for a matmul's adjoint: a view, computed where it is read."""
+    return op.prim is getattr and len(op.args) == 2 and op.args[1] == Const("T")
 
 
 def _read_ids(stmt: Stmt) -> set[int]:
@@ -559,4 +614,4 @@ def _fold(op: Op) -> Atom | None:
 
 
 # The passes in the order the pipeline runs them; `optimize=` names a subset to run only those.
-PASSES = ("simplify", "hoist", "cse", "dce", "shapes", "sink", "in_place")
+PASSES = ("simplify", "hoist", "cse", "dce", "shapes", "specialize", "sink", "in_place")

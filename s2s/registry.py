@@ -31,8 +31,9 @@ _TANGENTS: dict[Any, Callable] = {}
 _NONDIFFERENTIABLE: dict[Any, None] = {}
 _BROADCASTING: dict[Any, None] = {}
 _LINEAR: dict[Any, tuple[int, ...]] = {}
+_RESULT_KINDS: dict[Any, Callable] = {}
 _BUILTIN_RULE_MODULES = ("python_operators", "sequences", "math_functions", "numpy_functions", "numpy_more", "linear_algebra",
-                         "linalg", "runtime_helpers", "special", "stats", "scipy_linalg")
+                         "linalg", "fft", "runtime_helpers", "special", "stats", "scipy_linalg")
 _loaded = False
 
 
@@ -61,6 +62,14 @@ def tangent(*prims: Any) -> Callable[[Callable], Callable]:
             _TANGENTS[_key(prim)] = rule
         return rule
     return register
+
+
+def template(fn: Callable) -> Callable:
+    """Declare a function that rules call as part of their formula (a shared sub-expression): s2s inlines it
+    into the rule, as it inlines a user's function, so that its code is differentiated again in second order.
+    (s2s never inlines its own modules' functions; a template is given a module name outside s2s.)"""
+    fn.__module__ = "s2s_rule_templates"
+    return fn
 
 
 def helper(fn: Callable) -> Callable:
@@ -98,6 +107,25 @@ def elementwise(*prims: Any) -> None:
     Elementwise NumPy ufuncs need no declaration."""
     for prim in prims:
         _BROADCASTING[_key(prim)] = None
+
+
+def several_results(*prims: Any, kind: Callable) -> None:
+    """Declare functions that return a tuple or list of arrays (numpy.linalg.eigh, numpy.split): kind(args,
+    kwargs) gives the result's kind for activity analysis (("tuple", ("array", ...)) or ("list*", "array")),
+    or None where the call returns one array; args and kwargs are the call's constant values (UNKNOWN
+    for a value known only at run time)."""
+    for prim in prims:
+        _RESULT_KINDS[_key(prim)] = kind
+
+
+UNKNOWN = object()
+
+
+def result_kind(prim: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """The kind declared with several_results for a call of prim, or None."""
+    _ensure_loaded()
+    kind = _RESULT_KINDS.get(_key(prim))
+    return kind(args, kwargs) if kind is not None else None
 
 
 def is_elementwise(prim: Any) -> bool:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import registry, runtime
+from .checkpoint import reverse_loop as reverse_checkpointed
 from .activity import NUMERIC, active_values, is_container, value_kinds
 from .errors import NoDerivativeRule, NonScalarOutput, S2SError
 from .inline import inline_rule
@@ -65,6 +66,7 @@ class _Reverse:
         # elementwise rules they meet are masked so that 0 times a NaN derivative stays 0
         self.masked: set[int] = set()
         self.stack_inits: list[Stmt] = []
+        self.checkpoint: Any = None      # snapshots for the loops no loop encloses: see checkpoint.py
         self.values = {id(p): p for p in fn.params}
         self.values.update((id(v), v) for s in walk(fn.body) for v in stmt_defs(s))
 
@@ -174,6 +176,13 @@ class _Reverse:
             raise S2SError(f"the rule for {prim_name(op.prim)} gives no adjoint for argument {missing[0] + 1}, "
                            f"which is differentiated here", op.loc)
         results = results + [None] * (len(op.args) - len(results))       # arguments without adjoint
+        for i in needed:
+            if results[i] is None and not (isinstance(results[i], Const)):
+                # no adjoint for a value that carries one: a zero only where the rule declares it
+                raise S2SError(f"{prim_name(op.prim)} is differentiated with respect to its argument {i + 1}, "
+                               f"which its rule does not differentiate", op.loc,
+                               hint="stop_gradient(...) it if that is meant, or register a rule that gives it "
+                                    "an adjoint")
         keep = [results[i] for i in needed if results[i] is not None]
         rule_block = Block(stmts, keep)
         eliminate_dead_code_in(rule_block, keep)
@@ -248,6 +257,8 @@ class _Reverse:
         active_carried = [j for j, c in enumerate(stmt.carried) if self.is_active(c)]
         if not any(id(stmt.outs[j]) in self.adj for j in active_carried):
             return
+        if depth == 0 and self.checkpoint is not None:
+            return reverse_checkpointed(self, stmt, out, self.checkpoint)
         if isinstance(stmt, While):
             index = self.fresh("_")
             bounds: list[Atom] = [Const(0), Const(None), Const(1)]     # the trip count: decided below
@@ -283,9 +294,15 @@ class _Reverse:
         results: list[Atom] = []
         for j, dc in zip(active_carried, carried):
             g = self.adj.get(id(stmt.carried[j]))
-            # a zero shaped like this iteration's value (a loop may change a variable's shape)
-            results.append(self.full(g, stmt.carried[j], body, stmt.loc) if g is not None
-                           else self.zero(stmt.carried[j], body, loc=stmt.loc))
+            # a zero shaped like this iteration's value (a loop may change a variable's shape); a value the
+            # body only overwrites (`out = ...` read after the loop) has none, without reading it: it may be
+            # unbound before the first iteration
+            if g is not None:
+                results.append(self.full(g, stmt.carried[j], body, stmt.loc))
+            elif isinstance(stmt.inits[j], Const) and stmt.inits[j].value is UNDEFINED:
+                results.append(Const(0.0))
+            else:
+                results.append(self.zero(stmt.carried[j], body, loc=stmt.loc))
         results.extend(self.full(self.adj[id(f)], acc, body, stmt.loc) for f, acc in zip(free, accumulators))
         self.adj = before
 
@@ -385,12 +402,14 @@ def _refuse_output(fn: Function, output: Atom, rev: "_Reverse", out: list[Stmt])
 
 
 def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value: bool,
-                     several: bool = False, cotangent: bool = False) -> Function:
-    """The gradient function: `def f_grad(same params): ... return grads` (or `value, grads`)."""
+                     several: bool = False, cotangent: bool = False, checkpoint: Any = None) -> Function:
+    """The gradient function: `def f_grad(same params): ... return grads` (or `value, grads`).
+    checkpoint: reverse the loops no loop encloses with that many snapshots, or budget (checkpoint.py)."""
     namer = Namer()
     fn = clone_function(fn, lambda v: namer.value(v.hint))   # the forward sweep gets pushes: work on a copy
     active = active_values(fn, wrt)
     rev = _Reverse(fn, active, value_kinds(fn, param_kinds))
+    rev.checkpoint = checkpoint
     output = fn.body.results[0]
     out: list[Stmt] = []
     params = list(fn.params)
@@ -420,6 +439,9 @@ def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value
             filled = rev.fresh(g.hint)
             out.append(Op(runtime._fill, [g, p], [filled], loc=fn.loc))
             g = filled
+        if g is None and is_container(rev.kinds.get(id(p))):        # zeros in the argument's structure
+            g = rev.fresh(adjoint_hint(p))
+            out.append(Op(runtime._fill_tree, [Const(0.0), p], [g], loc=fn.loc))
         grads.append(g if g is not None else rev.zero(p, out, loc=fn.loc))
     results: list[Atom]
     if len(grads) == 1 and not several:

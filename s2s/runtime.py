@@ -4,6 +4,11 @@ Each is a plain function that defines the primitive's meaning. The emitter
 spells the simple ones inline (`stack.append(v)`, `[]`, `0.0`) and copies the
 source of the others into the generated module, so derivative code never
 imports s2s: it runs with NumPy alone.
+
+The helpers call NumPy's functions, never NumPy's conversions: an array of another library (a Dask or
+CuPy array, which take NumPy's functions through `__array_function__` and `__array_ufunc__`) stays in its
+library: no `np.asarray` or `np.array` of an argument, no `.item()` or `float()` of an array, no `if` on
+an array's value, and new arrays are made `*_like` an argument, so that they live where it lives.
 """
 from __future__ import annotations
 
@@ -45,7 +50,10 @@ def setitem(container, index, value):
     writes in place when nothing reads the old one)."""
     if isinstance(container, dict):
         return {**container, index: value}
-    container = list(container) if isinstance(container, list) else np.array(container, copy=True)
+    if isinstance(container, list):
+        container = list(container)
+    else:
+        container = container.copy() if _foreign(container) else np.array(container, copy=True)
     container[index] = value
     return container
 
@@ -62,6 +70,23 @@ def stop_gradient(x):
 
 def zeros_like(x):
     return np.zeros_like(x)
+
+
+def _foreign(x):
+    """Whether x is an array of a library other than NumPy (Dask, CuPy): it takes NumPy's functions through
+    NumPy's dispatch protocol, and is never converted to NumPy or to a Python number."""
+    return hasattr(type(x), "__array_function__") and not isinstance(x, (np.ndarray, np.generic))
+
+
+def _array(x):
+    """x as an array: NumPy's for numbers and NumPy values, unchanged for another library's array."""
+    return x if _foreign(x) else np.asarray(x)
+
+
+def _basic_index(index):
+    """Whether index selects without integer or boolean arrays (its elements are distinct: no repeats)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer)) for i in items)
 
 
 def _unbroadcast(g, x, result=None):
@@ -81,7 +106,9 @@ def _unbroadcast(g, x, result=None):
         return g
     if not shape:                           # a scalar: everything sums into it
         total = np.sum(g)
-        return total if isinstance(x, (np.ndarray, np.generic)) else total.item()
+        if isinstance(x, (np.ndarray, np.generic)) or not isinstance(total, (np.ndarray, np.generic)):
+            return total                    # another library's sum stays an array of it (lazy, on the GPU)
+        return total.item()
     if np.ndim(g) > len(shape):
         g = np.sum(g, axis=tuple(range(np.ndim(g) - len(shape))))
     offset = len(shape) - np.ndim(g)
@@ -92,24 +119,34 @@ def _unbroadcast(g, x, result=None):
 
 
 def _expand(g, like):
-    """g, broadcast (as a view) to the shape of like: for rules that need the adjoint's full shape."""
-    return g if np.shape(g) == np.shape(like) else np.broadcast_to(g, np.shape(like))
+    """g, broadcast (as a view) to the shape of like: for rules that need the adjoint's full shape.
+
+    Like another library's array, g is added to zeros like it: a Dask array keeps like's chunks."""
+    if np.shape(g) == np.shape(like):
+        return g
+    if _foreign(like):
+        return g + np.zeros_like(like, dtype=np.result_type(g, like))
+    return np.broadcast_to(g, np.shape(like))
 
 
 def _fill(g, x):
-    """A gradient handed back to the user: x's shape, its own memory."""
+    """A gradient handed back to the user: x's shape, its own memory (x's library, chunks and device)."""
     if np.shape(g) == np.shape(x):
         return g
-    return np.array(np.broadcast_to(g, np.shape(x)), dtype=np.result_type(g, x, np.float32))
+    dtype = np.result_type(g, x, np.float32)
+    if _foreign(x) or _foreign(g):
+        return g + np.zeros_like(x, dtype=dtype, shape=np.shape(x))
+    return np.array(np.broadcast_to(g, np.shape(x)), dtype=dtype)
 
 
 def _seed(y):
     """The adjoint 1 of a scalar output; refuses an array with more than one element, and what is not a number."""
-    if not isinstance(y, (int, float, complex, np.ndarray, np.generic)) or isinstance(y, bool) or (
-            isinstance(y, np.ndarray) and not np.issubdtype(y.dtype, np.number)):
+    array = isinstance(y, np.ndarray) or _foreign(y)         # NumPy's, Dask's, CuPy's
+    if not (array or isinstance(y, (int, float, complex, np.generic))) or isinstance(y, bool) or (
+            array and not np.issubdtype(y.dtype, np.number)):
         raise TypeError(f"grad needs a function whose output is a number, but it returned {type(y).__name__} "
                         f"{y!r:.60}; did the function forget a `return`?")
-    if np.size(y) != 1:
+    if np.prod(np.shape(y)) != 1:            # not np.size: Dask computes an array to count it
         raise TypeError(f"grad needs a function with a scalar output, but it returned an array of shape {np.shape(y)}; "
                         "use s2s.vjp or s2s.jacobian for vector outputs")
     return np.ones_like(y)
@@ -125,8 +162,21 @@ def _scatter(x, index, g):
         out = [0.0] * len(x)
         out[index] = g
         return out
-    out = np.zeros(np.shape(x), dtype=np.result_type(np.asarray(x).dtype, np.asarray(g).dtype, np.float32))
-    np.add.at(out, index, g)
+    dtype = np.result_type(_array(x).dtype, _array(g).dtype, np.float32)
+    if not _foreign(x):
+        out = np.zeros(np.shape(x), dtype=dtype)
+        np.add.at(out, index, g)
+        return out
+    out = np.zeros_like(x, dtype=dtype)
+    if _basic_index(index):                 # no index repeats: written in place (Dask, CuPy: in their library)
+        out[index] = g
+        return out
+    try:
+        np.add.at(out, index, g)
+    except TypeError as exc:
+        raise NotImplementedError(f"the adjoint of indexing a {type(x).__module__}.{type(x).__name__} with an "
+                                  "array of indices: repeated indices add up with numpy.add.at, which that "
+                                  "library does not support; index with slices or integers") from exc
     return out
 
 
@@ -156,6 +206,35 @@ def concat(a, b):
 def repeat(items, count):
     """`items * count` on a tuple or list: count copies one after the other."""
     return items * count
+
+
+def _element_read(x):
+    """A part of an array read on the right of `a[i], a[j] = a[j], a[i]`: a number is a copy, and so a swap;
+    a row or a slice would be a view that the first write changes, which s2s does not follow."""
+    if np.ndim(x) > 0:
+        raise ValueError("s2s: the right side of this assignment reads a slice or row of an array that the "
+                         "assignment writes into; NumPy gives a view, which the first write changes (so this "
+                         "is not a swap). Copy it first: a[0], a[1] = a[1].copy(), a[0].copy()")
+    return x
+
+
+def _assert_element(x, name, written):
+    """Before `written[...] = ...`: `name`, read from written earlier, must be a number (a copy), not a view."""
+    if np.ndim(x) > 0:
+        raise ValueError(f"s2s: {name!r} is a slice or row of {written!r} (a view), and {written!r} is written into "
+                         f"while {name!r} is still used; s2s does not follow a write through one name to the other. "
+                         f"Copy it first: {name} = {written}[...].copy()")
+
+
+def _r_item(x):
+    """An item of np.r_[...]: at least one dimension (a number becomes a one-element array)."""
+    return np.atleast_1d(x)
+
+
+def _c_item(x):
+    """An item of np.c_[...]: at least two dimensions, a 1-D array as a column."""
+    x = np.asarray(x)
+    return x.reshape(-1, 1) if x.ndim == 1 else x.reshape(1, 1) if x.ndim == 0 else x
 
 
 def _joined(a, b):
@@ -192,7 +271,7 @@ def _item(g, key):
     """Item key of a container's adjoint: no entry is no adjoint (0.0)."""
     if isinstance(g, dict):
         return g.get(key, 0.0)
-    if isinstance(g, (list, tuple, np.ndarray)):
+    if isinstance(g, (list, tuple, np.ndarray)) or _foreign(g):
         return g[key]
     return g
 
@@ -202,17 +281,22 @@ def _zeros_like_tree(x):
         return {key: _zeros_like_tree(value) for key, value in x.items()}
     if isinstance(x, (list, tuple)):
         return [_zeros_like_tree(value) for value in x]
-    return np.zeros_like(x) if isinstance(x, np.ndarray) else 0.0
+    return np.zeros_like(x) if isinstance(x, np.ndarray) or _foreign(x) else 0.0
 
 
 def _fill_tree(g, x):
     """A container's gradient handed back to the user: the structure, shapes and types of x."""
+    if isinstance(g, (int, float)) and not isinstance(x, (int, float)) and g == 0:
+        return _zeros_like_tree(x) if not isinstance(x, (tuple, list, dict)) else _fill_tree({}, x) \
+            if isinstance(x, dict) else type(x)(_fill_tree(0.0, v) for v in x)
     if isinstance(x, dict):
         g = g if isinstance(g, dict) else {}
         return {key: _fill_tree(g[key], value) if key in g else _zeros_like_tree(value) for key, value in x.items()}
     if isinstance(x, (list, tuple)):
         items = [_fill_tree(_item(g, k), value) for k, value in enumerate(x)]
         return tuple(items) if isinstance(x, tuple) else items
+    if _foreign(x) or _foreign(g):          # another library's array or 0-d array: stays one
+        return _fill(g, x)
     if isinstance(x, np.ndarray):
         return _fill(g, x) if np.ndim(g) else np.full(np.shape(x), g, dtype=np.result_type(x, np.float32))
     return float(g)
@@ -222,6 +306,8 @@ def _spread(g, items):
     """The adjoint of each item of the builtin sum over a list (or an array's rows): g, for every item."""
     if isinstance(items, np.ndarray):
         return np.broadcast_to(g, np.shape(items))
+    if _foreign(items):
+        return _expand(g, items)
     return [g] * len(items)
 
 
@@ -233,7 +319,7 @@ def _overwritten(g, index):
         g = list(g)
         g[index] = 0.0
         return g
-    g = np.array(g, copy=True)
+    g = g.copy() if _foreign(g) else np.array(g, copy=True)
     g[index] = 0
     return g
 
@@ -246,6 +332,8 @@ def _written(g, index, value):
     if isinstance(g, list):
         return g[index]
     taken = g[index]
+    if _basic_index(index):                 # no index repeats: every write stays
+        return _unbroadcast(taken, value)
     order = np.full(np.shape(g), -1)
     order[index] = np.arange(np.size(taken)).reshape(np.shape(taken))
     last = order[index] == np.arange(np.size(taken)).reshape(np.shape(taken))
@@ -274,23 +362,25 @@ def _broadcast_back(g, x, axis=None, keepdims=False):
 
     The result broadcasts to x's shape without being copied to it: the transform spreads it lazily."""
     shape = np.shape(x)
+    dtype = np.result_type(x, np.float32)
     if axis is None and not keepdims:       # a full reduction: one number, as an array of ones' shape
-        return np.full((1,) * len(shape), g, dtype=np.result_type(x, np.float32))
+        if isinstance(g, (np.ndarray, np.generic)) or _foreign(g):    # an array: kept in its library
+            return np.reshape(g, (1,) * len(shape)).astype(dtype, copy=False)
+        return np.full_like(x, g, dtype=dtype, shape=(1,) * len(shape))
     axes = _axes(axis, len(shape))
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
     if not keepdims:
         g = np.broadcast_to(g, tuple(n for i, n in enumerate(shape) if i not in axes))
-    return np.reshape(np.broadcast_to(g, kept) if keepdims else g, kept).astype(
-        np.result_type(x, np.float32), copy=False)
+    return np.reshape(np.broadcast_to(g, kept) if keepdims else g, kept).astype(dtype, copy=False)
 
 
 def _matmul_promote(g, a, b):
     """Operands and adjoint as matmul sees them: 1-D operands become a row (a) or a column (b)."""
-    g = np.asarray(g)
+    g = _array(g)
     if np.ndim(b) == 1:
-        g, b = g[..., None], np.asarray(b)[:, None]
+        g, b = g[..., None], _array(b)[:, None]
     if np.ndim(a) == 1:
-        g, a = g[..., None, :], np.asarray(a)[None, :]
+        g, a = g[..., None, :], _array(a)[None, :]
     return g, a, b
 
 
@@ -339,11 +429,11 @@ def _dot_right(g, a, b):
 
 def _prod_of_others(x, axis=None):
     """For each element of x, the product of the other elements it is reduced with (exact with zeros)."""
-    x = np.asarray(x)
+    x = _array(x)
     axes = _axes(axis, x.ndim)
     moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
     flat = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
-    ones = np.ones(flat.shape[:-1] + (1,), dtype=flat.dtype)
+    ones = np.ones_like(flat, shape=flat.shape[:-1] + (1,))
     before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
     after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], axis=-1), axis=-1), -1)
     return np.moveaxis((before * after).reshape(moved.shape), tuple(range(x.ndim - len(axes), x.ndim)), axes)
@@ -357,8 +447,13 @@ def _cumsum_adjoint(g, x, axis=None):
 
 def _unconcatenate(g, arrays, axis=0):
     """The adjoints of the pieces of a concatenation along axis."""
-    sizes = [np.shape(a)[axis] for a in arrays]
-    return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+    axis = axis % np.ndim(g)
+    pieces, start = [], 0
+    for a in arrays:                        # slices, not numpy.split: Dask does not implement it
+        size = np.shape(a)[axis]
+        pieces.append(g[(slice(None),) * axis + (slice(start, start + size),)])
+        start += size
+    return pieces
 
 
 def _unstack_joined(g, arrays, axis, promote):
@@ -378,12 +473,16 @@ def _untile(g, x, reps):
 
 
 def _unrepeat(g, x, repeats, axis=None):
-    x = np.asarray(x)
+    x = _array(x)
     if axis is None:
         source, g, axis = x.ravel(), np.ravel(g), 0
     else:
         source = x
     n = source.shape[axis]
+    if np.ndim(repeats) == 0:               # each element repeated alike: sum the copies, in any library
+        moved = np.moveaxis(g, axis, 0)
+        summed = np.sum(np.reshape(moved, (n, int(repeats)) + moved.shape[1:]), axis=1)
+        return np.reshape(np.moveaxis(summed, 0, axis), x.shape).astype(np.result_type(x, np.float32), copy=False)
     index = np.repeat(np.arange(n), repeats)
     out = np.zeros((n,) + np.moveaxis(g, axis, 0).shape[1:], dtype=np.result_type(x, np.float32))
     np.add.at(out, index, np.moveaxis(g, axis, 0))
@@ -393,6 +492,10 @@ def _unrepeat(g, x, repeats, axis=None):
 def _diag_adjoint(g, x, k=0):
     if np.ndim(x) == 1:
         return np.diagonal(g, k)
+    if _foreign(g) or _foreign(x):          # in g's library: numpy.diag's square, cut and padded to x's shape
+        m, n = np.shape(x)
+        square = np.diag(g, k)[:m, :n]
+        return np.pad(square, ((0, m - square.shape[0]), (0, n - square.shape[1])))
     out = np.zeros(np.shape(x), dtype=np.result_type(x, np.float32))
     i = np.arange(len(g))
     if k >= 0:
@@ -420,7 +523,7 @@ def _einsum_adjoint(subscripts, g, a, b, k):
     others = [(t, o) for j, (t, o) in enumerate(zip(terms, operands)) if j != k]
     seen = output + "".join(t for t, _ in others)
     missing = [c for c in target if c not in seen]
-    ones = [np.ones(np.shape(operands[k])[target.index(c)]) for c in missing]
+    ones = [np.ones_like(operands[k], shape=(np.shape(operands[k])[target.index(c)],)) for c in missing]
     expression = ",".join([output] + [t for t, _ in others] + missing) + "->" + target
     return np.einsum(expression, g, *[o for _, o in others], *ones)
 
@@ -431,7 +534,12 @@ def _shaped_like(*operands):
     Stands in for a value the derivative needs only for its shape (the optimizer's shape pass)."""
     shapes = {np.shape(o) for o in operands} - {()}
     shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(np.shape(o) for o in operands))
-    return np.empty(shape, np.result_type(*operands))
+    dtype = np.result_type(*operands)
+    foreign = [o for o in operands if _foreign(o)]
+    if foreign:                             # in their library, lazy; a Dask array's chunks when it has the shape
+        like = next((o for o in foreign if np.shape(o) == shape), foreign[0])
+        return np.empty_like(like, dtype=dtype, shape=shape)
+    return np.empty(shape, dtype)
 
 
 def _masked(contribution, g):
@@ -439,9 +547,9 @@ def _masked(contribution, g):
 
     Below np.where, maximum or abs the adjoint is zero on the branch not taken, whose values may be
     NaN or infinite there (np.sqrt of a negative number); 0 times them must stay 0, not become NaN."""
-    if np.ndim(contribution) == 0 and np.ndim(g) == 0:
+    if np.ndim(contribution) == 0 and np.ndim(g) == 0 and not (_foreign(g) or _foreign(contribution)):
         return contribution if g != 0 else 0.0
-    return np.where(np.asarray(g) == 0, 0.0, contribution)
+    return np.where(_array(g) == 0, 0.0, contribution)
 
 
 def _unsupported(message):
@@ -449,9 +557,9 @@ def _unsupported(message):
 
 
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_prod_of_others, _add, _head, _tail, _joined, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
+EMITTED_HELPERS = {_prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,
                    _unconcatenate, _unstack_joined, _untile, _unrepeat, _diag_adjoint, _einsum_adjoint, _unsupported,
-                   _shaped_like, stop_gradient, _masked}
+                   _shaped_like, stop_gradient, _masked, _foreign, _array, _basic_index}

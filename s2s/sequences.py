@@ -6,7 +6,8 @@ takes a list beside an array for an array. `resolve(fn, param_kinds)` rewrites, 
 arguments the derivative is made for:
 - `a + b` on two containers into `runtime.concat(a, b)`, whose adjoint splits by position;
 - `a * n` / `n * a` on a container and a number into `runtime.repeat(a, n)`, whose adjoint sums the copies;
-- a NumPy reduction or ufunc given a tuple or list (`np.sum([a * b, a])`) reads it as `np.array(...)` first.
+- a NumPy reduction or ufunc given a tuple or list (`np.sum([a * b, a])`) reads it as `np.array(...)` first;
+- `np.r_[a, b]` and `np.c_[a, b]` (index objects that build arrays) into the concatenations they are.
 Any other arithmetic operator with a container operand is refused: Python raises there, or s2s would
 differentiate something it does not model.
 """
@@ -17,7 +18,7 @@ import operator
 import numpy as np
 
 from . import runtime
-from .activity import is_container, value_kinds
+from .activity import const_kind, is_container, value_kinds
 from .errors import UnsupportedSyntax
 from .ir import Const, Function, Op, Value, value_names, walk
 from .naming import Namer
@@ -46,11 +47,7 @@ def resolve(fn: Function, param_kinds: list) -> Function:
 
 
 def _kind(atom, kinds):
-    if isinstance(atom, Const):
-        if isinstance(atom.value, (tuple, list)):
-            return (type(atom.value).__name__, tuple("scalar" for _ in atom.value))
-        return "scalar" if isinstance(atom.value, (int, float, bool, np.generic)) else "other"
-    return kinds.get(id(atom), "other")
+    return const_kind(atom.value) if isinstance(atom, Const) else kinds.get(id(atom), "other")
 
 
 def _rewrite(fn: Function, kinds: dict, namer: Namer) -> bool:
@@ -58,9 +55,21 @@ def _rewrite(fn: Function, kinds: dict, namer: Namer) -> bool:
     for stmt in list(walk(fn.body)):
         if not isinstance(stmt, Op):
             continue
+        if stmt.prim is operator.getitem and isinstance(stmt.args[0], Const) and \
+                isinstance(stmt.args[0].value, (type(np.r_), type(np.c_))):
+            _index_builder(fn, stmt, namer)
+            changed = True
+            continue
         arg_kinds = [_kind(a, kinds) for a in stmt.args]
         sequences = [_sequence(k) for k in arg_kinds]
-        if stmt.prim is operator.add and len(stmt.args) == 2 and any(sequences):
+        if (stmt.prim in _ARITHMETIC or stmt.prim in (operator.add, operator.mul) or isinstance(
+                stmt.prim, np.ufunc)) and any(sequences) and "array" in arg_kinds:
+            # NumPy reads a tuple or list beside an array as an array: `[2.0, 3.0] * x`
+            for k, is_sequence in enumerate(sequences):
+                if is_sequence:
+                    _as_array(fn, stmt, k, namer)
+            changed = True
+        elif stmt.prim is operator.add and len(stmt.args) == 2 and any(sequences):
             if all(sequences):
                 stmt.prim = runtime.concat
                 changed = True
@@ -81,15 +90,61 @@ def _rewrite(fn: Function, kinds: dict, namer: Namer) -> bool:
                     stmt.args = [stmt.args[1], stmt.args[0]]
                 stmt.prim = runtime.repeat
                 changed = True
-        elif stmt.prim in _ARITHMETIC and any(sequences) and not any(k == "array" for k in arg_kinds):
+        elif stmt.prim in _ARITHMETIC and any(sequences):
             raise UnsupportedSyntax(f"`{stmt.prim.__name__}` on a tuple or list", stmt.loc,
                                     hint="convert it with np.array(...) first")
-        elif stmt.prim in _ARRAY_FIRST and stmt.args and sequences[0]:
-            array = namer.value(stmt.args[0].hint if isinstance(stmt.args[0], Value) else "")
-            _insert_before(fn, stmt, Op(np.array, [stmt.args[0]], [array], loc=stmt.loc))
-            stmt.args = [array, *stmt.args[1:]]
+        elif (stmt.prim in _ARRAY_FIRST or isinstance(stmt.prim, np.ufunc)) and stmt.args and any(sequences):
+            for k, is_sequence in enumerate(sequences):
+                if is_sequence and (k == 0 or isinstance(stmt.prim, np.ufunc)):
+                    _as_array(fn, stmt, k, namer)
             changed = True
     return changed
+
+
+def _index_builder(fn: Function, stmt: Op, namer: Namer) -> None:
+    """`np.r_[a, b, ...]` as `np.concatenate([_r_item(a), ...])`, `np.c_[...]` as a concatenation along the last
+    axis of columns; a slice in np.r_ is the constant range it stands for. Strings (np.r_['0,2', ...]) are
+    refused."""
+    builder = stmt.args[0].value
+    index = stmt.args[1]
+    defining = {id(s.outs[0]): s for s in walk(fn.body) if isinstance(s, Op) and len(s.outs) == 1}
+    maker = defining.get(id(index)) if isinstance(index, Value) else None
+    if maker is not None and maker.prim is runtime.make_tuple:
+        items = list(maker.args)
+    elif isinstance(index, Const) and isinstance(index.value, tuple):
+        items = [Const(v) for v in index.value]
+    else:
+        items = [index]
+    converted = []
+    for item in items:
+        if isinstance(item, Const) and isinstance(item.value, str):
+            raise UnsupportedSyntax("np.r_/np.c_ with a directive string", stmt.loc,
+                                    hint="use np.concatenate(..., axis=...) or np.stack")
+        if isinstance(item, Const) and isinstance(item.value, slice):
+            item = Const(np.r_[item.value] if builder is np.r_ else np.c_[item.value])
+        elif isinstance(item, Value) and defining.get(id(item)) is not None and defining[id(item)].prim is slice:
+            raise UnsupportedSyntax("np.r_/np.c_ with a slice computed when the function runs", stmt.loc,
+                                    hint="use np.arange(...)")
+        shaped = namer.value(item.hint if isinstance(item, Value) else "")
+        helper = runtime._r_item if builder is np.r_ else runtime._c_item
+        _insert_before(fn, stmt, Op(helper, [item], [shaped], loc=stmt.loc))
+        converted.append(shaped)
+    joined = namer.value("")
+    _insert_before(fn, stmt, Op(runtime.make_list, converted, [joined], loc=stmt.loc))
+    stmt.prim = np.concatenate
+    stmt.args = [joined]
+    stmt.kwargs = {} if builder is np.r_ else {"axis": Const(-1)}
+
+
+def _as_array(fn: Function, stmt: Op, k: int, namer: Namer) -> None:
+    """Argument k of stmt, a tuple or list, read as np.array(...) the way NumPy reads it."""
+    arg = stmt.args[k]
+    if isinstance(arg, Const):
+        stmt.args = [*stmt.args[:k], Const(np.asarray(arg.value)), *stmt.args[k + 1:]]
+        return
+    array = namer.value(arg.hint)
+    _insert_before(fn, stmt, Op(np.array, [arg], [array], loc=stmt.loc))
+    stmt.args = [*stmt.args[:k], array, *stmt.args[k + 1:]]
 
 
 def _insert_before(fn: Function, target: Op, new: Op) -> None:

@@ -24,9 +24,21 @@ def test_attributes_of_the_users_modules_and_classes_are_read_at_call_time():
 
 def view_then_write_base(A):
     B = A * 1.0
-    row = B[0]
+    row = B[0, :]
     B[0, 0] = 100.0
     return np.sum(row)
+
+
+def row_then_write_base(A):
+    B = A * 1.0
+    row = B[0]          # a row or a number: known when the derivative runs, and refused there
+    B[0, 0] = 100.0
+    return np.sum(row)
+
+
+def test_an_item_read_then_written_is_checked_when_it_runs():
+    with pytest.raises(s2s.RefusedWhenRun, match="(?s)test_adversarial.py:.*'row' is a slice or row of 'B'"):
+        s2s.grad(row_then_write_base)(np.array([[1.0, 2.0], [3.0, 4.0]]))
 
 
 def alias_then_augmented(x):

@@ -21,9 +21,9 @@ def generations(monkeypatch):
     calls = []
     original = s2s.api.generate
 
-    def counting(fn, options, kinds):
+    def counting(fn, options, kinds, *shapes):
         calls.append(fn.__name__)
-        return original(fn, options, kinds)
+        return original(fn, options, kinds, *shapes)
     monkeypatch.setattr(s2s.api, "generate", counting)
     monkeypatch.setattr(s2s.api, "_CACHE", type(s2s.api._CACHE)())
     monkeypatch.setenv("S2S_CHECK", "0")       # the checking mode compiles a second, value-returning variant

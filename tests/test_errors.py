@@ -54,8 +54,8 @@ def with_class(x):
 
 
 def with_lambda(x):
-    f = lambda t: t * 2  # noqa: E731
-    return f(x)
+    f = lambda t: t * x  # noqa: E731
+    return f
 
 
 def with_eval(x):
@@ -68,8 +68,8 @@ def with_walrus(x):
     return x
 
 
-def with_star(x):
-    return math.hypot(*[x, x])
+def with_star(x, xs=(1.0, 2.0)):
+    return math.hypot(*xs[:x])
 
 
 def with_match(x):
@@ -106,7 +106,7 @@ def with_star_signature(*xs):
 
 
 def with_comprehension(x):
-    return sum([x * k for k in range(3)])
+    return sum({x * k for k in range(3)})
 
 
 def with_raise(x):
@@ -120,18 +120,16 @@ CASES = [
     (with_nonlocal, "`nonlocal`", "nonlocal total"),
     (with_attribute_write, "assignment into an attribute", "holder.value = x"),
     (with_star_signature, "star-arguments", "def with_star_signature"),
-    (with_comprehension, "list comprehensions", "[x * k for k in range(3)]"),
-    (with_raise, "`raise`", 'raise ValueError("negative")'),
+    (with_comprehension, "set comprehensions", "{x * k for k in range(3)}"),
     (with_try, "try", "try:"),
     (with_yield, "generators", "yield x"),
-    (with_with, "`with` blocks", "with open"),
     (with_global, "`global` declarations", "global COUNTER"),
     (with_del, "`del`", "del y"),
     (with_class, "class definitions", "class Point"),
     (with_lambda, "`lambda`", "lambda t"),
     (with_eval, "`eval`", 'eval("x * 2")'),
     (with_walrus, "walrus", "(y := x * 2)"),
-    (with_star, "star-arguments", "*[x, x]"),
+    (with_star, "star-arguments", "*xs[:x]"),
     (with_match, "`match`", "match x:"),
 ]
 
@@ -169,13 +167,12 @@ def test_missing_rule_names_the_function_and_the_fix():
 
 
 def test_builtin_without_source():
-    with pytest.raises(s2s.SourceUnavailable, match="cannot read the source of 'sin'"):
-        s2s.grad(math.sin)
+    with pytest.raises(s2s.SourceUnavailable, match="cannot read the source of 'gamma'"):
+        s2s.grad(math.gamma)
 
 
-def test_lambda_is_refused():
-    with pytest.raises(s2s.UnsupportedSyntax, match="lambda"):
-        s2s.grad(lambda x: x * x)
+def test_lambda_is_differentiated():      # issue 13: found by its code object's positions
+    assert s2s.grad(lambda x: x * x)(3.0) == 6.0
 
 
 def square(x):

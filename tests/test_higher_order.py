@@ -6,6 +6,7 @@ import pytest
 
 import s2s
 from conftest import code
+from s2s.testing import check_grads
 import test_control_flow as cf
 
 SECOND_DERIVATIVES = {
@@ -64,11 +65,8 @@ def test_hessian_of_rosenbrock_against_its_closed_form(point):
 def test_hvp_against_finite_differences_of_gradients():
     rng = np.random.default_rng(8)
     x, v = rng.normal(size=5), rng.normal(size=5)
+    check_grads(rosenbrock, (x,), order=2)        # hvp against differences of the gradient, both modes
     product = s2s.hvp(rosenbrock)(x, v)
-    gradient = s2s.grad(rosenbrock)
-    eps = 1e-6
-    numeric = (gradient(x + eps * v) - gradient(x - eps * v)) / (2 * eps)
-    assert product == pytest.approx(numeric, rel=1e-6, abs=1e-6)
     assert product == pytest.approx(s2s.hessian(rosenbrock)(x) @ v, rel=1e-12)
 
 
@@ -92,10 +90,7 @@ def test_third_derivative_of_a_polynomial_in_a_for_loop():
                                       (cf.nested_break_continue, (1.2,)), (cf.early_return, (1.1,)),
                                       (cf.power_and_branch, (1.3, 6))])
 def test_second_derivative_through_loops_and_branches(fn, args):
-    gradient = s2s.grad(fn)
-    eps = 1e-5
-    numeric = (gradient(args[0] + eps, *args[1:]) - gradient(args[0] - eps, *args[1:])) / (2 * eps)
-    assert s2s.grad(gradient)(*args) == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    check_grads(fn, args, order=2, wrt=0)         # grad(grad(fn)) and hvp against differences of the gradient
 
 
 def test_second_derivative_source_is_readable_python():

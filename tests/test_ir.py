@@ -97,4 +97,4 @@ def test_primal_ir_is_single_assignment():
 
 def test_the_suite_verifies_the_ir_after_every_pass():
     import s2s.api
-    assert s2s.api.VERIFY_EVERY_PASS
+    assert s2s.api.verify_every_pass()

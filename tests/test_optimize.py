@@ -93,3 +93,97 @@ def test_raw_transform_keeps_what_the_optimizer_removes():
 def test_unknown_pass_names_are_refused():
     with pytest.raises(s2s.BadArgument, match="no optimizing pass named 'dse'"):
         s2s.grad(folded, optimize=("dse",))
+
+
+# ---------------------------------------------------------------- shape-aware emission (s2s/specialize.py)
+
+UNSPECIALIZED = tuple(p for p in PASSES if p != "specialize")
+
+
+def broadcast_loss(W, b, x, c):
+    return np.mean(np.tanh(W @ x + b[:, None]) ** 2 * c) + np.sum(np.sum(W, axis=1) * b) + np.sum(x.T @ x)
+
+
+def vector_dot(a, b, s):
+    return np.dot(a, b) * s + np.sum((a @ np.outer(a, b)) * b) + s * s
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_specialized_derivative_agrees_with_the_helpers_in_value_dtype_and_type(dtype):
+    rng = np.random.default_rng(3)
+    cases = [(broadcast_loss, (rng.normal(size=(3, 4)), rng.normal(size=3), rng.normal(size=(4, 5)), 0.7),
+              (0, 1, 2, 3)),
+             (vector_dot, (rng.normal(size=4), rng.normal(size=4), 1.3), (0, 1, 2))]
+    for fn, args, wrt in cases:
+        args = tuple(a.astype(dtype) if isinstance(a, np.ndarray) else a for a in args)
+        plain = s2s.grad(fn, wrt=wrt, optimize=UNSPECIALIZED)(*args)
+        shaped = s2s.grad(fn, wrt=wrt)(*args)
+        for i, p, s_ in zip(wrt, plain, shaped):
+            assert type(p) is type(s_) and np.shape(p) == np.shape(s_)
+            if isinstance(args[i], np.ndarray):        # a float32 argument gets a float32 gradient
+                assert s_.dtype == args[i].dtype
+            assert np.allclose(p, s_, rtol=1e-5 if dtype is np.float32 else 1e-12)
+        for i in wrt:       # and both against central differences
+            x = args[i]
+            eps = 1e-3 if dtype is np.float32 else 1e-6
+            for k in np.ndindex(np.shape(x)):
+                up = [a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args]
+                down = [a.copy() if isinstance(a, np.ndarray) else a for a in up]
+                if np.ndim(x):
+                    up[i][k] += eps
+                    down[i][k] -= eps
+                else:
+                    up[i], down[i] = x + eps, x - eps
+                numeric = (fn(*up) - fn(*down)) / (2 * eps)
+                got = shaped[wrt.index(i)][k] if np.ndim(x) else shaped[wrt.index(i)]
+                assert got == pytest.approx(numeric, rel=1e-2 if dtype is np.float32 else 1e-5, abs=1e-4)
+
+
+def test_shapes_decide_the_helpers_away():
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=(3, 4)), rng.normal(size=3), rng.normal(size=(4, 5)), 0.7)
+    text = s2s.source(broadcast_loss, *args, wrt=(0, 1, 2, 3))
+    body = text.split("def broadcast_loss_grad")[1]
+    for helper in ("_unbroadcast(", "_reduced_size(", "_broadcast_back(", "_matmul_left(", "_matmul_right(",
+                   "_expand(", "_fill("):
+        assert helper not in body, helper
+    assert "np.sum(" in body and ".T @" in body
+    kept = s2s.source(broadcast_loss, *args, wrt=(0, 1, 2, 3), optimize=UNSPECIALIZED)
+    assert "_unbroadcast(" in kept.split("def broadcast_loss_grad")[1]
+
+
+def test_a_new_shape_makes_a_new_derivative_and_both_are_right():
+    def grad_of(n):
+        rng = np.random.default_rng(n)
+        args = (rng.normal(size=(3, 4)), rng.normal(size=3), rng.normal(size=(4, n)), 0.5)
+        return args, s2s.grad(broadcast_loss, wrt=(0, 2))
+    (a2, g), (a7, _) = grad_of(2), grad_of(7)
+    for args in (a2, a7, a2):
+        expected = s2s.grad(broadcast_loss, wrt=(0, 2), optimize=UNSPECIALIZED)(*args)
+        got = g(*args)
+        assert got[1].shape == args[2].shape
+        assert np.allclose(got[0], expected[0]) and np.allclose(got[1], expected[1])
+
+
+def test_an_exported_shape_specialized_module_checks_shapes_on_entry():
+    rng = np.random.default_rng(1)
+    args = (rng.normal(size=(3, 4)), rng.normal(size=3), rng.normal(size=(4, 5)), 0.7)
+    namespace: dict = {}
+    exec(compile(s2s.export(broadcast_loss, *args, wrt=(0, 1)), "exported", "exec"), namespace)
+    got = namespace["broadcast_loss_grad"](*args)
+    expected = s2s.grad(broadcast_loss, wrt=(0, 1))(*args)
+    assert np.allclose(got[0], expected[0]) and np.allclose(got[1], expected[1])
+    with pytest.raises(ValueError, match=r"argument 'x' has the shape \(4, 6\).*exported for the shape \(4, 5\)"):
+        namespace["broadcast_loss_grad"](args[0], args[1], rng.normal(size=(4, 6)), 0.7)
+
+
+def test_loops_keep_helpers_where_a_shape_changes_and_stay_right():
+    def growing(x, n):
+        acc = np.zeros(1)
+        for i in range(n):
+            acc = acc + x[i] * x           # acc is (1,) then (3,): its shape is not one thing in the loop
+        return np.sum(acc)
+    x = np.array([0.3, -1.2, 2.0])
+    plain = s2s.grad(growing, optimize=UNSPECIALIZED)(x, 3)
+    assert np.allclose(s2s.grad(growing)(x, 3), plain)
+    assert np.allclose(plain, 2 * np.sum(x))     # the gradient of (x[0] + x[1] + x[2]) ** 2

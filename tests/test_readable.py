@@ -125,7 +125,7 @@ def test_exported_module_runs_without_s2s_and_agrees(tmp_path):
 
 def test_export_is_deterministic_and_includes_called_functions(tmp_path):
     params = params_mlp.init()
-    X, Y = params_mlp.make_task(n=8)
+    X, Y = params_mlp.make_task(n=4)      # the shapes the exported module is run with
     first = s2s.export(params_mlp.loss, params, X, Y)
     second = s2s.export(params_mlp.loss, params, X, Y)
     assert first == second
@@ -188,3 +188,78 @@ def test_generated_source_matches_its_golden_file(name):
     assert path.exists(), f"no golden file {path.name}: run with S2S_UPDATE_GOLDEN=1 to create it"
     assert text == path.read_text(), f"generated code for {name} changed; review the diff, then rerun with " \
                                       f"S2S_UPDATE_GOLDEN=1"
+
+
+# ---------------------------------------------------------------- as lean as a person writes it
+
+def mlp_by_hand(W1, b1, W2, b2, X, Y):
+    hidden = np.tanh(X @ W1 + b1)
+    prediction = hidden @ W2 + b2
+    d = 2 * (prediction - Y) / Y.size
+    dt = (d @ W2.T) * (1 - hidden ** 2)
+    return X.T @ dt, dt.sum(axis=0), hidden.T @ d, d.sum(axis=0)
+
+
+def logistic_by_hand(w, b, X, y):
+    z = X @ w + b
+    r = (1.0 / (1.0 + np.exp(-z)) - y) / len(y)
+    return X.T @ r, float(np.sum(r))
+
+
+def rnn(Wh, Wx, b, xs, h0):
+    h = h0
+    for x in xs:
+        h = np.tanh(Wh @ h + Wx @ x + b)
+    return np.sum(h * h)
+
+
+def rnn_by_hand(Wh, Wx, b, xs, h0):
+    hs = [h0]
+    for x in xs:
+        hs.append(np.tanh(Wh @ hs[-1] + Wx @ x + b))
+    dWh, dWx, db = np.zeros_like(Wh), np.zeros_like(Wx), np.zeros_like(b)
+    dh = 2.0 * hs[-1]
+    for t in range(len(xs) - 1, -1, -1):
+        da = dh * (1.0 - hs[t + 1] ** 2)
+        dWh += np.outer(da, hs[t])
+        dWx += np.outer(da, xs[t])
+        db += da
+        dh = Wh.T @ da
+    return dWh, dWx, db
+
+
+def _operations(source: str, name: str) -> int:
+    """The work the function name in source asks of NumPy and Python: operators, calls, list appends and pops.
+
+    A person nests expressions where the generated code gives each operation a line of its own, so the two
+    are compared by operations, not lines."""
+    import ast
+    tree = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef) and n.name == name)
+    return sum(isinstance(n, (ast.BinOp, ast.UnaryOp, ast.AugAssign, ast.Call)) for n in ast.walk(tree))
+
+
+LEAN_CASES = {
+    "mlp": (mlp.mse, (*mlp.init(hidden=3), *mlp.make_task(n=4)), (0, 1, 2, 3), mlp_by_hand),
+    "logistic": (logistic_regression.loss, (np.full(3, 0.1), 0.2, np.ones((4, 3)), np.ones(4)), (0, 1),
+                 logistic_by_hand),
+    "rnn": (rnn, (np.eye(3) * 0.3, np.ones((3, 2)) * 0.2, np.full(3, 0.1), np.ones((5, 2)), np.full(3, 0.5)),
+            (0, 1, 2), rnn_by_hand),
+}
+
+
+@pytest.mark.parametrize("name", LEAN_CASES)
+def test_generated_gradient_is_as_lean_as_the_hand_written_one(name):
+    fn, args, wrt, by_hand = LEAN_CASES[name]
+    generated = s2s.source(fn, *args, wrt=wrt)
+    expected = by_hand(*args)
+    got = s2s.grad(fn, wrt=wrt)(*args)
+    for g, e in zip(got, expected):
+        assert np.allclose(g, e, rtol=1e-12, atol=1e-14)
+    body = generated.split(f"def {fn.__name__}_grad(", 1)[1]
+    for helper in ("_unbroadcast", "_broadcast_back", "_reduced_size", "_expand", "_fill", "_matmul_",
+                   "_shaped_like"):
+        assert helper not in body, helper
+    mine = _operations(generated, f"{fn.__name__}_grad")
+    theirs = _operations(inspect.getsource(by_hand), by_hand.__name__)
+    print(f"{name}: generated {mine} operations, by hand {theirs}")
+    assert mine <= 1.5 * theirs, (mine, theirs)

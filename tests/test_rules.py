@@ -13,6 +13,15 @@ import pytest
 
 import s2s
 import s2s.runtime
+
+try:                                    # SciPy's rules are registered (and tested) when SciPy is installed
+    import scipy
+    import scipy.linalg
+    import scipy.signal
+    import scipy.special
+    import scipy.stats
+except ImportError:
+    scipy = None
 from s2s.ir import prim_name
 from s2s.registry import registered_adjoints
 
@@ -82,7 +91,7 @@ DOMAINS = {
     np.subtract: [(A(2, 3), A(3)), (A(2, 1), A(1, 3)), (A(2, 3), 0.5)],
     np.multiply: [(A(2, 3), A(3)), (A(2, 1), A(1, 3)), (1.5, A(2, 3))],
     np.divide: [(A(2, 3), P(3)), (P(2, 1), P(1, 3))],
-    np.power: [(P(2, 3), A(3)), (P(3), 2.0)],
+    np.power: [(P(2, 3), A(3)), (P(3), 2.0), ("np.power(0.0 * x, y + 2.0)", (A(3), P(3)))],
     np.negative: [(A(2, 3),)], np.positive: [(A(2, 3),)], np.square: [(A(2, 3),)],
     np.reciprocal: [(P(2, 3),)], np.absolute: [(A(2, 3),)], np.fabs: [(A(3),)],
     np.maximum: [(A(2, 3), A(3)), (A(3), 0.1)], np.fmax: [(A(2, 3), A(3))],
@@ -105,9 +114,11 @@ DOMAINS = {
     np.amax: [(A(2, 3),)], np.amin: [(A(2, 3),)],
     np.min: [(A(2, 3),), ("np.min(x, axis=1)", (A(3, 4),))],
     np.var: [(A(2, 3),), ("np.var(x, axis=0, ddof=1)", (A(4, 3),))],
-    np.std: [(A(2, 3),), ("np.std(x, axis=1, keepdims=True)", (A(2, 5),))],
+    np.std: [(A(2, 3),), ("np.std(x, axis=1, keepdims=True)", (A(2, 5),)), ("np.std(x, axis=0)", (A(1, 3),)),
+             ("np.std(x * y)", (1.5, A(3)))],
     np.cumsum: [(A(5),), ("np.cumsum(x, axis=1)", (A(2, 3),)), ("np.cumsum(x)", (A(2, 3),))],
-    np.trace: [(A(3, 3),), ("np.trace(x, 1)", (A(3, 4),))],
+    np.trace: [(A(3, 3),), ("np.trace(x, 1)", (A(3, 4),)), ("np.trace(x)", (A(3, 3, 2),)),
+               ("np.trace(x, -1, axis1=1, axis2=2)", (A(2, 3, 3),))],
     # shape
     np.reshape: [("np.reshape(x, (3, 2))", (A(2, 3),)), ("x.reshape(6)", (A(2, 3),)), ("x.reshape(3, 2)", (A(6),))],
     np.ravel: [(A(2, 3),), ("x.flatten()", (A(2, 3),))],
@@ -134,14 +145,21 @@ DOMAINS = {
     # products and numpy.linalg
     np.matmul: [(A(2, 3), A(3, 4)), (A(3), A(3, 4)), (A(2, 3), A(3)), (A(3), A(3)), (A(5, 2, 3), A(3, 4))],
     operator.matmul: [(A(2, 3), A(3, 4)), (A(4, 2, 3), A(4, 3, 2))],
-    np.dot: [(A(2, 3), A(3, 4)), (A(3), A(3)), (A(2, 3), A(3)), (1.5, A(3))],
-    np.inner: [(A(3), A(3)), (A(2, 3), A(4, 3))], np.outer: [(A(3), A(2))],
+    np.dot: [(A(2, 3), A(3, 4)), (A(3), A(3)), (A(2, 3), A(3)), (1.5, A(3)), (A(3), A(3, 2)), (A(2, 3, 4), A(4)),
+             (A(2, 3, 4), A(5, 4, 2)), (A(3), A(2, 3, 2)), (A(2, 3), 0.5)],
+    np.inner: [(A(3), A(3)), (A(2, 3), A(4, 3)), (1.5, A(2, 3)), (A(2, 3), 0.5), (A(2, 2, 3), A(3))],
+    np.outer: [(A(3), A(2))],
     np.einsum: [("np.einsum('ij,jk->ik', x, y)", (A(2, 3), A(3, 4))), ("np.einsum('ij,ij->', x, y)", (A(2, 3), A(2, 3))),
                 ("np.einsum('i,j', x, y)", (A(2), A(3))), ("np.einsum('ij->j', x)", (A(2, 3),)),
-                ("np.einsum('ijk,k->ij', x, y)", (A(2, 3, 4), A(4)))],
+                ("np.einsum('ijk,k->ij', x, y)", (A(2, 3, 4), A(4))),
+                ("np.einsum(x, [0, 1], [1, 0])", (A(2, 3),)), ("np.einsum(x, [0, 1], y, [1, 2])", (A(2, 3), A(3, 2))),
+                ("np.einsum(x, [Ellipsis, 1], y, [1], [Ellipsis])", (A(2, 3), A(3))),
+                ("np.einsum('...ij,...jk->...ik', x, y)", (A(2, 2, 3), A(3, 2))), ("np.einsum('ii->i', x)", (A(3, 3),)),
+                ("np.einsum('ii', x)", (A(3, 3),)), ("np.einsum('ij,jk,kl->il', x, y, z)", (A(2, 3), A(3, 2), A(2, 2))),
+                ("np.einsum('i,i', x, x)", (A(3),)), ("np.einsum('ij', x)", (A(2, 3),))],
     np.linalg.inv: [(A(3, 3) + 3 * np.eye(3),)],
     np.linalg.solve: [(A(3, 3) + 3 * np.eye(3), A(3)), (A(3, 3) + 3 * np.eye(3), A(3, 2))],
-    np.linalg.det: [(A(3, 3) + 3 * np.eye(3),)],
+    np.linalg.det: [(A(3, 3) + 3 * np.eye(3),), (A(2, 3, 3) + 3 * np.eye(3),), (A(1, 1) + 2.0,)],
     # containers, and arrays written into (a case with several lines ends with the value to check)
     builtins.sum: [("sum([x, x * y, y])", (1.5, -0.5)), ("sum(x)", (A(3, 2),))],
     builtins.max: [(1.5, -0.5), (-1.5, 0.5), ("max(x, 0.0) * 2.0", (0.7,))],
@@ -155,8 +173,187 @@ DOMAINS = {
                           ("a = np.array(x)\na[:, 0] *= y\na", (A(2, 3), 0.5)),
                           ("a = np.zeros(3)\na[np.array([1, 1, 2])] = x * y\na[np.array([0, 0])] += x[:2]\na",
                            (A(3), 0.5))],
-    np.linalg.norm: [(A(4),), (A(2, 3),), ("np.linalg.norm(x, axis=1)", (A(2, 3),)), ("np.linalg.norm(x, 'fro')", (A(2, 3),))],
+    np.linalg.norm: [(A(4),), (A(2, 3),), ("np.linalg.norm(x, axis=1)", (A(2, 3),)), ("np.linalg.norm(x, 'fro')", (A(2, 3),)),
+                     ("np.linalg.norm(x, 1)", (A(4),)), ("np.linalg.norm(x, np.inf)", (A(4),)),
+                     ("np.linalg.norm(x, -np.inf)", (A(4),)), ("np.linalg.norm(x, 3)", (A(4),)),
+                     ("np.linalg.norm(x, 0.5, axis=1, keepdims=True)", (A(2, 3),)),
+                     ("np.linalg.norm(x, -1.5, axis=0)", (A(2, 3),)),
+                     ("np.linalg.norm(x, 1)", (A(3, 3),)), ("np.linalg.norm(x, -1)", (A(3, 3),)),
+                     ("np.linalg.norm(x, np.inf)", (A(2, 3),)), ("np.linalg.norm(x, -np.inf)", (A(3, 2),)),
+                     ("np.linalg.norm(x, 'nuc')", (A(3, 2),)), ("np.linalg.norm(x, 2)", (A(2, 3),)),
+                     ("np.linalg.norm(x, -2)", (A(3, 3),)), ("np.linalg.norm(x, 'nuc', axis=(1, 2))", (A(2, 3, 2),)),
+                     ("np.linalg.norm(x, 1, axis=(2, 0), keepdims=True)", (A(3, 2, 4),)),
+                     ("np.linalg.norm(x, axis=(0, 2))", (A(2, 3, 2),)), ("np.linalg.norm(x)", (A(1),))],
+    np.tensordot: [("np.tensordot(x, y)", (A(2, 3), A(2, 3))), ("np.tensordot(x, y, 1)", (A(2, 3), A(3, 4))),
+                   ("np.tensordot(x, y, axes=([2, 0], [0, 1]))", (A(2, 3, 4), A(4, 2, 3))),
+                   ("np.tensordot(x, y, 0)", (A(2), A(3))), ("np.tensordot(x, y, axes=(1, 0))", (A(2, 3), A(3)))],
+    # decompositions (symmetric inputs where numpy reads one triangle)
+    np.linalg.cholesky: [("np.linalg.cholesky(x @ x.T + np.eye(3))", (A(3, 3),)),
+                         ("np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + np.eye(2))", (A(3, 2, 2),)),
+                         ("np.linalg.cholesky(x @ x.T + np.eye(2), upper=True)", (A(2, 2),)),
+                         ("np.linalg.cholesky(x * x + 1.0)", (P(1, 1),))],
+    np.linalg.eigh: [("w, v = np.linalg.eigh(x + x.T)\nnp.sum(w * np.arange(3.0)) + np.sum(v * v[0] * y)", (A(3, 3), A(3))),
+                     ("np.linalg.eigh(x + np.swapaxes(x, -1, -2))[0]", (A(2, 3, 3),)),
+                     ("w, v = np.linalg.eigh(x + x.T)\nv[:, 0] * np.sign(v[0, 0])", (A(3, 3),))],
+    np.linalg.eigvalsh: [("np.linalg.eigvalsh(x + x.T)", (A(3, 3),)),
+                         ("np.linalg.eigvalsh(x + np.swapaxes(x, -1, -2))", (A(2, 2, 2),))],
+    np.linalg.svd: [("np.linalg.svd(x, compute_uv=False)", (A(3, 2),)), ("np.linalg.svd(x, compute_uv=False)", (A(2, 2, 3),)),
+                    ("u, s, vt = np.linalg.svd(x, full_matrices=False)\ns + np.sum(np.abs(u), 0) + np.sum(np.abs(vt), 1)",
+                     (A(4, 3),)),
+                    ("u, s, vt = np.linalg.svd(x, full_matrices=False)\nnp.sum(u @ vt * y)", (A(2, 3), A(2, 3))),
+                    ("u, s, vt = np.linalg.svd(x)\nnp.sum(np.abs(u)) + np.sum(s) + np.sum(np.abs(vt))", (A(3, 3),))],
+    np.linalg.qr: [("q, r = np.linalg.qr(x)\nnp.sum(q * y) + np.sum(r)", (A(4, 3), A(4, 3))),
+                   ("np.linalg.qr(x)[1]", (A(3, 3),)), ("np.linalg.qr(x)[0]", (A(2, 3, 2),))],
+    np.linalg.slogdet: [("np.linalg.slogdet(x)[1]", (A(3, 3) + 3 * np.eye(3),)),
+                        ("np.linalg.slogdet(x)[1] * np.linalg.slogdet(x)[0]", (A(2, 2, 2) + 3 * np.eye(2),))],
+    np.linalg.pinv: [(A(3, 2),), (A(2, 3),), (A(3, 3) + 3 * np.eye(3),)],
+    np.linalg.matrix_power: [("np.linalg.matrix_power(x, 3)", (A(3, 3),)), ("np.linalg.matrix_power(x, 0)", (A(2, 2),)),
+                             ("np.linalg.matrix_power(x, -2)", (A(3, 3) + 3 * np.eye(3),)),
+                             ("np.linalg.matrix_power(x, 2)", (A(2, 3, 3),))],
+    np.linalg.lstsq: [("np.linalg.lstsq(x, y, rcond=None)[0]", (A(4, 2), A(4))),
+                      ("np.linalg.lstsq(x, y)[0]", (A(4, 3), A(4, 2))),
+                      ("np.linalg.lstsq(x, y)[1]", (A(4, 2), A(4, 3))), ("np.linalg.lstsq(x, y)[0]", (A(3, 3) + 3 * np.eye(3), A(3)))],
+    # tuples and lists joined and repeated, np.r_ and np.c_, swaps (s2s/sequences.py, rules/sequences.py)
+    s2s.runtime.concat: [("t = (x,) + (y * x, y)\nt[0] * t[1] + t[2]", (1.5, -0.5)),
+                         ("xs = [x] + [x * y]\nnp.stack(xs)", (A(2), 0.7))],
+    s2s.runtime.repeat: [("xs = [x, y] * 2\nxs[0] * xs[3] + xs[2]", (1.5, -0.5))],
+    s2s.runtime._r_item: [("np.r_[x, y, 2.0]", (A(2), A(3)))], s2s.runtime._c_item: [("np.c_[x, y]", (A(2), A(2, 2)))],
+    s2s.runtime._element_read: [("a = x * 1.0\na[0], a[1] = a[1], a[0]\na * np.arange(3.0)", (A(3),))],
+    # more NumPy: ufuncs
+    np.deg2rad: [(A(3),)], np.radians: [(A(2, 3),)], np.rad2deg: [(A(3),)], np.degrees: [(A(3),)],
+    np.logaddexp2: [(A(2, 3), A(3)), (0.5, A(2))],
+    np.remainder: [(A(3) * 3.0, P(3)), (4.3, A(2))], np.fmod: [(A(3) * 3.0, P(3))],
+    np.sinc: [(A(3),), ("np.sinc(x * 0.0 + np.array([0.0, 0.5]))", (A(2),))],
+    np.conjugate: [(A(3),)], np.real: [(A(3),)], np.real_if_close: [(A(3),)],
+    np.imag: [("np.imag(x) + x", (A(3),))], np.angle: [("np.angle(x) + x", (A(3),))],
+    np.nan_to_num: [(A(3),), ("np.nan_to_num(np.log(x))", (np.array([0.5, -1.0, 2.0]),))],
+    # more NumPy: reductions and scans
+    np.cumprod: [(A(4),), ("np.cumprod(x, axis=1)", (A(2, 3),)), ("np.cumprod(x)", (A(2, 2),))],
+    np.median: [(A(5),), (A(4),), ("np.median(x, axis=1)", (A(2, 3),)), ("np.median(x, axis=0, keepdims=True)", (A(4, 2),)),
+                ("np.median(x)", (A(1),))],
+    np.quantile: [("np.quantile(x, 0.3)", (A(6),)), ("np.quantile(x, 0.75, axis=0)", (A(5, 2),))],
+    np.percentile: [("np.percentile(x, 40.0, axis=1, keepdims=True)", (A(2, 4),)), ("np.percentile(x, 100)", (A(3),))],
+    np.diff: [(A(4),), ("np.diff(x, 2, axis=0)", (A(4, 2),)), ("np.diff(x, axis=1)", (A(2, 1),))],
+    # more NumPy: shape and order
+    np.roll: [("np.roll(x, 1)", (A(4),)), ("np.roll(x, (1, -1), axis=(0, 1))", (A(2, 3),)), ("np.roll(x, 2)", (A(2, 2),))],
+    np.rot90: [(A(2, 3),), ("np.rot90(x, 3, axes=(1, 2))", (A(2, 3, 2),))],
+    np.fliplr: [(A(2, 3),)], np.flipud: [(A(2, 3),)],
+    np.rollaxis: [("np.rollaxis(x, 2)", (A(2, 3, 4),)), ("np.rollaxis(x, 0, 3)", (A(2, 3, 4),))],
+    np.atleast_3d: [(A(3),), (1.5,)],
+    np.tril: [(A(3, 3),), ("np.tril(x, -1)", (A(2, 3, 3),))], np.triu: [(A(3, 4),), ("np.triu(x, 1)", (A(3, 3),))],
+    np.diagonal: [(A(3, 3),), ("np.diagonal(x, 1, 1, 2)", (A(2, 3, 4),))],
+    np.pad: [("np.pad(x, 2)", (A(3),)), ("np.pad(x, ((1, 0), (0, 2)), 'edge')", (A(2, 3),)),
+             ("np.pad(x, 2, 'reflect')", (A(4),)), ("np.pad(x, 1, 'wrap')", (A(2, 3),))],
+    np.sort: [(A(5),), ("np.sort(x, axis=0)", (A(3, 2),)), ("np.sort(x, axis=None)", (A(2, 3),))],
+    np.partition: [("np.partition(x, 2)", (A(5),)), ("np.partition(x, 1, axis=0)", (A(3, 2),))],
+    np.take: [("np.take(x, [2, 0, 2])", (A(2, 2),)), ("np.take(x, np.array([[1, 0], [1, 1]]), axis=1)", (A(2, 3),))],
+    np.take_along_axis: [("np.take_along_axis(x, np.argsort(x, axis=1), axis=1)", (A(2, 3),)),
+                         ("np.take_along_axis(x, np.array([[0, 0], [1, 0]]), 0)", (A(2, 2),))],
+    np.split: [("a, b = np.split(x, 2)\na * b", (A(4),)), ("np.split(x, [1], axis=1)[1]", (A(2, 3),))],
+    np.array_split: [("np.array_split(x, 2)[0] * 2.0 + np.sum(np.array_split(x, 2)[1])", (A(5),))],
+    np.hsplit: [("a, b = np.hsplit(x, 2)\na * b", (A(3, 2),))], np.vsplit: [("np.vsplit(x, 2)[1]", (A(4, 2),))],
+    np.dsplit: [("a, b = np.dsplit(x, 2)\na - b * b", (A(2, 1, 2),))],
+    np.append: [("np.append(x, y)", (A(2, 2), A(3))), ("append(x, y)", (A(2, 2), A(3))),
+                ("append(x, y, axis=0)", (A(2, 2), A(1, 2)))],         # append: np.append under another name
+    np.column_stack: [("np.column_stack([x, y])", (A(3), A(3, 2)))],
+    np.dstack: [("np.dstack([x, y])", (A(2, 3), A(2, 3, 2)))],
+    np.kron: [(A(2, 2), A(3, 2)), (A(3), A(2)), (A(2, 2), A(2))],
+    np.cross: [(A(3), A(3)), (A(4, 3), A(3))],
+    np.select: [("np.select([x > 0, x < -1.0], [x * y, y], x)", (A(4), A(4)))],
+    np.add.reduce: [("np.add.reduce(x)", (A(2, 3),)), ("np.add.reduce(x, axis=1, keepdims=True)", (A(2, 3),))],
+    np.multiply.reduce: [("np.multiply.reduce(x, axis=1)", (A(2, 3),))],
+    np.maximum.reduce: [("np.maximum.reduce(x)", (A(3, 2),))], np.minimum.reduce: [("np.minimum.reduce(x, 1)", (A(3, 2),))],
+    np.logaddexp.reduce: [("np.logaddexp.reduce(x)", (A(4),)), ("np.logaddexp.reduce(x, axis=1)", (A(2, 3),))],
+    np.add.accumulate: [("np.add.accumulate(x)", (A(3, 2),))],
+    np.multiply.accumulate: [("np.multiply.accumulate(x, axis=1)", (A(2, 3),))],
+    np.gradient: [(A(5),), ("np.gradient(x, axis=1, edge_order=2)", (A(2, 4),)), ("np.gradient(x, axis=0)", (A(3, 2),))],
+    builtins.sorted: [("ys = sorted([x, y, x * y])\nys[0] + 2.0 * ys[1] + 3.0 * ys[2]", (1.5, -0.5)),
+                      ("ys = sorted([x, y, 0.3], reverse=True)\nys[0] * ys[2]", (1.5, -0.5))],
+    np.fft.fftshift: [(A(5),), ("np.fft.fftshift(x, axes=1)", (A(2, 3),))], np.fft.ifftshift: [(A(2, 3),)],
 }
+
+if scipy is not None:
+    sp, st = scipy.special, scipy.stats
+    DOMAINS.update({
+        sp.expit: [(A(2, 3),), (0.3,)], sp.logit: [(U(3) * 0.5 + 0.5,)],
+        sp.gamma: [(P(3) + 0.5,), (-0.5,)], sp.gammaln: [(P(3),), (A(3) * 3.0 + 7.0,)],
+        sp.psi: [(P(3),)], sp.polygamma: [("scipy.special.polygamma(1, x)", (P(3),)),
+                                          ("scipy.special.polygamma(2, x)", (P(2),))],
+        sp.rgamma: [(P(3),)], sp.multigammaln: [("scipy.special.multigammaln(x, 3)", (P(2) + 2.0,)),
+                                                 ("scipy.special.multigammaln(x, 1)", (2.5,))],
+        sp.beta: [(P(3), P(3))], sp.betaln: [(P(3), P(3))],
+        sp.gammainc: [("scipy.special.gammainc(2.5, x)", (P(3),))],
+        sp.gammaincc: [("scipy.special.gammaincc(1.5, x)", (P(3),))],
+        sp.betainc: [("scipy.special.betainc(2.0, 3.0, x)", (U(3) * 0.5 + 0.5,))],
+        sp.erf: [(A(3),)], sp.erfc: [(A(3),)], sp.erfinv: [(U(3),)], sp.erfcinv: [(U(3) + 1.0,)],
+        sp.ndtr: [(A(3),)], sp.log_ndtr: [(A(3),), (np.array([-10.0, 8.0]),)], sp.ndtri: [(U(3) * 0.5 + 0.5,)],
+        sp.xlogy: [(A(3), P(3)), (0.0, P(2))], sp.xlog1py: [(A(3), P(3))],
+        sp.i0: [(A(3),)], sp.i1: [(A(3),), (0.0,)], sp.iv: [("scipy.special.iv(1.5, x)", (P(3),))],
+        sp.ive: [("scipy.special.ive(2, x)", (A(3),))], sp.j0: [(A(3),)], sp.j1: [(A(3),)],
+        sp.jv: [("scipy.special.jv(2.5, x)", (P(3),))], sp.y0: [(P(3),)], sp.y1: [(P(3),)],
+        sp.yn: [("scipy.special.yn(2, x)", (P(3) + 0.5,))], sp.yv: [("scipy.special.yv(1.5, x)", (P(3) + 0.5,))],
+        sp.zeta: [("scipy.special.zeta(3.0, x)", (P(3),))],
+        sp.logsumexp: [(A(2, 3),), ("scipy.special.logsumexp(x, axis=1)", (A(2, 3),)),
+                       ("scipy.special.logsumexp(x, axis=0, keepdims=True)", (A(3, 2),)),
+                       ("scipy.special.logsumexp(x, 1, y)", (A(2, 3), P(3))),
+                       ("scipy.special.logsumexp(x, None, y, False, True)[0]", (A(3), P(3))),
+                       ("scipy.special.logsumexp(x, axis=-1)", (A(2, 1),)), ("scipy.special.logsumexp(x)", (1.5,))],
+        sp.softmax: [(A(4),), ("scipy.special.softmax(x, axis=1)", (A(2, 3),)),
+                     ("scipy.special.softmax(x, axis=0)", (A(1, 3),))],
+        sp.log_softmax: [(A(4),), ("scipy.special.log_softmax(x, axis=0)", (A(2, 3),))],
+        # scipy.stats, called on the distribution objects
+        st.norm.logpdf: [("scipy.stats.norm.logpdf(x, y, z)", (A(3), A(3), P(3))), ("scipy.stats.norm.logpdf(x)", (A(2, 2),))],
+        st.norm.pdf: [("scipy.stats.norm.pdf(x, y, z)", (A(3), 0.3, 1.5))],
+        st.norm.cdf: [("scipy.stats.norm.cdf(x, y, z)", (A(3), A(3), P(3)))],
+        st.norm.logcdf: [("scipy.stats.norm.logcdf(x, y, z)", (A(3), 0.2, P(3)))],
+        st.norm.sf: [("scipy.stats.norm.sf(x, y, z)", (A(3), 0.2, 1.3))],
+        st.norm.logsf: [("scipy.stats.norm.logsf(x, y, z)", (A(3), A(3), P(3)))],
+        st.t.logpdf: [("scipy.stats.t.logpdf(x, y, z, 1.5)", (A(3), P(3) + 1.0, 0.3)),
+                      ("scipy.stats.t.logpdf(x, 4.0, 0.0, y)", (A(3), P(3)))],
+        st.t.pdf: [("scipy.stats.t.pdf(x, y)", (A(3), P(3) + 1.0))],
+        st.t.cdf: [("scipy.stats.t.cdf(x, 3.0, y, z)", (A(3), 0.2, P(3)))],
+        st.t.logcdf: [("scipy.stats.t.logcdf(x, 5.0, y)", (A(3), 0.1))],
+        st.beta.logpdf: [("scipy.stats.beta.logpdf(x, y, z)", (U(3) * 0.4 + 0.5, P(3) + 1.0, P(3) + 1.0)),
+                         ("scipy.stats.beta.logpdf(x, 2.0, 3.0, y, z)", (P(3), -0.5, 3.0))],
+        st.beta.pdf: [("scipy.stats.beta.pdf(x, y, z)", (U(3) * 0.4 + 0.5, P(3) + 1.0, 2.5))],
+        st.beta.cdf: [("scipy.stats.beta.cdf(x, 2.0, 3.0)", (U(3) * 0.4 + 0.5,))],
+        st.gamma.logpdf: [("scipy.stats.gamma.logpdf(x, y, 0.0, z)", (P(3), P(3) + 1.0, P(3)))],
+        st.gamma.pdf: [("scipy.stats.gamma.pdf(x, y)", (P(3), P(3) + 1.0))],
+        st.gamma.cdf: [("scipy.stats.gamma.cdf(x, 2.0, y, z)", (P(3) + 1.0, 0.2, 1.5))],
+        st.chi2.logpdf: [("scipy.stats.chi2.logpdf(x, y, 0.0, z)", (P(3), P(3) + 2.0, P(3)))],
+        st.chi2.pdf: [("scipy.stats.chi2.pdf(x, y)", (P(3), 3.5))], st.chi2.cdf: [("scipy.stats.chi2.cdf(x, 3.0)", (P(3),))],
+        st.poisson.logpmf: [("scipy.stats.poisson.logpmf(np.array([0, 2, 5]), x)", (P(3),))],
+        st.poisson.pmf: [("scipy.stats.poisson.pmf(3, x)", (P(2) + 1.0,))],
+        st.poisson.cdf: [("scipy.stats.poisson.cdf(np.array([1.0, 4.0]), x)", (P(2) + 1.0,))],
+        st.dirichlet.logpdf: [("scipy.stats.dirichlet.logpdf(scipy.special.softmax(x), y)", (A(3), P(3) + 0.5)),
+                              ("scipy.stats.dirichlet.logpdf(scipy.special.softmax(x, axis=0), y)", (A(3, 2), P(3)))],
+        st.dirichlet.pdf: [("scipy.stats.dirichlet.pdf(scipy.special.softmax(x), y)", (A(3), P(3) + 0.5))],
+        st.multivariate_normal.logpdf: [("scipy.stats.multivariate_normal.logpdf(x, y, z @ z.T + np.eye(2))",
+                                         (A(2), A(2), A(2, 2))),
+                                        ("scipy.stats.multivariate_normal.logpdf(x, y, z @ z.T + np.eye(2))",
+                                         (A(3, 2), A(2), A(2, 2)))],
+        st.multivariate_normal.pdf: [("scipy.stats.multivariate_normal.pdf(x, y, z @ z.T + np.eye(2))",
+                                      (A(2), A(2), A(2, 2)))],
+        # scipy.linalg and scipy.signal
+        scipy.linalg.solve_triangular: [("scipy.linalg.solve_triangular(x, y)", (A(3, 3) + 3 * np.eye(3), A(3))),
+                                        ("scipy.linalg.solve_triangular(x, y, 1, True)", (A(3, 3) + 3 * np.eye(3), A(3, 2))),
+                                        ("scipy.linalg.solve_triangular(x, y, lower=True, unit_diagonal=True)",
+                                         (A(3, 3), A(3)))],
+        scipy.linalg.cho_factor: [("scipy.linalg.cho_factor(x @ x.T + np.eye(3))[0]", (A(3, 3),)),
+                                  ("scipy.linalg.cho_factor(x @ x.T + np.eye(2), True)[0]", (A(2, 2),))],
+        scipy.linalg.cho_solve: [("scipy.linalg.cho_solve(scipy.linalg.cho_factor(x @ x.T + np.eye(3)), y)",
+                                  (A(3, 3), A(3))),
+                                 ("scipy.linalg.cho_solve((np.tril(x) + 3 * np.eye(3), True), y)", (A(3, 3), A(3, 2)))],
+        scipy.linalg.solve_banded: [("scipy.linalg.solve_banded((1, 2), x, y)", (A(4, 5) + np.array([[0], [0], [4.0], [0]]), A(5))),
+                                    ("scipy.linalg.solve_banded((0, 1), x, y)", (A(2, 3) + np.array([[0], [3.0]]), A(3, 2)))],
+        scipy.linalg.expm: [(A(3, 3) * 0.5,), (A(1, 1),)],
+        scipy.linalg.sqrtm: [("scipy.linalg.sqrtm(x @ x.T + np.eye(3))", (A(3, 3),))],
+        scipy.linalg.solve_sylvester: [(A(3, 3) + 3 * np.eye(3), A(2, 2) + 3 * np.eye(2), A(3, 2))],
+        scipy.signal.convolve: [(A(4), A(2)), ("scipy.signal.convolve(x, y, 'valid')", (A(3, 4), A(2, 2))),
+                                ("scipy.signal.convolve(x, y, 'same')", (A(5), A(4)))],
+        scipy.signal.correlate: [(A(4), A(3)), ("scipy.signal.correlate(x, y, 'same')", (A(3, 3), A(2, 2)))],
+        st.multivariate_normal.entropy: [("scipy.stats.multivariate_normal.entropy(y, x @ x.T + np.eye(3))", (A(3, 3), A(3)))],
+    })
 
 _SYNTAX = {
     operator.add: "{0} + {1}", operator.sub: "{0} - {1}", operator.mul: "{0} * {1}",
@@ -167,22 +364,37 @@ _SYNTAX = {
 NAMES = ["x", "y", "z"]
 
 
-def _function_for(prim, case, make_fn):
+def _spelled(prim):
+    """How a test calls prim: scipy.special's ufuncs by their module, others as the IR names them."""
+    name = getattr(prim, "__name__", "")
+    if scipy is not None and getattr(scipy.special, name, None) is prim:
+        return f"scipy.special.{name}"
+    return prim_name(prim)
+
+
+def _function_for(prim, case, make_fn, dtype=np.float64):
     """A scalar function of the case's arguments: the call (or the expression), weighted and summed."""
+    if isinstance(case[0], str) and case[0] in _FRONT_END:
+        pytest.xfail("the front end refuses `np.append` (\"variable 'np' may be used before it is assigned\")")
     expression, point = case if isinstance(case[0], str) else (None, case)
     args = NAMES[:len(point)]
     if expression is None:
-        expression = _SYNTAX[prim].format(*args) if prim in _SYNTAX else f"{prim_name(prim)}({', '.join(args)})"
+        expression = _SYNTAX[prim].format(*args) if prim in _SYNTAX else f"{_spelled(prim)}({', '.join(args)})"
     *statements, expression = expression.split("\n")
     prelude = "".join(f"    {line}\n" for line in statements)
-    probe = make_fn(f"def probe({', '.join(args)}):\n{prelude}    return {expression}\n")
-    weights = np.asarray(_rng.uniform(0.5, 1.5, size=np.shape(probe(*point))))
+    probe = make_fn(f"def probe({', '.join(args)}):\n{prelude}    return {expression}\n",
+                    namespace={"scipy": scipy, "append": np.append})
+    weights = np.asarray(_rng.uniform(0.5, 1.5, size=np.shape(probe(*point))), dtype=dtype)
     body = f"np.sum(({expression}) * WEIGHTS)" if weights.ndim else f"({expression}) * WEIGHTS"
     return make_fn(f"def f({', '.join(args)}):\n{prelude}    return {body}\n",
-                   namespace={"WEIGHTS": float(weights) if not weights.ndim else weights}), point
+                   namespace={"WEIGHTS": float(weights) if not weights.ndim else weights, "scipy": scipy,
+                              "append": np.append}), point
 
 
 CASES = [(prim, case) for prim, cases in DOMAINS.items() for case in cases]
+# second order and float32: the first case of each function in the default run, every case with -m slow
+SAMPLED = [pytest.param(prim, case, marks=() if k == 0 else (pytest.mark.slow,), id=None)
+           for prim, cases in DOMAINS.items() for k, case in enumerate(cases)]
 
 
 def _case_id(prim, case):
@@ -195,7 +407,7 @@ def _case_id(prim, case):
 def test_rule_against_central_differences(prim, case, make_fn):
     f, point = _function_for(prim, case, make_fn)
     s2s.check_grad(f, *point, wrt=tuple(range(len(point))), rtol=1e-5, atol=1e-7)
-    for i in range(len(point)):          # each argument alone: the others are constants
+    for i in range(len(point) if len(point) > 1 else 0):     # each argument alone: the others are constants
         s2s.check_grad(f, *point, wrt=i, rtol=1e-5, atol=1e-7)
     wrt = tuple(range(len(point)))
     reverse = s2s.grad(f, wrt=wrt)(*point)
@@ -207,3 +419,61 @@ def test_rule_against_central_differences(prim, case, make_fn):
 def test_every_rule_has_a_domain():
     missing = [prim_name(p) for p in registered_adjoints(builtin_only=True) if p not in DOMAINS]
     assert not missing, f"rules without a line in DOMAINS: {missing}"
+
+
+def _direction(x):
+    return _rng.uniform(-1.0, 1.0, size=np.shape(x)) if np.ndim(x) else float(_rng.uniform(-1.0, 1.0))
+
+
+def _shifted(point, i, step):
+    return tuple(a + step if j == i else a for j, a in enumerate(point))
+
+
+@pytest.mark.parametrize("prim, case", SAMPLED, ids=[_case_id(p, c) for p, c in CASES])
+def test_rule_second_order(prim, case, make_fn):
+    """Forward over reverse (the Hessian along a random direction) against central differences of the gradient."""
+    f, point = _function_for(prim, case, make_fn)
+    for i in range(len(point)):
+        v = _direction(point[i])
+        product = s2s.hvp(f, wrt=i)(*point, v)
+        if product is None:                 # a zero Hessian (hvp gives None there for now)
+            product = np.zeros(np.shape(point[i]))
+        smallest = np.min(np.abs(point[i])) if np.size(point[i]) else 1.0
+        h = 1e-5 * min(1.0, max(smallest, 1e-3))       # a step below the scale of the point
+        gradient = s2s.grad(f, wrt=i)
+        expected = (np.asarray(gradient(*_shifted(point, i, h * v))) - np.asarray(gradient(*_shifted(point, i, -h * v)))) / (2 * h)
+        assert np.asarray(product) == pytest.approx(expected, rel=1e-4, abs=1e-6), f"argument {i}"
+
+
+# float32 lost outside the rules (reported to the owner of the file named)
+_FRONT_END = {"np.append(x, y)"}      # s2s/desugar reads np.append as list.append
+
+_FLOAT32_ELSEWHERE = {
+    "np.clip(x, y, None)": "s2s/runtime.py: _shaped_like takes the dtype of None as float64",
+    "np.r_[x, y, 2.0]": "rules/sequences.py: the adjoint of np.r_ comes back float64",
+    "scipy.stats.dirichlet.pdf(scipy.special.softmax(x), y)": "SciPy refuses a float32 point (its sum is 1 - 6e-8)",
+    "scipy.stats.dirichlet.logpdf(scipy.special.softmax(x), y)": "SciPy refuses a float32 point (its sum is 1 - 6e-8)",
+    "scipy.stats.dirichlet.logpdf(scipy.special.softmax(x, axis=0), y)": "SciPy refuses a float32 point",
+}
+
+
+def _float32(a):
+    return a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float64 else a
+
+
+@pytest.mark.parametrize("prim, case", SAMPLED, ids=[_case_id(p, c) for p, c in CASES])
+def test_rule_keeps_float32(prim, case, make_fn):
+    """Every rule gives a float32 adjoint for a float32 array argument, in both modes."""
+    if isinstance(case[0], str) and case[0] in _FLOAT32_ELSEWHERE:
+        pytest.xfail(_FLOAT32_ELSEWHERE[case[0]])
+    f, point = _function_for(prim, case, make_fn, np.float32)
+    point = tuple(_float32(a) for a in point)
+    arrays = tuple(i for i, a in enumerate(point) if isinstance(a, np.ndarray) and a.dtype == np.float32)
+    if not arrays:
+        pytest.skip("no float64 array argument to turn into float32")
+    if np.asarray(f(*point)).dtype != np.float32:
+        pytest.skip("the expression itself promotes float32 to float64 (a float64 constant)")
+    for mode in ("reverse", "forward"):
+        gradients = s2s.grad(f, wrt=arrays, mode=mode)(*point)
+        for i, g in zip(arrays, gradients):
+            assert np.asarray(g).dtype == np.float32, f"argument {i} in {mode} mode"

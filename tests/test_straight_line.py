@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import s2s
+from s2s.testing import check_grads
 
 
 def seed(x1, x2):
@@ -21,7 +22,7 @@ def test_seed_example_value_and_gradient():
 
 @pytest.mark.parametrize("x", [0.3, 2.0, 7.5])
 def test_seed_example_against_central_differences(x):
-    s2s.check_grad(seed, x, 1.7, wrt=(0, 1))
+    check_grads(seed, (x, 1.7), order=2)          # both modes, and second order
 
 
 # each case: (function, gradient in closed form), at x = 1.7 (and c = 3)

@@ -349,3 +349,317 @@ def test_checking_mode_and_random_draws():
     np.random.seed(1)
     assert g == np.random.randn()
     assert isinstance(s2s.grad(draws_own, check=True)(2.0), float)
+
+
+# ---------------------------------------------------------------- 9 and 10. index objects, views on the right
+
+def r_builder(x):
+    return np.sum(np.r_[x, np.ones(2)] ** 2 * np.arange(4.0))
+
+
+def c_builder(x):
+    return np.sum(np.c_[x, np.ones(2), x] ** 2 * np.arange(6.0).reshape(2, 3))
+
+
+def r_with_range(x):
+    return np.sum(np.r_[0:2, x, 3.0] * np.arange(5.0))
+
+
+@pytest.mark.parametrize("f", [r_builder, c_builder, r_with_range])
+def test_index_objects_are_concatenations(f):
+    x = np.array([0.5, -1.5])
+    expected = numeric(f, (x,), 0)
+    np.testing.assert_allclose(s2s.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(s2s.grad(f, mode="forward")(x), expected, rtol=1e-6, atol=1e-8)
+    hessian = s2s.hessian(f)(x)
+    gradient = s2s.grad(f)
+    for k in range(2):
+        e = np.eye(2)[k] * 1e-6
+        np.testing.assert_allclose(hessian[:, k], (gradient(x + e) - gradient(x - e)) / 2e-6, atol=1e-5)
+
+
+def swap_rows(B):
+    B = B.copy()
+    B[0, :], B[1, :] = B[1, :], B[0, :]
+    return np.sum(B * np.array([[1.0, 2, 3], [4, 5, 6]]))
+
+
+def swap_halves(y):
+    y = y.copy()
+    y[:2], y[2:] = y[2:], y[:2]
+    return np.sum(y * np.arange(4.0))
+
+
+def swap_numbers(y):
+    y = y.copy()
+    y[0], y[2] = y[2], y[0]
+    return np.sum(y * np.arange(3.0))
+
+
+def swap_rows_by_index(B):
+    B = B.copy()
+    B[0], B[1] = B[1], B[0]
+    return np.sum(B * np.array([[1.0, 2, 3], [4, 5, 6]]))
+
+
+def test_tuple_assignment_of_views_is_refused_and_of_numbers_is_a_swap():
+    with pytest.raises(s2s.UnsupportedSyntax, match="NumPy gives a view"):
+        s2s.grad(swap_rows)(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(s2s.UnsupportedSyntax, match="NumPy gives a view"):
+        s2s.grad(swap_halves)(np.ones(4))
+    with pytest.raises(s2s.RefusedWhenRun, match="NumPy gives a view"):     # rows or numbers: known when it runs
+        s2s.grad(swap_rows_by_index)(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(s2s.grad(swap_numbers)(np.ones(3)), [2.0, 1.0, 0.0])
+
+
+# ---------------------------------------------------------------- crashes found
+
+def sum_of_list(a, b):
+    return np.sum([a * b, a, b ** 2])
+
+
+def list_times_array(x):
+    return np.sum([2.0, 3.0] * x)
+
+
+def reductions_of_appended(x):
+    xs = []
+    for i in range(3):
+        xs.append(x * i)
+    return np.max(xs) + np.mean(xs)
+
+
+def max_of_concatenation(x):
+    return np.max((x, 0.5) + (0.5,))
+
+
+def all_but_last(params, x):
+    for W, b in params[:-1]:
+        x = x * W + b
+    return x
+
+
+def middle_layers(params, x):
+    for W, b in params[1:-1]:
+        x = x * W + b
+    return x
+
+
+def iterate_slice(y):
+    s = 0.0
+    for r in y[::1]:
+        s = s + r * r
+    return s
+
+
+def both_parts(x):
+    xs = [x, 2.0 * x]
+    return sum(xs) + (xs + xs)[2]
+
+
+def lagrangian(x, x_dot):
+    return x * x_dot ** 2
+
+
+def written_list_reduced(xs0):
+    acc = 0.5
+    xs0[0] = math.cos(acc)
+    xs0[-1] += acc
+    acc = np.mean(xs0)
+    xs2 = 2 * xs0 + xs0
+    for i1 in range(len(xs2)):
+        acc = acc + xs2[i1] * acc * acc
+    return np.min(xs2[::2]) + xs2[2]
+
+
+def rebinds_tuple_argument(b):
+    if b[0] > -5.0:
+        b = (0.5,)
+    return b[0]
+
+
+def loop_variable_rebinds_parameter(x, y):
+    for k in range(2):
+        for y in (y, 1.0):
+            x = x * y
+    return x - y
+
+
+def test_lists_given_to_numpy():
+    assert s2s.grad(sum_of_list, wrt=(0, 1))(2.0, 3.0) == (4.0, 8.0)
+    np.testing.assert_allclose(s2s.grad(list_times_array)(np.ones(2)), [2.0, 3.0])
+    assert s2s.grad(reductions_of_appended)(2.0) == pytest.approx(3.0)
+    assert s2s.grad(max_of_concatenation)(0.7) == 1.0
+    assert s2s.grad(max_of_concatenation, mode="forward")(0.7) == 1.0
+    value, g = s2s.value_and_grad(written_list_reduced)([0.442])
+    assert value == pytest.approx(written_list_reduced([0.442])) and g == [0.0]
+
+
+def test_slices_and_loops_over_lists():
+    params = [(2.0, 1.0), (3.0, 1.0)]
+    assert s2s.grad(all_but_last)(params, 1.0) == [(1.0, 1.0), (0.0, 0.0)]
+    assert s2s.grad(middle_layers)(params, 1.0) == [(0.0, 0.0), (0.0, 0.0)]
+    assert s2s.grad(all_but_last, wrt=1)(params, 1.0) == 2.0
+    assert s2s.grad(iterate_slice)([1.0, 2.0]) == [2.0, 4.0]
+    assert s2s.grad(both_parts)(1.5) == 4.0
+
+
+def test_arguments_named_like_generated_names():
+    assert s2s.grad(lagrangian, mode="forward")(1.0, 2.0) == 4.0
+    assert s2s.jvp(lagrangian, (1.0, 2.0), (1.0, 0.0)) == (4.0, 4.0)
+    assert s2s.hvp(lagrangian)(1.0, 2.0, 1.0) == 0.0
+    assert s2s.hvp(lagrangian, wrt=1)(1.0, 2.0, 1.0) == 2.0
+    assert s2s.grad(lagrangian, wrt="x_dot")(1.5, 2.0) == 6.0
+
+
+def test_branches_and_loop_variables():
+    assert s2s.jvp(rebinds_tuple_argument, ([-0.169],), ([1.0],)) == (0.5, 0.0)
+    for mode in ("reverse", "forward"):
+        assert s2s.grad(loop_variable_rebinds_parameter, mode=mode)(-0.453, 0.291) == pytest.approx(0.291)
+        assert s2s.grad(loop_variable_rebinds_parameter, wrt=1, mode=mode)(-0.453, 0.291) == pytest.approx(-0.453)
+
+
+def sine_times(x, y):
+    return np.sin(x) * y
+
+
+def pair(x, y):
+    return x * y, x + y
+
+
+def test_jacobian_and_hessian_of_several():
+    x, y = np.array([0.3, -0.4]), np.array([1.5, 2.0])
+    jx, jy = s2s.jacobian(sine_times, wrt=(0, 1))(x, y)
+    np.testing.assert_allclose(jx, np.diag(np.cos(x) * y))
+    np.testing.assert_allclose(jy, np.diag(np.sin(x)))
+    assert s2s.jacobian(pair)(1.0, 2.0) == (2.0, 1.0)
+    assert s2s.jacobian(pair, wrt=(0, 1))(1.0, 2.0) == ((2.0, 1.0), (1.0, 1.0))
+    h = s2s.hessian(sine_times, wrt=(0, 1))(1.0, 2.0)
+    assert h[0][0] == pytest.approx(-2.0 * math.sin(1.0)) and h[0][1] == pytest.approx(math.cos(1.0))
+    assert h[1][0] == pytest.approx(math.cos(1.0)) and h[1][1] == 0.0
+
+
+def test_clear_errors_for_misuse():
+    with pytest.raises(s2s.BadArgument, match="direction v"):
+        s2s.hvp(sine_times)(1.0, 2.0)
+    _, pullback = s2s.vjp(sine_times, np.ones(2), np.ones(2))
+    with pytest.raises(s2s.BadArgument, match="cotangent"):
+        pullback(np.ones(3))
+    assert s2s.grad(sine_times, argnums=1)(1.0, 2.0) == pytest.approx(math.sin(1.0))
+    W, b = np.ones((2, 3)), np.ones(2)
+
+    def affine(p, v):
+        return np.sum(p[0] @ v + p[1])
+    with pytest.raises(s2s.BadArgument, match="tangent of argument 0"):
+        s2s.jvp(affine, ((W, b), np.ones(3)), ((W, np.ones(3)), None))
+
+
+def affine_sum(p, v):
+    W, b = p
+    return np.sum(W @ v + b)
+
+
+def test_jvp_with_containers_of_different_shapes():
+    W, b, v = np.ones((2, 3)), np.ones(2), np.arange(3.0)
+    value, tangent = s2s.jvp(affine_sum, ((W, b), v), ((np.ones((2, 3)), np.ones(2)), None))
+    assert value == affine_sum((W, b), v) and tangent == pytest.approx(2 * 3.0 + 2)
+
+
+# ---------------------------------------------------------------- the last value of a loop's variables
+
+def predict(x, ws):
+    for w in ws:
+        h = math.tanh(w * x)
+        x = h + 0.1
+    return h * w + x
+
+
+def last_index(x):
+    for i in range(3):
+        y = x * i
+    return y + i
+
+
+def last_in_while(x):
+    k = 0
+    while k < 3:
+        z = x * k
+        k += 1
+    return z
+
+
+def last_after_break(x):
+    for i in range(10):
+        y = x * i
+        if i >= 4:
+            break
+    return y * i
+
+
+@pytest.mark.parametrize("f, args", [(predict, (0.3, [0.5, -1.2, 0.7])), (last_index, (0.7,)),
+                                     (last_in_while, (0.7,)), (last_after_break, (0.7,))])
+def test_variables_of_a_loop_keep_their_last_value(f, args):
+    assert_gradient(f, *args)
+    h = 1e-5
+    gradient = s2s.grad(f)
+    second = (gradient(args[0] + h, *args[1:]) - gradient(args[0] - h, *args[1:])) / (2 * h)
+    assert s2s.grad(s2s.grad(f))(*args) == pytest.approx(second, abs=1e-5)
+
+
+# ---------------------------------------------------------------- element code that is correct is not refused
+
+def lower_triangle_sums(u, k):
+    w = np.zeros(len(u))
+    for i in range(len(u)):
+        for j in range(i + 1):
+            w[i] += u[j] * k
+    u = w
+    return np.sum(u * np.arange(len(u)))
+
+
+def gauss_seidel(u, f):
+    u = u * 1.0
+    for t in range(3):
+        for i in range(1, len(u) - 1):
+            u[i] = 0.5 * (u[i - 1] + u[i + 1] + f[i])
+    return np.sum(u * u)
+
+
+def swap_then_sweep(u, v):
+    for t in range(2):
+        u, v = v, u
+    u = u * 1.0
+    for i in range(1, len(u)):
+        u[i] = 0.4 * u[i - 1] + u[i]
+    return np.sum(u)
+
+
+def swap_through_temporary(y):
+    y = y.copy()
+    t = y[0]
+    y[0] = y[2]
+    y[2] = t
+    return np.sum(y * np.arange(4.0))
+
+
+def rows_through_temporary(B):
+    B = B.copy()
+    t = B[0]
+    B[0] = B[1]
+    B[1] = t
+    return np.sum(B)
+
+
+@pytest.mark.parametrize("f, args", [
+    (lower_triangle_sums, (np.array([0.3, -1.0, 2.0]), 0.5)), (gauss_seidel, (np.linspace(0, 1, 5), np.ones(5))),
+    (swap_then_sweep, (np.array([1.0, 2.0, 3.0]), np.array([-1.0, 0.5, 2.0]))),
+    (swap_through_temporary, (np.array([1.0, 2.0, 3.0, 4.0]),)),
+])
+def test_element_loops_and_swaps(f, args):
+    for wrt in range(len(args)):
+        assert_gradient(f, *args, wrt=wrt)
+
+
+def test_a_row_held_while_its_array_is_written_is_refused():
+    with pytest.raises(s2s.RefusedWhenRun, match="'t' is a slice or row of 'B'"):
+        s2s.grad(rows_through_temporary)(np.ones((2, 3)))

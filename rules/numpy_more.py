@@ -1,0 +1,358 @@
+"""More rules for NumPy: the ufuncs and array functions autograd differentiates beyond numpy_functions.py.
+
+Real arguments only: `real`, `conj` and `real_if_close` are the identity on them, `imag` and `angle`
+are constant. Functions that pick elements (sort, partition, median, percentile, take) route the
+adjoint back to the elements picked; ties in sort keep NumPy's order.
+"""
+import builtins
+
+import numpy as np
+
+from s2s.registry import adjoint, elementwise, linear, nondifferentiable, several_results, tangent
+from s2s.rules.helpers import (_diff_adjoint, _kron_adjoint, _quantile_adjoint, _quantile_tangent, _take_adjoint,
+                               _take_along_axis_adjoint, _undiagonal, _unpad, _unsort, _unsplit, _sort_order,
+                               _unappend, _uncolumn_stack, _select_adjoint, _rollaxis_destination, _sorted_like, _unsorted, _gradient_adjoint)
+from s2s.runtime import _cumsum_adjoint, _unbroadcast
+
+_DEGREE = 0.017453292519943295          # pi / 180, a Python float: float32 stays float32
+
+# ---- ufuncs
+
+
+@adjoint(np.deg2rad, np.radians)
+def deg2rad(g, ans, x):
+    return g * _DEGREE
+
+
+@adjoint(np.rad2deg, np.degrees)
+def rad2deg(g, ans, x):
+    return g / _DEGREE
+
+
+@adjoint(np.logaddexp2)
+def logaddexp2(g, ans, x, y):           # 2^x / (2^x + 2^y), written with tanh
+    return g * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (x - y))), g * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (x - y)))
+
+
+@adjoint(np.remainder, np.mod, np.fmod)
+def remainder(g, ans, x, y):            # x - y * floor(x / y) (fmod: trunc); x // y is piecewise constant
+    return g, -g * ((x - ans) / y)
+
+
+@adjoint(np.sinc)
+def sinc(g, ans, x):                    # (cos(pi x) - sinc(x)) / x, 0 at x = 0
+    return g * (np.cos(3.141592653589793 * x) - ans) / (x + (x == 0))
+
+
+@adjoint(np.conjugate, np.conj, np.real, np.real_if_close)
+def real(g, ans, x):
+    return g
+
+
+@adjoint(np.imag, np.angle)
+def imag(g, ans, x):                    # constant on real arguments (angle: 0 or pi)
+    return 0.0 * g
+
+
+@adjoint(np.nan_to_num)
+def nan_to_num(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return g * np.isfinite(x)
+
+
+elementwise(np.real, np.imag, np.angle, np.real_if_close, np.nan_to_num, np.sinc)
+
+# ---- reductions and scans
+
+
+@adjoint(np.cumprod)
+def cumprod(g, ans, x, axis=None, dtype=None, out=None):
+    # sum over i >= j of g_i c_i / x_j (x without zeros, as autograd)
+    return _cumsum_adjoint(g * ans, x, axis) / x
+
+
+@tangent(np.cumprod)
+def cumprod_tangent(t, ans, x, axis=None, dtype=None, out=None):
+    return ans * np.cumsum(t / x, axis=axis)
+
+
+@adjoint(np.median)
+def median(g, ans, x, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return _quantile_adjoint(g, x, 0.5, axis, keepdims)
+
+
+@tangent(np.median)
+def median_tangent(t, ans, x, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return _quantile_tangent(t, x, 0.5, axis, keepdims)
+
+
+@adjoint(np.quantile)
+def quantile(g, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    return _quantile_adjoint(g, x, q, axis, keepdims, method), None
+
+
+@tangent(np.quantile)
+def quantile_tangent(t, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    return _quantile_tangent(t, x, q, axis, keepdims, method), None
+
+
+@adjoint(np.percentile)
+def percentile(g, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    return _quantile_adjoint(g, x, np.asarray(q) / 100.0, axis, keepdims, method), None
+
+
+@tangent(np.percentile)
+def percentile_tangent(t, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    return _quantile_tangent(t, x, np.asarray(q) / 100.0, axis, keepdims, method), None
+
+
+@adjoint(np.diff)
+def diff(g, ans, x, n=1, axis=-1):
+    return _diff_adjoint(g, n, axis)
+
+
+# ---- shape and order
+
+
+@adjoint(np.roll)
+def roll(g, ans, x, shift, axis=None):
+    return np.roll(g, np.negative(shift), axis)
+
+
+@adjoint(np.rot90)
+def rot90(g, ans, x, k=1, axes=(0, 1)):
+    return np.rot90(g, -k, axes)
+
+
+@adjoint(np.fliplr)
+def fliplr(g, ans, x):
+    return np.fliplr(g)
+
+
+@adjoint(np.flipud)
+def flipud(g, ans, x):
+    return np.flipud(g)
+
+
+@adjoint(np.rollaxis)
+def rollaxis(g, ans, x, axis, start=0):
+    return np.moveaxis(g, _rollaxis_destination(x, axis, start), axis)
+
+
+@adjoint(np.atleast_3d)
+def atleast_3d(g, ans, x):
+    return np.reshape(g, np.shape(x))
+
+
+@adjoint(np.tril)
+def tril(g, ans, x, k=0):
+    return np.tril(g, k)
+
+
+@adjoint(np.triu)
+def triu(g, ans, x, k=0):
+    return np.triu(g, k)
+
+
+@adjoint(np.diagonal)
+def diagonal(g, ans, x, offset=0, axis1=0, axis2=1):
+    return _undiagonal(g, x, offset, axis1, axis2)
+
+
+@adjoint(np.pad)
+def pad(g, ans, x, pad_width, mode="constant", constant_values=0):
+    dx = _unpad(g, x, pad_width, mode)
+    return dx, None, None, np.sum(g) - np.sum(dx) if mode == "constant" else None
+
+
+@adjoint(np.sort)
+def sort(g, ans, x, axis=-1, kind=None, order=None):
+    return _unsort(g, x, _sort_order(x, axis, None), axis)
+
+
+@tangent(np.sort)
+def sort_tangent(t, ans, x, axis=-1, kind=None, order=None):
+    return np.take_along_axis(t, _sort_order(x, axis, None), axis) if axis is not None else \
+        np.take(t, _sort_order(x, axis, None))
+
+
+@adjoint(np.partition)
+def partition(g, ans, x, kth, axis=-1, kind="introselect", order=None):
+    return _unsort(g, x, _sort_order(x, axis, kth), axis), None
+
+
+@tangent(np.partition)
+def partition_tangent(t, ans, x, kth, axis=-1, kind="introselect", order=None):
+    return np.take_along_axis(t, _sort_order(x, axis, kth), axis) if axis is not None else \
+        np.take(t, _sort_order(x, axis, kth)), None
+
+
+@adjoint(np.take)
+def take(g, ans, x, indices, axis=None, out=None, mode="raise"):
+    return _take_adjoint(g, x, indices, axis), None
+
+
+@adjoint(np.take_along_axis)
+def take_along_axis(g, ans, x, indices, axis):
+    return _take_along_axis_adjoint(g, x, indices, axis), None
+
+
+@adjoint(np.split, np.array_split)
+def split(g, ans, x, indices_or_sections, axis=0):
+    return _unsplit(g, ans, axis), None
+
+
+@adjoint(np.hsplit)
+def hsplit(g, ans, x, indices_or_sections):
+    return _unsplit(g, ans, 1 if np.ndim(x) > 1 else 0), None
+
+
+@adjoint(np.vsplit)
+def vsplit(g, ans, x, indices_or_sections):
+    return _unsplit(g, ans, 0), None
+
+
+@adjoint(np.dsplit)
+def dsplit(g, ans, x, indices_or_sections):
+    return _unsplit(g, ans, 2), None
+
+
+@adjoint(np.append)
+def append(g, ans, arr, values, axis=None):
+    return _unappend(g, arr, values, axis, 0), _unappend(g, arr, values, axis, 1)
+
+
+@adjoint(np.column_stack)
+def column_stack(g, ans, arrays):
+    return _uncolumn_stack(g, arrays)
+
+
+@adjoint(np.dstack)
+def dstack(g, ans, arrays):
+    return _uncolumn_stack(g, arrays, 2)
+
+
+@adjoint(np.gradient)
+def gradient(g, ans, f, axis=None, edge_order=1):      # unit spacing (a spacing argument is refused)
+    return _gradient_adjoint(g, f, axis, edge_order)
+
+
+@adjoint(builtins.sorted)
+def sorted_(g, ans, items, key=None, reverse=False):
+    return _unsorted(g, items, key, reverse)
+
+
+@tangent(builtins.sorted)
+def sorted_tangent(t, ans, items, key=None, reverse=False):
+    return _sorted_like(t, items, key, reverse)
+
+
+several_results(builtins.sorted, kind=lambda args, kwargs: ("list*", "scalar"))
+
+# ---- products
+
+
+@adjoint(np.kron)
+def kron(g, ans, a, b):
+    return _kron_adjoint(g, a, b, 0), _kron_adjoint(g, a, b, 1)
+
+
+@adjoint(np.cross)
+def cross(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    # g . (a x b) = a . (b x g) = b . (g x a); broadcast operands are summed back
+    return _unbroadcast(np.cross(b, g), a), _unbroadcast(np.cross(g, a), b)
+
+
+@adjoint(np.select)
+def select(g, ans, condlist, choicelist, default=0):
+    return None, _select_adjoint(g, condlist, choicelist, -1), _select_adjoint(g, condlist, choicelist, 0)
+
+
+linear(np.gradient, np.diff, np.roll, np.rot90, np.fliplr, np.flipud, np.rollaxis, np.atleast_3d, np.tril, np.triu, np.diagonal,
+       np.take, np.take_along_axis, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.column_stack,
+       np.dstack, np.deg2rad, np.radians, np.rad2deg, np.degrees, np.conjugate, np.conj, np.real, np.real_if_close)
+several_results(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, kind=lambda args, kwargs: ("list*", "array"))
+linear(np.kron, np.cross, argnums=(0, 1))
+
+
+@tangent(np.append)
+def append_tangent(t, ans, arr, values, axis=None):        # affine in each argument: the other gives zeros
+    return np.append(t, 0.0 * values, axis), np.append(0.0 * arr, t, axis)
+
+
+@tangent(np.select)
+def select_tangent(t, ans, condlist, choicelist, default=0):
+    return None, np.select(condlist, t, 0.0), np.where(np.any(np.array(condlist), axis=0), 0.0 * t, t)
+
+
+@tangent(np.pad)
+def pad_tangent(t, ans, x, pad_width, mode="constant", constant_values=0):
+    return np.pad(t, pad_width, mode), None, None, (np.pad(0.0 * x, pad_width, "constant", constant_values=1.0) * t
+                                                    if mode == "constant" else None)
+
+
+@tangent(np.imag, np.angle)
+def imag_tangent(t, ans, x):
+    return 0.0 * ans
+
+
+# ---- ufunc methods: reduce and accumulate
+
+
+@adjoint(np.add.reduce)
+def add_reduce(g, ans, x, axis=0, dtype=None, out=None, keepdims=False):
+    return _broadcast_back(g, x, axis, keepdims)
+
+
+@adjoint(np.multiply.reduce)
+def multiply_reduce(g, ans, x, axis=0, dtype=None, out=None, keepdims=False):
+    return _broadcast_back(g, x, axis, keepdims) * _prod_of_others(x, axis)
+
+
+@tangent(np.multiply.reduce)
+def multiply_reduce_tangent(t, ans, x, axis=0, dtype=None, out=None, keepdims=False):
+    return np.sum(t * _prod_of_others(x, axis), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.maximum.reduce, np.minimum.reduce)
+def extremum_reduce(g, ans, x, axis=0, dtype=None, out=None, keepdims=False):
+    hit = (x == _broadcast_back(ans, x, axis, keepdims)) * np.ones_like(x)
+    return _broadcast_back(g, x, axis, keepdims) * hit / np.sum(hit, axis=axis, keepdims=True)
+
+
+@tangent(np.maximum.reduce, np.minimum.reduce)
+def extremum_reduce_tangent(t, ans, x, axis=0, dtype=None, out=None, keepdims=False):
+    hit = (x == _broadcast_back(ans, x, axis, keepdims)) * np.ones_like(x)
+    return np.sum(t * hit, axis=axis, keepdims=keepdims) / np.sum(hit, axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.logaddexp.reduce)
+def logaddexp_reduce(g, ans, x, axis=0, dtype=None, out=None, keepdims=False):
+    return _broadcast_back(g, x, axis, keepdims) * np.exp(x - _broadcast_back(ans, x, axis, keepdims))
+
+
+@tangent(np.logaddexp.reduce)
+def logaddexp_reduce_tangent(t, ans, x, axis=0, dtype=None, out=None, keepdims=False):
+    return np.sum(t * np.exp(x - _broadcast_back(ans, x, axis, keepdims)), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.add.accumulate)
+def add_accumulate(g, ans, x, axis=0, dtype=None, out=None):
+    return _cumsum_adjoint(g, x, axis)
+
+
+@adjoint(np.multiply.accumulate)
+def multiply_accumulate(g, ans, x, axis=0, dtype=None, out=None):
+    return _cumsum_adjoint(g * ans, x, axis) / x
+
+
+@tangent(np.multiply.accumulate)
+def multiply_accumulate_tangent(t, ans, x, axis=0, dtype=None, out=None):
+    return ans * np.cumsum(t / x, axis=axis)
+
+
+linear(np.add.reduce, np.add.accumulate)
+
+nondifferentiable(np.argpartition, np.lexsort, np.unique, np.histogram, np.bincount, np.signbit, np.iscomplex,
+                  np.isreal, np.isneginf, np.isposinf, np.shares_memory, np.may_share_memory)
+
+from s2s.runtime import _broadcast_back, _prod_of_others  # noqa: E402

@@ -1,0 +1,252 @@
+"""Rules for scipy.special (registered when SciPy is installed).
+
+Most of these functions are ufuncs: elementwise, so that their rules also give forward mode. An
+argument without a closed-form derivative (the order of a Bessel function, the parameters of the
+incomplete gamma and beta functions) gets no adjoint: differentiating with respect to it is refused
+when the derivative is made, as in autograd. Derivatives: DLMF (https://dlmf.nist.gov) 5.15, 7.2,
+8.8, 8.17, 10.6, 10.29.
+"""
+import math
+
+import numpy as np
+import scipy.special as sp
+
+from s2s.registry import adjoint, elementwise, nondifferentiable, tangent
+from s2s.runtime import _broadcast_back, _unbroadcast
+
+_SQRT_PI = 1.7724538509055159
+_SQRT_2PI = 2.5066282746310002
+
+# ---- logistic
+
+
+@adjoint(sp.expit)
+def expit(g, ans, x):
+    return g * ans * (1 - ans)
+
+
+@adjoint(sp.logit)
+def logit(g, ans, x):
+    return g / (x * (1 - x))
+
+
+# ---- gamma and beta functions
+
+
+@adjoint(sp.gamma)
+def gamma(g, ans, x):
+    return g * ans * sp.digamma(x)
+
+
+@adjoint(sp.gammaln)
+def gammaln(g, ans, x):
+    return g * sp.digamma(x)
+
+
+@adjoint(sp.digamma)
+def digamma(g, ans, x):                 # the trigamma function polygamma(1, x) = zeta(2, x)
+    return g * sp.zeta(2.0, x)
+
+
+@adjoint(sp.polygamma)
+def polygamma(g, ans, n, x):            # polygamma(n + 1, x), written with zeta (polygamma gives float64 always)
+    return None, g * ((-1) ** n * math.factorial(n + 1)) * sp.zeta(n + 2.0, x)
+
+
+@adjoint(sp.zeta)
+def zeta(g, ans, s, q):                 # the Hurwitz zeta function; s is not differentiated
+    return None, -g * s * sp.zeta(s + 1.0, q)
+
+
+@adjoint(sp.rgamma)
+def rgamma(g, ans, x):                  # 1 / gamma(x)
+    return -g * ans * sp.digamma(x)
+
+
+@adjoint(sp.multigammaln)
+def multigammaln(g, ans, a, d):         # sum over j < d of gammaln(a - j / 2), plus a constant
+    return g * np.sum(sp.digamma(np.expand_dims(a, -1) - 0.5 * np.arange(d)), axis=-1), None
+
+
+@adjoint(sp.beta)
+def beta(g, ans, a, b):
+    return g * ans * (sp.digamma(a) - sp.digamma(a + b)), g * ans * (sp.digamma(b) - sp.digamma(a + b))
+
+
+@adjoint(sp.betaln)
+def betaln(g, ans, a, b):
+    return g * (sp.digamma(a) - sp.digamma(a + b)), g * (sp.digamma(b) - sp.digamma(a + b))
+
+
+@adjoint(sp.gammainc)
+def gammainc(g, ans, a, x):             # regularized lower incomplete gamma: only x has a closed form
+    return None, g * np.exp(-x + (a - 1) * np.log(x) - sp.gammaln(a))
+
+
+@adjoint(sp.gammaincc)
+def gammaincc(g, ans, a, x):
+    return None, -g * np.exp(-x + (a - 1) * np.log(x) - sp.gammaln(a))
+
+
+@adjoint(sp.betainc)
+def betainc(g, ans, a, b, x):           # regularized incomplete beta: only x has a closed form
+    return None, None, g * np.exp((a - 1) * np.log(x) + (b - 1) * np.log1p(-x) - sp.betaln(a, b))
+
+
+# ---- error functions and the normal distribution
+
+
+@adjoint(sp.erf)
+def erf(g, ans, x):
+    return g * (2 / _SQRT_PI) * np.exp(-x * x)
+
+
+@adjoint(sp.erfc)
+def erfc(g, ans, x):
+    return -g * (2 / _SQRT_PI) * np.exp(-x * x)
+
+
+@adjoint(sp.erfinv)
+def erfinv(g, ans, x):
+    return g * (_SQRT_PI / 2) * np.exp(ans * ans)
+
+
+@adjoint(sp.erfcinv)
+def erfcinv(g, ans, x):
+    return -g * (_SQRT_PI / 2) * np.exp(ans * ans)
+
+
+@adjoint(sp.ndtr)
+def ndtr(g, ans, x):
+    return g * np.exp(-0.5 * x * x) / _SQRT_2PI
+
+
+@adjoint(sp.log_ndtr)
+def log_ndtr(g, ans, x):
+    return g * np.exp(-0.5 * x * x - ans) / _SQRT_2PI
+
+
+@adjoint(sp.ndtri)
+def ndtri(g, ans, x):
+    return g * _SQRT_2PI * np.exp(0.5 * ans * ans)
+
+
+# ---- x log y
+
+
+@adjoint(sp.xlogy)
+def xlogy(g, ans, x, y):
+    return g * np.log(y), g * x / y
+
+
+@adjoint(sp.xlog1py)
+def xlog1py(g, ans, x, y):
+    return g * np.log1p(y), g * x / (1 + y)
+
+
+# ---- Bessel functions (the order v is not differentiated)
+
+
+@adjoint(sp.i0)
+def i0(g, ans, x):
+    return g * sp.i1(x)
+
+
+@adjoint(sp.i1)
+def i1(g, ans, x):
+    return g * 0.5 * (sp.i0(x) + sp.iv(2.0, x))
+
+
+@adjoint(sp.iv)
+def iv(g, ans, v, x):
+    return None, g * 0.5 * (sp.iv(v - 1.0, x) + sp.iv(v + 1.0, x))
+
+
+@adjoint(sp.ive)
+def ive(g, ans, v, x):                  # iv(v, x) * exp(-|x|)
+    return None, g * (0.5 * (sp.ive(v - 1.0, x) + sp.ive(v + 1.0, x)) - np.sign(x) * ans)
+
+
+@adjoint(sp.j0)
+def j0(g, ans, x):
+    return -g * sp.j1(x)
+
+
+@adjoint(sp.j1)
+def j1(g, ans, x):
+    return g * 0.5 * (sp.j0(x) - sp.jv(2.0, x))
+
+
+@adjoint(sp.jv)
+def jv(g, ans, v, x):
+    return None, g * 0.5 * (sp.jv(v - 1.0, x) - sp.jv(v + 1.0, x))
+
+
+@adjoint(sp.y0)
+def y0(g, ans, x):
+    return -g * sp.y1(x)
+
+
+@adjoint(sp.y1)
+def y1(g, ans, x):
+    return g * 0.5 * (sp.y0(x) - sp.yv(2.0, x))
+
+
+@adjoint(sp.yn)
+def yn(g, ans, n, x):
+    return None, g * 0.5 * (sp.yv(n - 1.0, x) - sp.yv(n + 1.0, x))
+
+
+@adjoint(sp.yv)
+def yv(g, ans, v, x):
+    return None, g * 0.5 * (sp.yv(v - 1.0, x) - sp.yv(v + 1.0, x))
+
+
+elementwise(sp.polygamma, sp.multigammaln, sp.zeta)
+nondifferentiable(sp.gammasgn)          # the sign of gamma: piecewise constant
+
+# ---- reductions: logsumexp, softmax, log_softmax
+
+
+@adjoint(sp.logsumexp)
+def logsumexp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    # log |sum(b * exp(a))|: d/da = sign * b * exp(a - ans), d/db = sign * exp(a - ans)
+    value = ans[0] if return_sign else ans
+    gv = g[0] if return_sign else g
+    sign = ans[1] if return_sign else 1.0
+    weight = np.exp(a - _broadcast_back(value, a, axis, keepdims)) * _broadcast_back(sign * gv, a, axis, keepdims)
+    return weight * (1.0 if b is None else b), None, None if b is None else _unbroadcast(weight, b)
+
+
+@tangent(sp.logsumexp)
+def logsumexp_tangent(t, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    value = ans[0] if return_sign else ans
+    sign = ans[1] if return_sign else 1.0
+    weight = np.exp(a - _broadcast_back(value, a, axis, keepdims))
+    da = sign * np.sum(weight * t * (1.0 if b is None else b), axis=axis, keepdims=keepdims)
+    db = sign * np.sum(weight * t, axis=axis, keepdims=keepdims)
+    return ((da, 0.0 * sign) if return_sign else da, None, None if b is None else
+            ((db, 0.0 * sign) if return_sign else db))
+
+
+@adjoint(sp.softmax)
+def softmax(g, ans, x, axis=None):      # the Jacobian diag(s) - s s^T is symmetric: the tangent is the same
+    return ans * (g - np.sum(g * ans, axis=axis, keepdims=True))
+
+
+@tangent(sp.softmax)
+def softmax_tangent(t, ans, x, axis=None):
+    return ans * (t - np.sum(t * ans, axis=axis, keepdims=True))
+
+
+@adjoint(sp.log_softmax)
+def log_softmax(g, ans, x, axis=None):
+    return g - np.exp(ans) * np.sum(g, axis=axis, keepdims=True)
+
+
+@tangent(sp.log_softmax)
+def log_softmax_tangent(t, ans, x, axis=None):
+    return t - np.sum(np.exp(ans) * t, axis=axis, keepdims=True)
+
+
+

@@ -1,0 +1,47 @@
+"""Desugaring: the rich surface of Python rewritten into the small core that lowering knows.
+
+Runs between the front end and lowering, on the gast tree of one function
+(`desugar(parsed)` changes `parsed.node` in place). Each construct has its own
+gast-to-gast rewrite in a module of this package, small and testable alone:
+
+- `signature`: keyword-only and positional-only parameters become ordinary
+  ones; `*args` / `**kwargs` of a known length become fixed parameters;
+- `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
+  inactive context managers become calls that run as Python runs them;
+- `closures`: nested `def` and `lambda` become functions of their own (lifted,
+  their free variables passed as arguments at each call); `map` a loop;
+- `comprehensions`: list comprehensions and generator expressions become the
+  loops they are;
+- `containers`: `dict.items/values/keys/get`, `list.extend/insert`;
+- `reductions`: `max(xs)` / `min(xs)` of one sequence as a loop over the two-argument form;
+- `objects`: calls through objects (`self.forward(x)`, `layer(x)`), methods of
+  library objects, frozen distributions, loops over lists of layers unrolled;
+  with `starred`: star-arguments and starred targets of a known length;
+- `derivatives`: a call of a gradient s2s made is an operation whose rules are
+  that gradient's own derivatives.
+
+A rewrite places an object it knows when the derivative is made as a
+`gast.Constant` holding it (a lifted function, a method specialized on its
+object); lowering names such a callee statically. Every node a rewrite makes
+carries the location of the user's node it comes from.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import closures, comprehensions, containers, objects, reductions, signature, statements
+
+if TYPE_CHECKING:
+    from ..frontend import ParsedFunction
+
+# (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
+# iteration as in Python.)
+REWRITES = (signature.rewrite, statements.rewrite, closures.rewrite, containers.rewrite,
+            comprehensions.rewrite, reductions.rewrite, objects.rewrite)
+
+
+def desugar(parsed: "ParsedFunction") -> None:
+    from .context import Context
+    ctx = Context(parsed)
+    for rewrite in REWRITES:
+        rewrite(ctx)

@@ -1,0 +1,119 @@
+"""A derivative s2s made, called inside a function being differentiated (`dloglike = s2s.grad(loglike)`,
+then `dloglike(r, p(r))`): a call of it is an operation whose rules are the derivative's own derivatives,
+made by s2s from the derivative's IR when they first run (s2s.vjp and s2s.jvp of it: reverse and forward
+mode over the gradient's generated code). So Newton's method on a gradient differentiates as written.
+"""
+from __future__ import annotations
+
+import linecache
+import types
+from typing import Any
+
+import gast
+
+from .. import registry
+from ..errors import UnsupportedSyntax
+from ..frontend import Facts, Synthetic, register_synthetic
+
+
+def adjoint_of_derivative(derivative: Any, g: Any, *args: Any) -> tuple:
+    from ..api import vjp
+    return vjp(derivative, *args)[1](g)
+
+
+def tangent_of_derivative(derivative: Any, t: Any, index: int, *args: Any) -> Any:
+    from ..api import jvp
+    tangents = [None] * len(args)
+    tangents[index] = t
+    return jvp(derivative, args, tangents)[1]
+
+
+def prepare(derivative: Any, loc: Any) -> None:
+    """Register the rules of a call of derivative, once."""
+    if registry.find_adjoint(derivative) is not None:
+        return
+    fn, options = derivative.__s2s__
+    if options.mode != "reverse" or options.with_value or options.has_aux or options.several:
+        raise UnsupportedSyntax(
+            f"s2s differentiates through a call of a gradient it made (s2s.grad(f)), not of this derivative "
+            f"({derivative.__qualname__})", loc, hint="call s2s.grad(f) inside, and differentiate that")
+    root = fn
+    while hasattr(root, "__s2s__"):
+        root = root.__s2s__[0]
+    n = root.__code__.co_argcount
+    params = ", ".join(f"a{i}" for i in range(n))
+    adjoint_text = (f"def rule(g, ans, {params}):\n    adjoints = _adjoint(_derivative, g, {params})\n"
+                    f"    return {', '.join(f'adjoints[{i}]' for i in range(n))}{',' if n == 1 else ''}\n")
+    tangent_text = (f"def rule(t, ans, {params}):\n    return " +
+                    ", ".join(f"_tangent(_derivative, t, {i}, {params})" for i in range(n)) +
+                    ("," if n == 1 else "") + "\n")
+    values = {"_adjoint": adjoint_of_derivative, "_tangent": tangent_of_derivative, "_derivative": derivative}
+    registry.adjoint(derivative)(_rule(adjoint_text, values, derivative, "adjoint"))
+    registry.tangent(derivative)(_rule(tangent_text, values, derivative, "tangent"))
+
+
+def _rule(text: str, values: dict, derivative: Any, kind: str) -> types.FunctionType:
+    filename = f"<s2s: {kind} rule of {derivative.__qualname__}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    namespace: dict = {"__name__": "s2s.desugar.derivatives", **values}
+    exec(compile(text, filename, "exec"), namespace)
+    rule = namespace["rule"]
+    node = gast.parse(text).body[0]
+
+    class Constants(gast.NodeTransformer):
+        def visit_Name(self, sub: gast.Name) -> Any:
+            if sub.id in values and isinstance(sub.ctx, gast.Load):
+                return gast.copy_location(gast.Constant(value=values[sub.id], kind=None), sub)
+            return sub
+    register_synthetic(rule, Synthetic(Constants().visit(node), filename, Facts()))
+    return rule
+
+
+# ---------------------------------------------------------------- methods of objects known only at run time
+
+def _differentiable(args: tuple) -> tuple[int, ...]:
+    from ..api import _non_float_leaf
+    return tuple(i for i, a in enumerate(args) if _non_float_leaf(a) is None)
+
+
+def adjoint_of_method(obj: Any, name: str, g: Any, *args: Any) -> tuple:
+    """The adjoints of a method call's arguments: s2s's vjp of the bound method, made when it first runs."""
+    from ..api import vjp
+    wrt = _differentiable(args)
+    adjoints = list(vjp(getattr(obj, name), *args, wrt=wrt)[1](g)) if wrt else []
+    return tuple(adjoints.pop(0) if i in wrt else None for i in range(len(args)))
+
+
+def tangent_of_method(obj: Any, name: str, t: Any, index: int, *args: Any) -> Any:
+    from ..api import jvp
+    tangents = [None] * len(args)
+    tangents[index] = t
+    return jvp(getattr(obj, name), args, tangents)[1]
+
+
+_METHOD_CALLS: dict[int, Any] = {}
+
+
+def method_call(arity: int) -> Any:
+    """`obj.name(a0, ..., a{arity-1})` for an object whose type is known only when the code runs: Python's call,
+    with rules that differentiate the bound method itself (s2s.vjp / s2s.jvp of it) when it first runs."""
+    made = _METHOD_CALLS.get(arity)
+    if made is not None:
+        return made
+    from .helpers import call_method
+
+    def call(obj: Any, name: str, *args: Any) -> Any:
+        return call_method(obj, name, *args)
+    call.__name__ = call.__qualname__ = f"method_call_{arity}"
+    params = ", ".join(f"a{i}" for i in range(arity))
+    comma = ", " if arity else ""
+    adjoint_text = (f"def rule(g, ans, obj, name{comma}{params}):\n"
+                    f"    adjoints = _adjoint(obj, name, g{comma}{params})\n"
+                    f"    return None, None{comma}{', '.join(f'adjoints[{i}]' for i in range(arity))}\n")
+    tangent_text = (f"def rule(t, ans, obj, name{comma}{params}):\n    return None, None{comma}" +
+                    ", ".join(f"_tangent(obj, name, t, {i}{comma}{params})" for i in range(arity)) + "\n")
+    values = {"_adjoint": adjoint_of_method, "_tangent": tangent_of_method}
+    registry.adjoint(call)(_rule(adjoint_text, values, call, "adjoint"))
+    registry.tangent(call)(_rule(tangent_text, values, call, "tangent"))
+    _METHOD_CALLS[arity] = call
+    return call

@@ -1,0 +1,325 @@
+"""Shape-aware emission: runtime helpers replaced by direct NumPy where the shapes decide.
+
+`specialize(fn, params)` takes a derivative's final IR and the abstract values (s2s/shapes.py) of its
+parameters, infers the shape and dtype of every value it can, and rewrites the helpers whose behaviour the
+shapes decide: `_unbroadcast` becomes nothing or `np.sum(g, axis=0)`, `_reduced_size` a number,
+`_broadcast_back` of a full reduction the adjoint itself, `_matmul_left(g, a, b)` `g @ b.T`, and so on. A
+helper stays wherever a shape is unknown (another library's array, a container, a value a loop changes).
+
+Every rewrite inside a loop gives a value of exactly the helper's shape and dtype, so what was inferred for
+the loop stays true. Outside loops an adjoint spread lazily from a full reduction (the helper makes it an
+array of ones' shape, `(1, 1)`) may stay the number it is: it broadcasts the same against the full arrays
+it meets, and the values inferred after it follow the rewritten code.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import runtime
+from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, substitute
+from .shapes import Abstract, abstract_of, infer, matmul_shape
+
+_GONE = object()        # a stack whose pushes disagree
+
+
+def _join(a: Abstract | None, b: Abstract | None) -> Abstract | None:
+    return a if a == b else None
+
+
+class _Specializer:
+    def __init__(self, fn: Function, params: list[Abstract | None]):
+        self.fn = fn
+        self.env: dict[int, Abstract] = {id(p): a for p, a in zip(fn.params, params) if a is not None}
+        self.stacks: dict[int, Any] = {}
+        self.alias: dict[int, Atom] = {}
+        self.count = 0
+
+    # ------------------------------------------------------------ facts
+
+    def sub(self, atom: Atom) -> Atom:
+        while isinstance(atom, Value) and id(atom) in self.alias:
+            atom = self.alias[id(atom)]
+        return atom
+
+    def get(self, atom: Atom) -> Abstract | None:
+        atom = self.sub(atom)
+        if isinstance(atom, Const):
+            return abstract_of(atom.value)
+        return self.env.get(id(atom))
+
+    def set(self, v: Value, a: Abstract | None) -> None:
+        if a is None:
+            self.env.pop(id(v), None)
+        else:
+            self.env[id(v)] = a
+
+    # ------------------------------------------------------------ blocks
+
+    def block(self, b: Block, mode: str) -> None:
+        """mode: "free" (any rewrite), "preserve" (rewrites keep shapes and dtypes), "none" (facts only)."""
+        kept = []
+        for stmt in b.stmts:
+            if isinstance(stmt, Op):
+                kept.extend(self.op(stmt, mode))
+                continue
+            kept.append(stmt)
+            if isinstance(stmt, If):
+                self.block(stmt.then, mode)
+                self.block(stmt.orelse, mode)
+                for out, x, y in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                    self.set(out, _join(self.get(x), self.get(y)))
+            else:
+                self.loop(stmt, mode)
+        if mode != "none":
+            b.stmts = kept
+
+    def loop(self, stmt: While | For, mode: str) -> None:
+        carried = [self.get(i) for i in stmt.inits]
+        blocks = [stmt.test, stmt.body] if isinstance(stmt, While) else [stmt.body]
+        for _ in range(4):
+            for v, a in zip(stmt.carried, carried):
+                self.set(v, a)
+            if isinstance(stmt, For):
+                self.set(stmt.index, Abstract((), int))
+            for inner in blocks:
+                self.block(inner, "none")
+            joined = [_join(a, self.get(r)) for a, r in zip(carried, stmt.body.results)]
+            if joined == carried:
+                break
+            carried = joined
+        else:
+            carried = [None] * len(carried)
+            for v in stmt.carried:
+                self.set(v, None)
+        if mode != "none":
+            for inner in blocks:
+                self.block(inner, "preserve")
+        for out, a in zip(stmt.outs, carried):
+            self.set(out, a)
+
+    # ------------------------------------------------------------ operations
+
+    def op(self, op: Op, mode: str) -> list[Op]:
+        if mode != "none":
+            op.args = [self.sub(a) for a in op.args]
+            op.kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
+        if op.prim is runtime.push:
+            pushed = self.get(op.args[1])
+            key = id(self.sub(op.args[0]))
+            before = self.stacks.get(key)
+            self.stacks[key] = pushed if before is None or before == pushed else _GONE
+            return [op]
+        if op.prim is runtime.pop and len(op.outs) == 1:
+            found = self.stacks.get(id(self.sub(op.args[0])))
+            self.set(op.outs[0], found if isinstance(found, Abstract) else None)
+            return [op]
+        if len(op.outs) != 1:
+            return [op]
+        rewritten = None if mode == "none" else self.rewrite(op, mode)
+        if isinstance(rewritten, (Value, Const)):
+            self.alias[id(op.outs[0])] = rewritten
+            return []
+        ops = rewritten or [op]
+        for new in ops:
+            self.set(new.outs[0], infer(new, self.get))
+        return ops
+
+    def new(self, prim: Any, args: list[Atom], like: Op, kwargs: dict | None = None,
+            out: Value | None = None) -> Op:
+        if out is None:
+            self.count += 1
+            out = Value(f"{like.outs[0].name}.s{self.count}", "t")
+        return Op(prim, args, [out], {k: Const(v) for k, v in (kwargs or {}).items()}, loc=like.loc)
+
+    def rewrite(self, op: Op, mode: str) -> Atom | list[Op] | None:
+        rule = _RULES.get(op.prim)
+        if rule is None:
+            return None
+        facts = [self.get(a) for a in op.args]
+        return rule(self, op, facts, mode)
+
+
+# ---------------------------------------------------------------- the rewrites
+
+def _unbroadcast(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    g, x = op.args[0], op.args[1]
+    G, X = facts[0], facts[1]
+    if G is None or X is None or op.kwargs:
+        return None
+    if len(facts) == 3:
+        R = facts[2]
+        if R is None:
+            return None
+        if X.shape == R.shape:
+            return g
+        if G.shape != R.shape:              # an adjoint spread lazily: the helper counts the copies
+            return None
+    if G.shape == X.shape:
+        return g
+    if G.python:
+        return None
+    out = op.outs[0]
+    if X.shape == ():
+        if not X.python:
+            return [s.new(np.sum, [g], op, out=out)]
+        if G.dtype.kind != "f":
+            return None
+        total = s.new(np.sum, [g], op)
+        return [total, s.new(float, [total.outs[0]], op, out=out)]
+    lead = G.ndim - X.ndim
+    if lead < 0:
+        return None
+    kept = G.shape[lead:]
+    stretched = tuple(i for i, (n, k) in enumerate(zip(X.shape, kept)) if n == 1 and k != 1)
+    ops: list[Op] = []
+    if lead:
+        ops.append(s.new(np.sum, [g], op, {"axis": 0 if lead == 1 else tuple(range(lead))}))
+    if stretched:
+        ops.append(s.new(np.sum, [ops[-1].outs[0] if ops else g], op,
+                         {"axis": stretched[0] if len(stretched) == 1 else stretched, "keepdims": True}))
+    if not ops:
+        return g
+    ops[-1].outs = [out]
+    return ops
+
+
+def _expand(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    G, L = facts
+    if G is None or L is None or L.python:
+        return None
+    if G.shape == L.shape:
+        return op.args[0]
+    return [s.new(np.broadcast_to, [op.args[0], Const(L.shape)], op, out=op.outs[0])]
+
+
+def _fill(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    G, X = facts
+    if G is not None and X is not None and G.shape == X.shape and not X.python:
+        return op.args[0]
+    return None
+
+
+def _reduced_size(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    X = facts[0]
+    axis = op.args[1] if len(op.args) > 1 else Const(None)
+    if X is None or X.python or not isinstance(axis, Const):
+        return None
+    axes = range(X.ndim) if axis.value is None else \
+        [axis.value] if isinstance(axis.value, int) else axis.value
+    try:
+        return Const(int(np.prod([X.shape[a] for a in axes], dtype=np.int64)))
+    except (IndexError, TypeError):
+        return None
+
+
+def _broadcast_back(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    G, X = facts[0], facts[1]
+    axis, keepdims = (op.args + [Const(None), Const(False)])[2:4]
+    if G is None or X is None or X.python or not isinstance(axis, Const) or not isinstance(keepdims, Const) \
+            or op.kwargs:
+        return None
+    target = np.result_type(X.dtype, np.float32)
+    if axis.value is None and not keepdims.value:
+        weak = G.dtype is float and target == np.float64        # a Python float: float64 when spread
+        if mode == "free" and G.shape == () and (weak or not G.python and G.dtype == target) and X.ndim:
+            return op.args[0]               # a number broadcasts like the array of ones' shape it stands for
+        return None
+    result = infer(op, s.get)
+    if result is None or G.python or G.dtype != target:
+        return None
+    if keepdims.value:
+        return op.args[0] if G.shape == result.shape else None
+    axes = _reduced_axes(axis.value, X.ndim)
+    if axes is None or G.shape != tuple(n for i, n in enumerate(X.shape) if i not in axes):
+        return None
+    return [s.new(np.expand_dims, [op.args[0], Const(axes[0] if len(axes) == 1 else axes)], op, out=op.outs[0])]
+
+
+def _reduced_axes(axis: Any, ndim: int) -> tuple | None:
+    items = (axis,) if isinstance(axis, int) else axis if isinstance(axis, tuple) else None
+    if items is None or not all(isinstance(a, int) and -ndim <= a < ndim for a in items):
+        return None
+    return tuple(sorted(a % ndim for a in items))
+
+
+def _matmul_adjoint(left: bool, dot: bool):
+    def rule(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+        G, A, B = facts
+        if G is None or A is None or B is None or A.python or B.python or G.python or op.kwargs:
+            return None
+        if not (1 <= A.ndim <= 2 and 1 <= B.ndim <= 2) or G.shape != matmul_shape(A.shape, B.shape):
+            return None
+        g, a, b = op.args
+        out = op.outs[0]
+        if left:
+            if A.ndim == 2 and B.ndim == 2:
+                t = s.new(getattr, [b, Const("T")], op)
+                return [t, s.new(operator.matmul, [g, t.outs[0]], op, out=out)]
+            if A.ndim == 2:
+                return [s.new(np.outer, [g, b], op, out=out)]
+            if B.ndim == 2:
+                return [s.new(operator.matmul, [b, g], op, out=out)]
+            return [s.new(operator.mul, [g, b], op, out=out)]
+        if A.ndim == 2:
+            t = s.new(getattr, [a, Const("T")], op)
+            return [t, s.new(operator.matmul, [t.outs[0], g], op, out=out)]
+        if B.ndim == 2:
+            return [s.new(np.outer, [a, g], op, out=out)]
+        return [s.new(operator.mul, [g, a], op, out=out)]
+    return rule
+
+
+def _scatter(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    X, G = facts[0], facts[2]
+    index = op.args[1]
+    if X is None or G is None or X.python or op.kwargs or not isinstance(index, Const):
+        return None
+    items = index.value if isinstance(index.value, tuple) else (index.value,)
+    if not all(i is None or i is Ellipsis or type(i) in (int, slice) for i in items) \
+            or np.result_type(X.dtype, G.proto(), np.float32) != X.dtype:
+        return None
+    zeros = s.new(np.zeros_like, [op.args[0]], op)       # no index repeats: the adjoint is written, not added
+    return [zeros, s.new(runtime.setitem, [zeros.outs[0], index, op.args[2]], op, out=op.outs[0])]
+
+
+_RULES = {
+    runtime._scatter: _scatter,
+    runtime._unbroadcast: _unbroadcast,
+    runtime._expand: _expand,
+    runtime._fill: _fill,
+    runtime._reduced_size: _reduced_size,
+    runtime._broadcast_back: _broadcast_back,
+    runtime._matmul_left: _matmul_adjoint(True, False),
+    runtime._matmul_right: _matmul_adjoint(False, False),
+    runtime._dot_left: _matmul_adjoint(True, True),
+    runtime._dot_right: _matmul_adjoint(False, True),
+}
+
+
+def specialize(fn: Function, params: list[Abstract | None]) -> Function:
+    """fn with the helpers its parameters' shapes decide replaced by NumPy (in place; returned)."""
+    s = _Specializer(fn, params)
+    s.block(fn.body, "free")
+    if s.alias:
+        substitute(fn.body, {k: s.sub(v) for k, v in s.alias.items()})
+    return fn
+
+
+def shape_checks(source: str, name: str, params: list[str], example: tuple) -> str:
+    """An exported derivative specialized on its example arguments' shapes checks them on entry."""
+    checks = [f"    if np.shape({p}) != {tuple(a.shape)!r}:\n"
+              f"        raise ValueError(f\"{name}: argument {p!r} has the shape {{np.shape({p})}}; this derivative "
+              f"was exported for the shape {tuple(a.shape)!r}: export it again with an example of that shape\")\n"
+              for p, a in zip(params, example) if type(a) is np.ndarray]
+    if not checks:
+        return source
+    lines = source.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
+    end = next(i for i in range(start, len(lines)) if lines[i].rstrip().endswith(":"))
+    if "import numpy as np\n" not in lines:
+        lines.insert(next(i for i, line in enumerate(lines) if not line.startswith("#")), "import numpy as np\n")
+        end += 1
+    return "".join(lines[:end + 1] + checks + lines[end + 1:])

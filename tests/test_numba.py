@@ -1,0 +1,233 @@
+"""The Numba backend (issue 16): derivatives compiled by numba.njit, and derivatives of @njit functions.
+
+Every gradient is checked against central differences and against the Python backend; what the Numba
+target cannot express is refused when the derivative is made, at the user's line.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import s2s
+from s2s.errors import S2SError
+
+numba = pytest.importorskip("numba", reason="the Numba backend needs numba: pip install -e '.[numba]'")
+
+from s2s.numba_backend import NumbaUnsupported  # noqa: E402
+
+
+def central(f, args, i, eps=1e-6):
+    """d f / d args[i] by central differences (every element for an array)."""
+    x = args[i]
+    if isinstance(x, np.ndarray):
+        out = np.zeros_like(x)
+        for k in np.ndindex(x.shape):
+            up, down = x.copy(), x.copy()
+            up[k] += eps
+            down[k] -= eps
+            out[k] = (f(*args[:i], up, *args[i + 1:]) - f(*args[:i], down, *args[i + 1:])) / (2 * eps)
+        return out
+    return (f(*args[:i], x + eps, *args[i + 1:]) - f(*args[:i], x - eps, *args[i + 1:])) / (2 * eps)
+
+
+# ---------------------------------------------------------------- scalar and element loops
+
+def while_loop(x):
+    y = x
+    i = 0
+    while i < 50:
+        y = y * 0.99 + math.sin(y) * 0.01
+        i += 1
+    return y
+
+
+def horner(x, coefficients):
+    y = 0.0
+    for c in coefficients:
+        y = y * x + c
+    return y
+
+
+def euler(k, y0, h, steps):
+    y = y0
+    for _ in range(steps):
+        y = y + h * (-k * y)
+    return y
+
+
+def running_sum(x):
+    s = 0.0
+    acc = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i]
+        acc = acc + s * s
+    return acc
+
+
+def stencil(u, c):
+    n = u.shape[0]
+    total = 0.0
+    for i in range(1, n - 1):
+        v = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        total = total + v * v
+    return total
+
+
+def seed(x1, x2):
+    return math.log(x1) + x1 * x2 - math.sin(x2)
+
+
+def logistic(w, b, X, y):
+    z = X @ w + b
+    return np.mean(np.logaddexp(0.0, z) - y * z)
+
+
+def rnn(Wh, Wx, b, xs, h0):
+    h = h0
+    for x in xs:
+        h = np.tanh(Wh @ h + Wx @ x + b)
+    return np.sum(h * h)
+
+
+RNG = np.random.default_rng(3)
+CASES = [
+    (seed, (2.0, 5.0), (0, 1)),
+    (while_loop, (0.7,), 0),
+    (horner, (0.9, RNG.normal(size=12)), (0, 1)),
+    (euler, (0.5, 1.0, 0.01, 100), (0, 1, 2)),
+    (running_sum, (RNG.normal(size=20),), 0),
+    (stencil, (RNG.normal(size=15), 0.1), (0, 1)),
+    (logistic, (RNG.normal(size=3), 0.1, RNG.normal(size=(8, 3)), (RNG.random(8) < 0.5).astype(float)), (0, 1)),
+    pytest.param(rnn, (RNG.normal(size=(4, 4)) * 0.5, RNG.normal(size=(4, 3)) * 0.5, RNG.normal(size=4),
+                       RNG.normal(size=(5, 3)), RNG.normal(size=4)), (0, 1, 2),
+                 marks=pytest.mark.slow, id="rnn"),       # Numba compiles matmul and tanh for 13 s
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", CASES, ids=[getattr(c[0], "__name__", None) for c in CASES])
+def test_gradient_matches_central_differences_and_python(fn, args, wrt):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # Numba's notes on non-contiguous matmul operands
+        found = s2s.grad(fn, wrt, backend="numba")(*args)
+    expected = s2s.grad(fn, wrt)(*args)
+    several = isinstance(wrt, tuple)
+    for k, i in enumerate(wrt if several else (wrt,)):
+        got = found[k] if several else found
+        np.testing.assert_allclose(got, expected[k] if several else expected, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(got, central(fn, args, i), rtol=1e-6, atol=1e-8)
+
+
+def test_the_derivative_is_compiled_by_numba():
+    gradient = s2s.grad(stencil, backend="numba")
+    args = (RNG.normal(size=15), 0.1)
+    gradient(*args)
+    options = gradient.__s2s__[1]
+    function = s2s.api.compiled(stencil, options, args)[1]
+    assert isinstance(function, numba.core.registry.CPUDispatcher)
+    assert function.nopython_signatures          # compiled in nopython mode, for the arguments' types
+
+
+def test_value_and_grad_jvp_and_hessian():
+    value, gradient = s2s.value_and_grad(euler, backend="numba")(0.5, 1.0, 0.01, 100)
+    assert value == pytest.approx(euler(0.5, 1.0, 0.01, 100), rel=1e-14)
+    assert gradient == pytest.approx(central(euler, (0.5, 1.0, 0.01, 100), 0), rel=1e-6)
+    primal, tangent = s2s.jvp(while_loop, (0.7,), (1.0,), backend="numba")
+    assert primal == pytest.approx(while_loop(0.7), rel=1e-14)
+    assert tangent == pytest.approx(central(while_loop, (0.7,), 0), rel=1e-6)
+    second = s2s.hessian(while_loop, backend="numba")(0.7)
+    first = s2s.grad(while_loop)
+    assert second == pytest.approx(central(first, (0.7,), 0, eps=1e-5), rel=1e-5)
+
+
+def test_element_loops_add_into_the_gradient_in_place_and_stacks_are_preallocated():
+    text = s2s.source(stencil, RNG.normal(size=15), 0.1, backend="numba")
+    assert "du[i] += dv" in text and "_scatter(" not in text
+    assert "np.empty(max(" in text and ".append(" not in text
+    assert "reversed(" not in text and ", 0, -1):" in text        # range(1, n) backwards
+
+
+# ---------------------------------------------------------------- differentiating @njit functions
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+from numba_ode import adaptive_heun  # noqa: E402  (an @njit integrator whose while loop stops on a tolerance)
+
+
+def test_njit_ode_integrator_with_adaptive_step_against_central_differences():
+    args = (0.7, 1.5, 3.0, 1e-6)
+    dk, dy0 = s2s.grad(adaptive_heun, (0, 1))(*args)       # an @njit function: compiled by Numba again
+    assert dk == pytest.approx(central(adaptive_heun, args, 0), rel=1e-6)
+    assert dy0 == pytest.approx(central(adaptive_heun, args, 1), rel=1e-6)
+    python = s2s.grad(adaptive_heun, (0, 1), backend="python")(*args)
+    assert (dk, dy0) == pytest.approx(python, rel=1e-12)
+
+
+def test_njit_options_carry_over_and_njit_callees_are_inlined():
+    gradient = s2s.grad(adaptive_heun, (0, 1))
+    options = gradient.__s2s__[1]
+    assert options.backend == "numba" and ("fastmath", True) in options.numba_options
+    args = (0.7, 1.5, 3.0, 1e-6)
+    gradient(*args)
+    source, function = s2s.api.compiled(adaptive_heun.py_func, options, args)
+    assert function.targetoptions.get("fastmath") is True
+    code = [line for line in source.split("def adaptive_heun_grad", 1)[1].splitlines()
+            if not line.strip().startswith("#")]
+    assert not any("rhs(" in line for line in code)          # inlined, as user functions are
+
+
+@pytest.mark.slow
+def test_export_with_the_numba_backend_runs_without_s2s():
+    args = (0.7, 1.5, 3.0, 1e-6)
+    text = s2s.export(adaptive_heun, *args, wrt=(0, 1))
+    assert "@numba.njit(fastmath=True" in text and "import s2s" not in text
+    namespace: dict = {}
+    exec(compile(text, "<exported>", "exec"), namespace)
+    assert namespace["adaptive_heun_grad"](*args) == pytest.approx(s2s.grad(adaptive_heun, (0, 1))(*args),
+                                                                   rel=1e-14)
+
+
+# ---------------------------------------------------------------- refusals
+
+def uses_einsum(x):
+    y = x * 2.0
+    return np.einsum("i,i->", y, y)
+
+
+def test_what_numba_cannot_type_is_refused_when_made_at_the_users_line():
+    gradient = s2s.grad(uses_einsum, backend="numba")
+    with pytest.raises(NumbaUnsupported) as info:
+        gradient(np.ones(3))
+    message = str(info.value)
+    assert "test_numba.py:" in message and "einsum" in message
+    assert "Failed in nopython" not in message
+
+
+def with_dict(params, x):
+    return params["a"] * x + params["b"]
+
+
+def test_arguments_numba_cannot_take_are_refused_clearly():
+    with pytest.raises(NumbaUnsupported, match="cannot pass an argument to Numba"):
+        s2s.grad(with_dict, 1, backend="numba")({"a": 2.0, "b": 3.0}, 1.5)
+
+
+def test_unknown_backend_and_missing_numba(monkeypatch):
+    with pytest.raises(S2SError, match="backends are 'python' and 'numba'"):
+        s2s.grad(seed, backend="cython")
+    monkeypatch.setitem(sys.modules, "numba", None)          # import numba now raises ImportError
+    with pytest.raises(S2SError, match=r"pip install 's2s\[numba\]'"):
+        s2s.grad(seed, backend="numba")
+
+
+@pytest.mark.slow
+def test_the_example_agrees_with_central_differences():
+    import subprocess
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "numba_ode.py")
+    out = subprocess.run([sys.executable, example], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines()[1:3]:
+        ours, differences = float(line.split("=")[1].split()[0]), float(line.split("differences")[1])
+        assert ours == pytest.approx(differences, rel=1e-6, abs=1e-8)

@@ -1,0 +1,110 @@
+"""Edge cases of rules against closed forms (issue 12, item 9): values where a rule used to give NaN, a
+zero gradient, a transposed gradient or the wrong axes. tests/test_rules.py checks every rule against
+central differences; these pin the exact values at the edges."""
+import numpy as np
+import pytest
+
+import s2s
+
+BOTH = ("reverse", "forward")
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_power_at_zero_base_has_zero_derivative_in_the_exponent(make_fn, mode):
+    f = make_fn("def f(x, y):\n    return np.sum(np.power(x, y)) + x[0] ** y[1]\n")
+    x, y = np.array([0.0, 2.0]), np.array([1.5, 3.0])
+    dx, dy = s2s.grad(f, wrt=(0, 1), mode=mode)(x, y)
+    assert dy == pytest.approx([0.0, 8.0 * np.log(2.0)], abs=1e-12)
+    assert dx == pytest.approx([0.0, 3.0 * 4.0], abs=1e-12)
+    g = make_fn("def g(y):\n    return 0.0 ** y\n")
+    assert s2s.grad(g, mode=mode)(2.5) == 0.0
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_std_of_a_constant_is_zero_not_nan(make_fn, mode):
+    f = make_fn("def f(x):\n    return np.sum(np.std(x, axis=0)) + np.std(x[0, 0])\n")
+    g = s2s.grad(f, mode=mode)(np.array([[1.0, 2.0, -0.5]]))
+    assert np.all(g == 0.0)
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_inner_with_a_scalar_and_a_matrix(make_fn, mode):
+    f = make_fn("def f(a, b):\n    return np.sum(np.inner(a, b) * W)\n", namespace={"W": np.arange(6.0).reshape(2, 3)})
+    b = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    da, db = s2s.grad(f, wrt=(0, 1), mode=mode)(1.5, b)
+    assert da == pytest.approx(np.sum(np.arange(6.0).reshape(2, 3) * b))
+    assert db == pytest.approx(1.5 * np.arange(6.0).reshape(2, 3))        # not transposed
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_einsum_sublist_form_is_differentiated(make_fn, mode):
+    w = np.arange(6.0).reshape(3, 2)
+    f = make_fn("def f(x):\n    return np.sum(np.einsum(x, [0, 1], [1, 0]) * W)\n", namespace={"W": w})
+    assert s2s.grad(f, mode=mode)(np.ones((2, 3))) == pytest.approx(w.T)
+
+
+def test_det_tangent_of_a_stack_of_matrices(make_fn):
+    f = make_fn("def f(a):\n    return np.linalg.det(a)\n")
+    a = np.array([[[2.0, 1.0], [0.5, 3.0]], [[1.0, -2.0], [0.3, 0.7]]])
+    t = np.array([[[1.0, 0.0], [0.0, 0.0]], [[0.0, 1.0], [1.0, 0.0]]])
+    _, tangent = s2s.jvp(f, (a,), (t,))
+    expected = [np.linalg.det(m) * np.trace(np.linalg.solve(m, d)) for m, d in zip(a, t)]
+    assert tangent == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_log2_and_log10_keep_float32(make_fn, mode):
+    f = make_fn("def f(x):\n    return np.sum(np.log2(x) + np.log10(x))\n")
+    g = s2s.grad(f, mode=mode)(np.array([0.5, 2.0], dtype=np.float32))
+    assert g.dtype == np.float32
+    assert g == pytest.approx(1 / (np.array([0.5, 2.0]) * np.log(2)) + 1 / (np.array([0.5, 2.0]) * np.log(10)), rel=1e-6)
+
+
+def test_prod_second_order_with_a_zero(make_fn):
+    f = make_fn("def f(x):\n    return np.prod(x)\n")
+    x = np.array([0.0, 2.0, 3.0])
+    expected = np.array([[0.0, 3.0, 2.0], [3.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+    assert s2s.hessian(f)(x) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_trace_of_a_3d_array_and_dot_of_3d_arrays(make_fn, mode):
+    f = make_fn("def f(x, y):\n    return np.sum(np.trace(x) * np.arange(2.0)) + np.sum(np.dot(x, y))\n")
+    x, y = np.ones((3, 3, 2)), np.ones((4, 2, 5))
+    dx, dy = s2s.grad(f, wrt=(0, 1), mode=mode)(x, y)
+    expected = np.eye(3)[:, :, None] * np.arange(2.0) + 20.0       # each x[i, j, k] meets y[:, k, :]: 4 * 5
+    assert dx == pytest.approx(expected)
+    assert dy == pytest.approx(np.full((4, 2, 5), 9.0))
+
+
+@pytest.mark.parametrize("ord, expected", [(1, [1.0, -1.0, 1.0]), (np.inf, [0.0, -1.0, 0.0]),
+                                           (-np.inf, [1.0, 0.0, 0.0]), (3, None)])
+@pytest.mark.parametrize("mode", BOTH)
+def test_vector_norms_of_every_order(make_fn, ord, expected, mode):
+    f = make_fn("def f(x):\n    return np.linalg.norm(x, ORD)\n", namespace={"ORD": ord})
+    x = np.array([0.5, -2.0, 1.0])
+    if expected is None:
+        expected = np.sign(x) * np.abs(x) ** 2 / np.sum(np.abs(x) ** 3) ** (2 / 3)
+    assert s2s.grad(f, mode=mode)(x) == pytest.approx(expected)
+
+
+def test_nuclear_norm_gradient_is_u_vt(make_fn):
+    f = make_fn("def f(x):\n    return np.linalg.norm(x, 'nuc')\n")
+    x = np.array([[1.0, 2.0], [0.5, -1.0], [0.0, 3.0]])
+    u, _, vt = np.linalg.svd(x, full_matrices=False)
+    assert s2s.grad(f)(x) == pytest.approx(u @ vt)
+
+
+def test_multiple_outputs_each_get_their_adjoint(make_fn):
+    """eigh's eigenvalues and eigenvectors both used: adjoints of tuple outputs are added item by item."""
+    f = make_fn("def f(a):\n    w, v = np.linalg.eigh(a + a.T)\n    return np.sum(w * w) + np.sum(v[:, 0] * v[:, 0] * a[0])\n")
+    s2s.check_grad(f, np.array([[1.0, 0.3, -0.2], [0.1, 2.0, 0.4], [0.5, -0.3, 3.5]]))
+
+
+def test_a_rule_refuses_an_argument_it_does_not_differentiate(make_fn):
+    pytest.importorskip("scipy", reason="SciPy is optional")
+    f = make_fn("def f(v, x):\n    return scipy.special.jv(v, x)\n", namespace={"scipy": __import__("scipy.special")})
+    with pytest.raises(s2s.S2SError, match="argument 1"):
+        s2s.grad(f, wrt=0)(1.5, 2.0)
+    assert s2s.grad(f, wrt=1)(1.5, 2.0) == pytest.approx(0.5 * (__import__("scipy.special").special.jv(0.5, 2.0)
+                                                              - __import__("scipy.special").special.jv(2.5, 2.0)))
