@@ -50,4 +50,4 @@ def element_read(g, ans, x):
 linear(runtime._element_read)
 
 
-nondifferentiable(runtime._assert_element)      # a check that a value read from an array is a number
+nondifferentiable(runtime._assert_element, runtime.dict_key)      # a check that a value read from an array is a number

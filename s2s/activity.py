@@ -161,6 +161,8 @@ def _join(a: Kind, b: Kind) -> Kind:
         return "array"
     if is_container(a) and is_container(b) and a[0] == b[0]:
         return (a[0], None)
+    if is_container(a) and is_container(b) and {a[0], b[0]} == {"list", "list*"}:
+        return ("list", None)            # a list of numbers on one path, a list on the other
     return "other"
 
 

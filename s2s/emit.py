@@ -190,8 +190,8 @@ class _LiveRanges:
             return
         start = self.tick()
         self.read(stmt.inits, start)
-        if isinstance(stmt, For):
-            self.read([stmt.start, stmt.stop, stmt.step], start)
+        if isinstance(stmt, For):         # `range(...)` is evaluated after the copies into the carried values
+            self.read([stmt.start, stmt.stop, stmt.step], start + 1)
         scope = ["loop", None]
         self.scopes.append(scope)
         self.define(stmt.carried, start)
@@ -320,6 +320,7 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
     temps = 0
     temp_names: list[str] = []
     free_temps: list[tuple[int, str]] = []       # (the point a temporary's name falls free, the name)
+    ready_temps: list[tuple[int, str]] = []      # (its number, the name) of those fallen free
     # parameters keep their names; then groups in order of definition
     ordered = sorted(by_group.items(), key=lambda kv: 0 if any(id(v) in params for v in kv[1]) else 1)
     for root, members in ordered:
@@ -336,11 +337,16 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
             # The names free from this group's start on come off a heap ordered by when they fall free.
             spans = groups.spans.get(root, [])
             begin = min((d for d, _ in spans), default=0)
-            freed = []
-            while free_temps and free_temps[0][0] <= begin:
-                freed.append(heapq.heappop(free_temps))
-            freed.sort(key=lambda item: int(item[1][1:]))
-            candidates = itertools.chain([name for _, name in freed], (f"t{k}" for k in range(temps + 1, 100_000)))
+            while free_temps and free_temps[0][0] <= begin:       # fallen free by now: ready, lowest first
+                end, name = heapq.heappop(free_temps)
+                heapq.heappush(ready_temps, (int(name[1:]), name))
+            freed: list[tuple[int, str]] = []
+
+            def dead_temporaries() -> Any:
+                while ready_temps:
+                    freed.append(heapq.heappop(ready_temps))
+                    yield freed[-1][1]
+            candidates = itertools.chain(dead_temporaries(), (f"t{k}" for k in range(temps + 1, 100_000)))
         for candidate in candidates:
             if param is None and (candidate in reserved or keyword.iskeyword(candidate)):
                 continue
@@ -353,9 +359,9 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
                 temp_names.append(candidate)
             break
         if not hint and param is None:
-            for end, name in freed:          # the ones not taken go back
+            for number, name in freed:          # the ones not taken go back
                 if name != candidate:
-                    heapq.heappush(free_temps, (end, name))
+                    heapq.heappush(ready_temps, (number, name))
             heapq.heappush(free_temps, (max((last for _, last in spans), default=0), candidate))
         taken.setdefault(candidate, _Occupied()).take(groups.spans.get(root, []))
         if param is not None:

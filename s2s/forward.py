@@ -24,7 +24,7 @@ from .inline import inline_rule
 from .ir import Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, value_names
 from .naming import Namer, tangent_hint
 from .optimize import eliminate_dead_code_in
-from .reverse import _MASKING, missing_rule
+from .reverse import _MASKING, _keyword_position, missing_rule
 
 PARAMETER = "parameter"
 # operations whose tangent is themselves applied to the tangents, but for the arguments listed (keys, indices)
@@ -108,9 +108,16 @@ class _Forward:
         if len(op.outs) != 1 or id(op.outs[0]) not in self.active:
             return
         varying = [i for i, a in enumerate(op.args) if self.tangent(a) is not None]
+        keywords: dict[int, str] = {}          # a keyword argument is the rule's parameter of that name
         for name, atom in op.kwargs.items():
             if self.tangent(atom) is not None:
-                raise missing_rule(prim, op.loc, f"tangent (for the keyword argument {name}=)")
+                rule = registry.find_tangent(prim) or (registry.find_adjoint(prim) if registry.is_elementwise(prim)
+                                                       else None)
+                k = _keyword_position(rule, name)
+                if k is None or k < len(op.args):
+                    raise missing_rule(prim, op.loc, f"tangent (for the keyword argument {name}=)")
+                keywords[k] = name
+                varying.append(k)
         if not varying:
             return
         ans = op.outs[0]
@@ -125,9 +132,10 @@ class _Forward:
         total: Atom | None = None
         all_lazy = True
         for i in varying:
-            t = self.tangent(op.args[i])
+            arg = op.kwargs[keywords[i]] if i in keywords else op.args[i]
+            t = self.tangent(arg)
             if not elementwise:
-                t = self.full(t, op.args[i], out, op.loc)
+                t = self.full(t, arg, out, op.loc)
             contribution = self.contribution(op, i, t, out)
             if contribution is None:
                 continue
@@ -164,9 +172,13 @@ class _Forward:
             if i not in argnums:          # read for its shape only
                 return None
             result = self.fresh("")
-            args = list(op.args)
-            args[i] = t
-            out.append(Op(prim, args, [result], dict(op.kwargs), op.loc))
+            args, kwargs = list(op.args), dict(op.kwargs)
+            if i < len(args):
+                args[i] = t
+            else:                   # a keyword argument, at its parameter's place
+                name = next(n for n in kwargs if _keyword_position(registry.find_adjoint(prim), n) == i)
+                kwargs[name] = t
+            out.append(Op(prim, args, [result], kwargs, op.loc))
             return result
         if rule is None and registry.is_elementwise(prim):
             rule = registry.find_adjoint(prim)

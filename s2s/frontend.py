@@ -264,8 +264,8 @@ def _check_unchanged(fn: types.FunctionType, text: str, where: Loc, name: str | 
     except SyntaxError:
         return                  # not compilable on its own (a `nonlocal` of a class body...): nothing to prove
     candidates = list(_code_objects(compiled, name or code.co_name))
-    if not candidates or any(_same_code(code, c) for c in candidates):
-        return
+    if any(_same_code(code, c) for c in candidates):
+        return                  # (no candidate: the text there defines another function; lines moved)
     raise SourceUnavailable(
         f"the source file changed since {fn.__qualname__!r} was defined: the text at {where.file}:{where.line} "
         f"is not the code that runs", where, hint="re-import the module (or re-run the cell) that defines it")

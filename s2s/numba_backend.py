@@ -279,12 +279,10 @@ def _owned_arrays(fn: ast.FunctionDef) -> set[str]:
 def _scatters_in_place(fn: ast.FunctionDef, text: str, source: _Source) -> None:
     """`x_1 = _scatter(u, i, g) ... du = du + x_1` as `du[i] += g`, written where the scatter was."""
     owned = _owned_arrays(fn)
-    loads: dict[str, int] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name):
-            loads[node.id] = loads.get(node.id, 0) + 1     # stores and loads: x_1 must occur exactly twice
-    for block in [n.body for n in ast.walk(fn) if hasattr(n, "body") and isinstance(n.body, list)] + \
-            [n.orelse for n in ast.walk(fn) if isinstance(getattr(n, "orelse", None), list)]:
+    blocks = [(n.body, n if isinstance(n, (ast.For, ast.While)) else None) for n in ast.walk(fn) if isinstance(
+        getattr(n, "body", None), list)] + [(n.orelse, None) for n in ast.walk(fn)
+                                            if isinstance(getattr(n, "orelse", None), list)]
+    for block, loop in blocks:
         for k, stmt in enumerate(block):
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                     and isinstance(stmt.value, ast.Call) and not stmt.value.keywords
@@ -293,12 +291,16 @@ def _scatters_in_place(fn: ast.FunctionDef, text: str, source: _Source) -> None:
                     and stmt.lineno == stmt.end_lineno):
                 continue
             temp = stmt.targets[0].id
-            if loads.get(temp) != 2:
-                continue
-            for later in block[k + 1:]:
+            for j, later in enumerate(block[k + 1:], start=k + 1):
                 target = next((name for name in owned if _accumulation(later, name) == temp), None)
+                if target is None and any(isinstance(n, ast.Name) and n.id == temp for n in ast.walk(later)):
+                    break          # the temporary read or rebound on the way: left as it is
                 if target is not None:
-                    if later.lineno != later.end_lineno:
+                    if later.lineno != later.end_lineno or not (
+                            _dead_after(block, j, temp) or _never_read_again(fn, later, temp)
+                            or loop is not None and _dead_after(block, j, temp, True) and not any(
+                                isinstance(n, ast.Name) and n.id == temp and n.lineno > loop.end_lineno
+                                for n in ast.walk(fn))):
                         break
                     operands = [ast.get_source_segment(text, a) for a in stmt.value.args]
                     line = source.lines[stmt.lineno - 1]
@@ -327,9 +329,10 @@ def _stack_of(stmt: ast.stmt, method: str) -> str | None:
     return None
 
 
-def _dead_after(block: list[ast.stmt], k: int, name: str) -> bool:
-    """Whether the value block[k] stores in name is overwritten, in this block, before anything reads it."""
-    for stmt in block[k + 1:]:
+def _dead_after(block: list[ast.stmt], k: int, name: str, loop: bool = False) -> bool:
+    """Whether the value block[k] stores in name is overwritten, in this block, before anything reads it
+    (loop: the block is a loop's body, whose next iteration starts again at its top)."""
+    for stmt in block[k + 1:] + (block[:k] if loop else []):
         if isinstance(stmt, (ast.If, ast.For, ast.While, ast.Return)):
             return False
         if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(stmt)):

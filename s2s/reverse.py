@@ -19,6 +19,7 @@ Control flow is transformed, not unrolled:
 """
 from __future__ import annotations
 
+import inspect
 import operator
 from typing import Any
 
@@ -148,11 +149,16 @@ class _Reverse:
             return
         g = self.adj[id(op.outs[0])]
         needed = [i for i, a in enumerate(op.args) if self.is_active(a)]
-        for name, atom in op.kwargs.items():
+        positional = dict(enumerate(op.args))          # the rule's arguments, keyword ones at their place
+        for name, atom in op.kwargs.items():       # a keyword argument is the rule's parameter of that name
             if self.is_active(atom):
-                raise S2SError(f"the keyword argument {name}= of {prim_name(op.prim)} is differentiated, "
-                               f"and s2s differentiates positional arguments only", op.loc,
-                               hint="pass it positionally")
+                k = _keyword_position(registry.find_adjoint(op.prim), name)
+                if k is None or k < len(op.args):
+                    raise S2SError(f"the keyword argument {name}= of {prim_name(op.prim)} is differentiated, "
+                                   f"and its rule has no parameter of that name", op.loc,
+                                   hint="pass it positionally, or give the rule a parameter named so")
+                positional[k] = atom
+                needed.append(k)
         if not needed:
             return
         elementwise = registry.is_elementwise(op.prim)
@@ -175,7 +181,7 @@ class _Reverse:
         if missing:
             raise S2SError(f"the rule for {prim_name(op.prim)} gives no adjoint for argument {missing[0] + 1}, "
                            f"which is differentiated here", op.loc)
-        results = results + [None] * (len(op.args) - len(results))       # arguments without adjoint
+        results = results + [None] * (max(positional) + 1 - len(results))       # arguments without adjoint
         for i in needed:
             if results[i] is None and not (isinstance(results[i], Const)):
                 # no adjoint for a value that carries one: a zero only where the rule declares it
@@ -191,7 +197,7 @@ class _Reverse:
         spreads = any(isinstance(s, Op) and s.prim is runtime._broadcast_back for s in walk(rule_block))
         lazy_results = (elementwise and self.is_lazy(g)) or spreads
         for i in needed:
-            arg, contribution = op.args[i], results[i]
+            arg, contribution = positional[i], results[i]
             if contribution is None:
                 continue
             if elementwise and self.is_masked(g):         # before unbroadcasting: g has the result's shape
@@ -379,6 +385,20 @@ class _Reverse:
             mapping[id(v)] = popped
         substitute(Block(reverse, []), mapping)
         reverse[0:0] = pops
+
+
+def _keyword_position(rule: Any, name: str) -> int | None:
+    """The position among a rule's arguments (after g and ans) of its parameter `name`, if it has one."""
+    if rule is None:
+        return None
+    try:
+        params = list(inspect.signature(rule).parameters.values())[2:]
+    except (TypeError, ValueError):
+        return None
+    for k, p in enumerate(params):
+        if p.name == name and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            return k
+    return None
 
 
 def _refuse_output(fn: Function, output: Atom, rev: "_Reverse", out: list[Stmt]) -> bool:

@@ -226,6 +226,11 @@ def _assert_element(x, name, written):
                          f"Copy it first: {name} = {written}[...].copy()")
 
 
+def dict_key(d, index):
+    """Key number index of a dict, in its order: what `for k in d:` binds."""
+    return list(d)[index]
+
+
 def _r_item(x):
     """An item of np.r_[...]: at least one dimension (a number becomes a one-element array)."""
     return np.atleast_1d(x)

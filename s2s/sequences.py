@@ -7,6 +7,7 @@ arguments the derivative is made for:
 - `a + b` on two containers into `runtime.concat(a, b)`, whose adjoint splits by position;
 - `a * n` / `n * a` on a container and a number into `runtime.repeat(a, n)`, whose adjoint sums the copies;
 - a NumPy reduction or ufunc given a tuple or list (`np.sum([a * b, a])`) reads it as `np.array(...)` first;
+- `for k in d:` over a dict, read by index when lowered, into its keys;
 - `np.r_[a, b]` and `np.c_[a, b]` (index objects that build arrays) into the concatenations they are.
 Any other arithmetic operator with a container operand is refused: Python raises there, or s2s would
 differentiate something it does not model.
@@ -20,7 +21,7 @@ import numpy as np
 from . import runtime
 from .activity import const_kind, is_container, value_kinds
 from .errors import UnsupportedSyntax
-from .ir import Const, Function, Op, Value, value_names, walk
+from .ir import Const, For, Function, Op, Value, value_names, walk
 from .naming import Namer
 
 _ARITHMETIC = (operator.sub, operator.truediv, operator.floordiv, operator.mod, operator.pow, operator.matmul,
@@ -52,14 +53,25 @@ def _kind(atom, kinds):
 
 def _rewrite(fn: Function, kinds: dict, namer: Namer) -> bool:
     changed = False
+    indices = {id(s.index) for s in walk(fn.body) if isinstance(s, For)}
     for stmt in list(walk(fn.body)):
         if not isinstance(stmt, Op):
+            continue
+        if stmt.prim is operator.getitem and isinstance(stmt.args[1], Value) and id(stmt.args[1]) in indices \
+                and is_container(_kind(stmt.args[0], kinds)) and _kind(stmt.args[0], kinds)[0] == "dict":
+            stmt.prim = runtime.dict_key          # `for k in d:` goes over the keys
+            changed = True
             continue
         if stmt.prim is operator.getitem and isinstance(stmt.args[0], Const) and \
                 isinstance(stmt.args[0].value, (type(np.r_), type(np.c_))):
             _index_builder(fn, stmt, namer)
             changed = True
             continue
+        if stmt.prim is runtime.setitem and _sequence(_kind(stmt.args[0], kinds)) and not (
+                isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, int)) and (
+                _kind(stmt.args[1], kinds) != "scalar"):
+            raise UnsupportedSyntax("assignment to a slice of a list (it may change the list's length)", stmt.loc,
+                                    hint="build a new list: xs = xs[:i] + [...] + xs[j:]")
         arg_kinds = [_kind(a, kinds) for a in stmt.args]
         sequences = [_sequence(k) for k in arg_kinds]
         if (stmt.prim in _ARITHMETIC or stmt.prim in (operator.add, operator.mul) or isinstance(

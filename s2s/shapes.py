@@ -192,8 +192,11 @@ def _helper(op: Op, inputs: list[Abstract | None]) -> Abstract | None:
         except ValueError:
             return None
         return Abstract(tuple(shape), np.result_type(*(a.proto() for a in inputs)))
-    if prim is runtime._scatter and inputs[0] is not None and inputs[2] is not None and not inputs[0].python:
-        return Abstract(inputs[0].shape, np.result_type(inputs[0].dtype, inputs[2].proto(), np.float32))
+    if prim is runtime._scatter and inputs[0] is not None and not inputs[0].python:
+        x, g = inputs[0], inputs[2]
+        if g is None:               # a float adjoint of unknown kind: a float64 array stays float64
+            return Abstract(x.shape, x.dtype) if x.dtype == np.float64 else None
+        return Abstract(x.shape, np.result_type(x.dtype, g.proto(), np.float32))
     if prim in (runtime.zeros_like, runtime.stop_gradient) and known:
         return inputs[0] if prim is runtime.stop_gradient else Abstract(inputs[0].shape, np.asarray(
             inputs[0].proto()).dtype)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import runtime
-from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, substitute
+from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, substitute, uses_in, walk
 from .shapes import Abstract, abstract_of, infer, matmul_shape
 
 _GONE = object()        # a stack whose pushes disagree
@@ -36,6 +36,13 @@ class _Specializer:
         self.stacks: dict[int, Any] = {}
         self.alias: dict[int, Atom] = {}
         self.count = 0
+        self.uses: dict[int, int] = {}
+        for atom in uses_in(fn.body):
+            if isinstance(atom, Value):
+                self.uses[id(atom)] = self.uses.get(id(atom), 0) + 1
+        self.defining = {id(o): st for st in walk(fn.body) if isinstance(st, Op) for o in st.outs}
+        self.folded: set[int] = set()
+        self.owned: set[int] = set()        # loop-carried adjoint arrays that only their loop reads
 
     # ------------------------------------------------------------ facts
 
@@ -95,10 +102,64 @@ class _Specializer:
             for v in stmt.carried:
                 self.set(v, None)
         if mode != "none":
+            if isinstance(stmt, For):
+                self.accumulate_in_place(stmt)
             for inner in blocks:
                 self.block(inner, "preserve")
         for out, a in zip(stmt.outs, carried):
             self.set(out, a)
+
+    # ------------------------------------------------------------ element loops
+
+    def accumulate_in_place(self, loop: For) -> None:
+        """`da = da + _scatter(a, i, g)` in a loop, where da is the loop's own adjoint array, becomes
+        `da[i] += g`: O(1) per iteration instead of a full-size array."""
+        owned = {id(c) for c, init in zip(loop.carried, loop.inits)
+                 if isinstance(init, Value) and self.uses.get(id(init)) == 1 and (id(init) in self.owned or
+                 getattr(self.defining.get(id(init)), "prim", None) in (runtime.zeros_like, np.zeros_like))}
+        self.owned |= owned         # a loop nested in this one may write into them too
+        self.owned |= {id(out) for c, out in zip(loop.carried, loop.outs) if id(c) in owned}   # and a later loop
+        scatters = {id(st.outs[0]): st for st in loop.body.stmts if isinstance(st, Op)
+                    and st.prim is runtime._scatter and len(st.outs) == 1 and self.uses.get(id(st.outs[0])) == 1}
+        stmts = []
+        for st in loop.body.stmts:
+            new = self.in_place_sum(st, owned, scatters) if isinstance(st, Op) else None
+            stmts.extend(new or [st])
+        loop.body.stmts = [st for st in stmts if not (isinstance(st, Op) and st.prim is runtime._scatter
+                                                      and id(st.outs[0]) in self.folded)]
+
+    def integer(self, atom: Atom) -> bool:
+        found = self.get(atom)
+        return found is not None and found.shape == () and found.dtype is int
+
+    def in_place_sum(self, op: Op, owned: set, scatters: dict) -> list[Op] | None:
+        if op.prim is not operator.add or len(op.args) != 2 or op.kwargs or len(op.outs) != 1:
+            return None
+        for k in (0, 1):
+            acc, part = op.args[k], op.args[1 - k]
+            scatter = scatters.get(id(part))
+            if not (isinstance(acc, Value) and id(acc) in owned and self.uses.get(id(acc)) == 1 and scatter):
+                continue
+            x, index, g = scatter.args
+            A, X, G = self.get(acc), self.get(x), self.get(g)
+            basic = isinstance(index, Const) and type(index.value) in (int, slice) or self.integer(index) or \
+                getattr(self.defining.get(id(index)), "prim", None) is runtime.make_tuple and \
+                all(self.integer(a) for a in self.defining[id(index)].args)
+            if None in (A, X) or X.python or not basic or A.shape != X.shape:
+                continue
+            if A.dtype != (np.result_type(X.dtype, G.proto(), np.float32) if G is not None else
+                           np.float64 if X.dtype == np.float64 else None):   # float64 whatever float g is
+                continue
+            item = self.new(operator.getitem, [acc, index], op)
+            total = self.new(operator.add, [item.outs[0], g], op)
+            write = self.new(runtime.setitem, [acc, index, total.outs[0]], op, out=op.outs[0])
+            write.in_place = 0                  # acc is this loop's own array, read nowhere else
+            owned.add(id(op.outs[0]))
+            self.folded.add(id(part))
+            for new in (item, total):
+                self.set(new.outs[0], infer(new, self.get))
+            return [item, total, write]
+        return None
 
     # ------------------------------------------------------------ operations
 

@@ -36,7 +36,6 @@ import math
 import random
 import re
 import sys
-import textwrap
 import time
 import tokenize
 import traceback
@@ -415,12 +414,10 @@ def container_statement(env: Env, indent: str, depth: int, out: list[str]) -> No
         k = env.new("k")
         out.append(f"{indent}for {k} in range({rng.randint(1, 3)}):")
         saved = dict(env.vars)
-        before = len(out)
         container_statement(env, indent + "    ", depth - 1, out)
         env.vars = saved
         acc = rng.choice(scalars)
         out.append(f"{indent}    {acc} = {acc} * 0.7 + {scalar(env, 1)}")
-        del before
         env.tag("outer-loop")
 
 
@@ -590,8 +587,6 @@ def elements(seed: int) -> Program:
     env.vars.update({"a": "s", "k": "s"})
     u0 = np.array([random_float(rng) for _ in range(n)])
     lines = ["def f(u, k):", f"    a = {rng.choice(['k', 'math.tanh(k)', '0.5 * k', 'k * k'])}"]
-    arrays = ["u"]
-    two_d = False
     for _ in range(rng.randint(1, 3)):
         t = rng.choice(["jacobi", "jacobi", "gauss-seidel", "modulo", "recurrence", "swap", "rows", "scalar-nest",
                         "neighbour-diff", "reverse-recurrence", "prefix", "while-jacobi", "break-jacobi",
@@ -643,7 +638,6 @@ def elements(seed: int) -> Program:
                       f"        v = {rng.choice(['v * a + u', 'np.tanh(v) + 0.5 * u', 'u - v * 0.3'])}",
                       "        u, v = v, u"]
         elif t == "rows":
-            two_d = True
             lines += ["    M = np.outer(u, u[:3]) + 0.1", "    for i in range(1, M.shape[0]):",
                       f"        M[i, :] = {rng.choice(['M[i, :] - ' + coef + ' * M[i - 1, :]', 'M[i] * 0.5 + M[i - 1]', 'M[i - 1, :] * ' + coef])}",
                       f"    u = u + {rng.choice(['M[:, 0]', 'M.sum(axis=1)', 'M[:, -1] * 0.5'])}"]
@@ -710,7 +704,6 @@ def elements(seed: int) -> Program:
                         "u[-1] * u[0] + np.sum(u)"])
     lines.append(f"    return {final}")
     k0 = random_float(rng) * 0.8
-    del arrays, two_d, env
     return Program("\n".join(lines) + "\n", (u0, k0), (0, 1), "elements", tags, seed)
 
 
@@ -737,8 +730,6 @@ def helper_block(rng: random.Random, names: list[str], indent: str, depth: int, 
                 out.append(f"{indent}    {target} = {target} * 0.8 + {pool_expr(rng, names, 1, helpers)}")
             else:
                 helper_block(rng, inner, indent + "    ", depth - 1, out, helpers)
-            if loop_var not in names and not items.startswith("range"):
-                pass
         elif r < 0.75:
             out.append(f"{indent}if {rng.choice(names)} >= {pool_expr(rng, names, 1, helpers)}:")
             helper_block(rng, names, indent + "    ", depth - 1, out, helpers)

@@ -187,3 +187,41 @@ def test_loops_keep_helpers_where_a_shape_changes_and_stay_right():
     plain = s2s.grad(growing, optimize=UNSPECIALIZED)(x, 3)
     assert np.allclose(s2s.grad(growing)(x, 3), plain)
     assert np.allclose(plain, 2 * np.sum(x))     # the gradient of (x[0] + x[1] + x[2]) ** 2
+
+
+def element_loops(x, A):
+    total = np.sum(x * x)              # x's adjoint gets a contribution outside the loop too
+    for i in range(1, len(x) - 1):
+        d = x[i - 1] - 2.0 * x[i] + x[i + 1]
+        total = total + d * d
+    for i in range(A.shape[0]):
+        s = 0.0
+        for j in range(A.shape[1]):
+            s = s + A[i, j] * x[j]
+        total = total + s * s
+    return total
+
+
+def element_loops_by_hand(x, A):
+    d = x[:-2] - 2.0 * x[1:-1] + x[2:]
+    dx = 2.0 * x
+    dx[:-2] += 2.0 * d
+    dx[1:-1] -= 4.0 * d
+    dx[2:] += 2.0 * d
+    y = A @ x
+    return dx + 2.0 * (A.T @ y), 2.0 * np.outer(y, x)
+
+
+def test_element_loops_accumulate_in_place_and_stay_right():
+    rng = np.random.default_rng(5)
+    x, A = rng.normal(size=7), rng.normal(size=(3, 7))
+    expected = element_loops_by_hand(x, A)
+    for optimize in (True, UNSPECIALIZED):
+        got = s2s.grad(element_loops, wrt=(0, 1), optimize=optimize)(x, A)
+        assert np.allclose(got[0], expected[0], rtol=1e-12) and np.allclose(got[1], expected[1], rtol=1e-12)
+    text = s2s.source(element_loops, x, A, wrt=(0, 1)).split("def element_loops_grad")[1]
+    assert "_scatter(x," not in text and "dx[i] = " in text     # dx[i] += g: no full-size array per read
+    assert "_scatter(x," in s2s.source(element_loops, x, A, wrt=(0, 1), optimize=UNSPECIALIZED)
+    x32 = x.astype(np.float32)                # float32 adjoints stay float32 when written in place
+    got = s2s.grad(element_loops, wrt=0)(x32, A.astype(np.float32))
+    assert got.dtype == np.float32 and np.allclose(got, expected[0], rtol=1e-3)

@@ -474,14 +474,7 @@ def _check(got, fn, args, wrt, rtol=1e-5, atol=1e-6):
         np.testing.assert_allclose(g, central_differences(fn, args, i), rtol=rtol, atol=atol)
 
 
-# lowering's work in progress (issue 12): a variable an array loop binds, read after the loop, is pushed onto the
-# reverse sweep's stack before its first assignment (UnboundLocalError in the generated code)
-_REVERSE_PENDING = {"predict_reads_last": "reverse sweep pushes a loop variable before its first assignment"}
-REVERSE = [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=_REVERSE_PENDING[_name(c)]))
-           if _name(c) in _REVERSE_PENDING else c for c in CASES]
-
-
-@pytest.mark.parametrize("case", REVERSE, ids=[_name(c) for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[_name(c) for c in CASES])
 def test_reverse_mode_against_central_differences(case):
     fn, args, wrt, _, _ = case
     _check(s2s.grad(fn, wrt=wrt)(*args), fn, args, wrt)

@@ -663,3 +663,62 @@ def test_element_loops_and_swaps(f, args):
 def test_a_row_held_while_its_array_is_written_is_refused():
     with pytest.raises(s2s.RefusedWhenRun, match="'t' is a slice or row of 'B'"):
         s2s.grad(rows_through_temporary)(np.ones((2, 3)))
+
+
+# ---------------------------------------------------------------- keyword arguments, loops over dicts
+
+try:
+    import scipy.special
+    import scipy.stats
+except ImportError:             # scipy is optional: the tests that use it are skipped, with the reason
+    scipy = None
+
+
+def normal_loglik(x, mu, s):
+    return np.sum(scipy.stats.norm.logpdf(x, loc=mu, scale=s))
+
+
+def weighted_logsumexp(x, w):
+    return scipy.special.logsumexp(x, b=w)
+
+
+def over_dict_keys(x):
+    d = {"a": x, "b": 2.0 * x}
+    s = 0.0
+    for k in d:
+        s = s + d[k] * d[k]
+    return s
+
+
+def test_keyword_arguments_carry_derivatives():
+    pytest.importorskip("scipy.special", reason="scipy is an optional dependency (its rules)")
+    x = np.array([0.3, -1.0, 2.0])
+    for wrt in (1, 2):
+        assert_gradient(normal_loglik, x, 0.5, 1.5, wrt=wrt)
+    w = np.array([0.5, 2.0, 1.0])
+    np.testing.assert_allclose(s2s.grad(weighted_logsumexp, wrt=1)(x, w), numeric(weighted_logsumexp, (x, w), 1),
+                               rtol=1e-6)
+    np.testing.assert_allclose(s2s.grad(weighted_logsumexp, wrt=1, mode="forward")(x, w),
+                               numeric(weighted_logsumexp, (x, w), 1), rtol=1e-6)
+
+
+def test_loops_over_dict_keys():
+    assert s2s.grad(over_dict_keys)(1.5) == pytest.approx(15.0)
+    assert s2s.grad(over_dict_keys, mode="forward")(1.5) == pytest.approx(15.0)
+
+
+def named_like_temporaries(y_dot, tmp):
+    a = tmp * tmp
+    t1 = 0.0
+    t2 = np.zeros(len(y_dot))
+    for dt1 in range(len(y_dot)):
+        t1 = t1 * a * 0.5 + y_dot[dt1]
+        t2[dt1] = t1
+    y_dot = t2
+    return np.sum(np.sin(y_dot)) + y_dot[0]
+
+
+def test_user_names_that_look_generated_in_every_mode():
+    y = np.array([-0.742, 0.617, 0.18, -0.79, 0.425, 0.438])
+    for wrt in (0, 1):
+        assert_gradient(named_like_temporaries, y, -0.64, wrt=wrt)

@@ -21,6 +21,14 @@ class Context:
         self.used = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
         self.used |= {a.id for a in _all_params(parsed.node.args)}
         self._resolving: set[str] = set()
+        # the names the function binds, found once (walking the tree at every look-up made desugaring
+        # quadratic in the function's size); a fresh name a rewrite makes is added as it is made
+        self._params = {a.id for a in _all_params(parsed.node.args)}
+        self._stored = {n.id for n in gast.walk(parsed.node)
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+        self._assigned = {n.id for n in gast.walk(parsed.node)
+                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self._locals: dict[str, tuple[bool, Any]] = {}
 
     @property
     def node(self) -> gast.FunctionDef:
@@ -35,23 +43,17 @@ class Context:
             name = base if k == 0 else f"{base}_{k}"
             if name not in self.used:
                 self.used.add(name)
+                self._stored.add(name)
+                self._assigned.add(name)
                 return name
         raise AssertionError("no fresh name")
 
     def local_names(self) -> set[str]:
-        node = self.node
-        names = {a.id for a in _all_params(node.args)}
-        for sub in gast.walk(node):
-            if isinstance(sub, gast.Name) and isinstance(sub.ctx, (gast.Store, gast.Del)):
-                names.add(sub.id)
-        return names
+        return self._params | self._stored
 
     def assigned(self, name: str) -> bool:
         """Whether the body rebinds name (then what a caller passed for it is not what it holds)."""
-        for sub in gast.walk(self.node):
-            if isinstance(sub, gast.Name) and sub.id == name and isinstance(sub.ctx, gast.Store):
-                return True
-        return False
+        return name in self._assigned
 
     # ------------------------------------------------------------ static values
 
@@ -64,8 +66,10 @@ class Context:
             known = self.parsed.facts.known
             if node.id in known and not self.assigned(node.id):
                 return True, known[node.id]
-            if node.id in self.local_names():
-                return self._static_local(node.id)
+            if node.id in self._params or node.id in self._stored:
+                if node.id not in self._locals:
+                    self._locals[node.id] = self._static_local(node.id)
+                return self._locals[node.id]
             return self.parsed.resolve(node.id)
         if isinstance(node, gast.Subscript):
             found, base = self.static(node.value)
