@@ -27,6 +27,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from .check import _leaves
+
 __all__ = ["check_grads", "GradCheckError", "Tolerance", "tolerance_for", "sample_points", "rule_cases",
            "RuleCase", "rule_modes", "rule_table"]
 
@@ -64,15 +66,7 @@ def tolerance_for(args: Sequence[Any]) -> Tolerance:
 
 
 # ---------------------------------------------------------------- values as trees of leaves
-
-def _leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
-    """The numbers and arrays inside a value, with where they sit: [("['W1']", array), ...]."""
-    if isinstance(value, dict):
-        return [leaf for k, v in value.items() for leaf in _leaves(v, f"{path}[{k!r}]")]
-    if isinstance(value, (tuple, list)):
-        return [leaf for k, v in enumerate(value) for leaf in _leaves(v, f"{path}[{k}]")]
-    return [(path, value)]
-
+# (`_leaves`, the numbers and arrays inside a value with where they sit, is check.py's)
 
 def _rebuild(value: Any, leaves: Iterator[Any]) -> Any:
     """value's structure, with its leaves taken in order from leaves."""
