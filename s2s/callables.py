@@ -29,7 +29,7 @@ _WRAPPERS: dict = {}
 
 
 def as_function(obj: Any) -> Any:
-    if isinstance(obj, types.FunctionType) or hasattr(obj, "__s2s__"):
+    if hasattr(obj, "__s2s__") or (isinstance(obj, types.FunctionType) and not _forwards_arguments(obj)):
         return obj
     key = _key(obj)
     cached = _WRAPPERS.get(key)
@@ -69,9 +69,35 @@ def _signature(obj: Any) -> inspect.Signature | None:
         return None
 
 
+def _forwards_arguments(fn: types.FunctionType) -> bool:
+    """A decorator's wrapper, `def wrapper(*args, **kwargs)` with functools.wraps: its own code takes
+    star-arguments and its signature (followed through __wrapped__) names the parameters. s2s
+    differentiates the wrapper's own code, called with those parameters, so the wrapper is never read
+    as the function it wraps."""
+    takes_star = fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    if not takes_star or not hasattr(fn, "__wrapped__"):
+        return False
+    signature = _signature(fn)
+    return signature is not None and not any(
+        p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values())
+
+
+def _forwarding_specialization(fn: types.FunctionType, signature: inspect.Signature) -> types.FunctionType:
+    """The wrapper's own code read for the call its parameters make: positional ones fill `*args`,
+    keyword-only ones `**kwargs` (as desugar.objects reads a call of a helper taking star-arguments)."""
+    from .desugar.objects import specialize
+    own = inspect.signature(fn, follow_wrapped=False).parameters.values()
+    named = [p for p in own if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional = sum(p.kind is not p.KEYWORD_ONLY for p in signature.parameters.values())
+    keywords = tuple(p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY)
+    arity = {p.name: max(0, positional - len(named)) for p in own if p.kind is p.VAR_POSITIONAL}
+    kwnames = {p.name: keywords for p in own if p.kind is p.VAR_KEYWORD}
+    return specialize(fn, arity=arity, kwnames=kwnames)
+
+
 def _wrap(obj: Any) -> Any:
     from .desugar.context import is_user_object
-    if isinstance(obj, types.MethodType) or isinstance(obj, functools.partial):
+    if isinstance(obj, types.FunctionType) or isinstance(obj, types.MethodType) or isinstance(obj, functools.partial):
         target = obj
     elif is_user_object(obj) and callable(obj):
         target = obj
@@ -107,7 +133,7 @@ def _wrap(obj: Any) -> Any:
     source = "def __s2s_make__(_target, " + ", ".join(defaults) + "):\n" + \
         "".join("    " + line + "\n" for line in inner.splitlines()) + f"    return {name}\n"
     namespace: dict = {}
-    globals_ = getattr(getattr(obj, "__func__", None), "__globals__", None) or \
+    globals_ = getattr(obj, "__globals__", None) or getattr(getattr(obj, "__func__", None), "__globals__", None) or \
         getattr(getattr(obj, "func", None), "__globals__", None) or {"__name__": "s2s.callables"}
     exec(compile(source, filename, "exec"), dict(globals_), namespace)
     made = namespace["__s2s_make__"](target, *defaults.values())
@@ -116,6 +142,7 @@ def _wrap(obj: Any) -> Any:
     wrapper.__qualname__ = qualname
     node = gast.parse(inner).body[0]
     call = node.body[0].value
-    call.func = gast.copy_location(gast.Constant(value=target, kind=None), call.func)
+    read = _forwarding_specialization(target, signature) if isinstance(target, types.FunctionType) else target
+    call.func = gast.copy_location(gast.Constant(value=read, kind=None), call.func)
     register_synthetic(wrapper, Synthetic(node, filename, Facts()))
     return wrapper

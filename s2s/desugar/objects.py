@@ -225,9 +225,12 @@ def _specialize_call(ctx: Context, node: gast.Call) -> gast.Call:
     code = fn.__code__
     if not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return node
+    made = synthetic_of(fn)
+    if made is not None and (made.facts.arity or made.facts.kwnames):
+        return node                           # already read for its call
     if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return node
-    params = inspect.signature(fn).parameters
+    params = inspect.signature(fn, follow_wrapped=False).parameters
     positional = [p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     arity = {p.name: max(0, len(node.args) - len(positional)) for p in params.values()
              if p.kind is p.VAR_POSITIONAL}
@@ -263,7 +266,7 @@ def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | 
 
 def _fixed_signature(fn: Any, arity: dict, kwnames: dict) -> inspect.Signature:
     params = []
-    for p in inspect.signature(fn).parameters.values():
+    for p in inspect.signature(fn, follow_wrapped=False).parameters.values():
         if p.kind is p.VAR_POSITIONAL:
             params += [inspect.Parameter(f"{p.name}_{i}", inspect.Parameter.POSITIONAL_ONLY)
                        for i in range(arity.get(p.name, 0))]
