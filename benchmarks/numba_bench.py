@@ -1,18 +1,21 @@
 """The Numba backend against jax.jit(jax.grad) and against the Numba-compiled function itself.
 
-    python benchmarks/numba_bench.py [--markdown] [--repeat 7]
+    python benchmarks/numba_bench.py [--markdown] [--repeat 15] [--only RNN]
 
 For each loop workload: the primal compiled by numba.njit, the gradient s2s.grad(f, backend="numba"), and
 jax.jit(jax.grad(f)) with the loop written as JAX needs it (a Python loop unrolled by tracing for the while
-loop and the RNN; lax.fori_loop for the element loops, whose indices are traced). Run times are the best of
-`repeat` rounds after a warm-up call (compile time excluded); compile times (the first call) are reported
-separately. Every gradient is checked against the Python backend's before it is timed.
+loop and the RNN; lax.fori_loop for the element loops, whose indices are traced). The three run in turn, one
+batch each per round, for `repeat` rounds after a warm-up call (compile time excluded): the times are medians
+over the rounds, and the ratios medians of the ratios within a round (the machine may be shared and noisy).
+Compile times (the first call) are reported separately. Every gradient is checked against the Python backend's
+before it is timed.
 """
 from __future__ import annotations
 
 import argparse
 import math
 import os
+import statistics
 import sys
 import time
 import warnings
@@ -139,20 +142,29 @@ def jax_versions() -> dict[Callable, Callable] | None:
 
 # ---------------------------------------------------------------- timing
 
-def best_time(fn: Callable, args: tuple, repeat: int, block: Callable = lambda r: r) -> float:
-    """The best per-call time in seconds over repeat rounds, each round long enough to be measured."""
+def batch_size(fn: Callable, args: tuple, block: Callable = lambda r: r) -> int:
+    """Calls per batch: enough for about 20 ms."""
     block(fn(*args))
     start = time.perf_counter()
     block(fn(*args))
-    once = max(time.perf_counter() - start, 1e-7)
-    number = max(1, int(0.02 / once))
-    best = math.inf
+    return max(1, int(0.02 / max(time.perf_counter() - start, 1e-7)))
+
+
+def rounds(fns: dict[str, tuple[Callable, Callable]], args: tuple, repeat: int) -> dict[str, list[float]]:
+    """Per-call times (seconds) of each function, one batch per function in each of `repeat` rounds."""
+    sizes = {key: batch_size(fn, args, block) for key, (fn, block) in fns.items()}
+    times: dict[str, list[float]] = {key: [] for key in fns}
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            block(fn(*args))
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
+        for key, (fn, block) in fns.items():
+            start = time.perf_counter()
+            for _ in range(sizes[key]):
+                block(fn(*args))
+            times[key].append((time.perf_counter() - start) / sizes[key])
+    return times
+
+
+def median_ratio(a: list[float], b: list[float]) -> float:
+    return statistics.median(x / y for x, y in zip(a, b))
 
 
 def first_call(fn: Callable, args: tuple, block: Callable = lambda r: r) -> tuple[float, Any]:
@@ -166,27 +178,34 @@ def _flat(value: Any) -> np.ndarray:
     return np.concatenate([np.ravel(np.asarray(p, dtype=float)) for p in parts])
 
 
-def measure(repeat: int) -> list[dict]:
+def measure(repeat: int, only: str = "") -> list[dict]:
     import numba
     jax = jax_versions()
     rows = []
     for name, fn, args, wrt in workloads():
+        if only.lower() not in name.lower():
+            continue
         row: dict = {"name": name}
         primal = numba.njit(fn)
         row["primal compile"], _ = first_call(primal, args)
-        row["primal"] = best_time(primal, args, repeat)
         gradient = s2s.grad(fn, wrt, backend="numba")
         row["s2s compile"], found = first_call(gradient, args)
         expected = s2s.grad(fn, wrt)(*args)
         assert np.allclose(_flat(found), _flat(expected), rtol=1e-10, atol=1e-12), name
-        row["s2s"] = best_time(gradient, args, repeat)
+        fns = {"primal": (primal, lambda r: r), "s2s": (gradient, lambda r: r)}
         if jax is not None:
             import jax as jax_module
             jitted = jax_module.jit(jax_module.grad(jax[fn], wrt), static_argnums=(3,) if fn is euler else ())
             block = jax_module.block_until_ready
             row["jax compile"], got = first_call(jitted, args, block)
             assert np.allclose(_flat(got), _flat(expected), rtol=1e-8, atol=1e-10), name
-            row["jax"] = best_time(jitted, args, repeat, block)
+            fns["jax"] = (jitted, block)
+        times = rounds(fns, args, repeat)
+        for key, found_times in times.items():
+            row[key] = statistics.median(found_times)
+        row["s2s / primal"] = median_ratio(times["s2s"], times["primal"])
+        if "jax" in times:
+            row["s2s / jax"] = median_ratio(times["s2s"], times["jax"])
         rows.append(row)
     return rows
 
@@ -200,9 +219,9 @@ def table(rows: list[dict], markdown: bool) -> str:
     for r in rows:
         jax_time = r.get("jax")
         cells = [r["name"], f"{r['primal'] * 1e6:,.1f} µs", f"{r['s2s'] * 1e6:,.1f} µs",
-                 f"{r['s2s'] / r['primal']:.2f}×",
+                 f"{r['s2s / primal']:.2f}×",
                  f"{jax_time * 1e6:,.1f} µs" if jax_time else "—",
-                 f"{r['s2s'] / jax_time:.2f}×" if jax_time else "—",
+                 f"{r['s2s / jax']:.2f}×" if jax_time else "—",
                  f"{r['primal compile']:.2f} s / {r['s2s compile']:.2f} s / "
                  + (f"{r['jax compile']:.2f} s" if jax_time else "—")]
         lines.append("| " + " | ".join(cells) + " |" if markdown else "  ".join(cells))
@@ -212,10 +231,11 @@ def table(rows: list[dict], markdown: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--only", default="", help="the workloads whose name contains this")
     options = parser.parse_args()
     warnings.simplefilter("ignore")         # Numba's performance notes about non-contiguous matmul operands
-    print(table(measure(options.repeat), options.markdown))
+    print(table(measure(options.repeat, options.only), options.markdown))
 
 
 if __name__ == "__main__":

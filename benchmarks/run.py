@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import s2s  # noqa: E402
 import s2s.api  # noqa: E402
+import workloads as workload_functions  # noqa: E402
 from workloads import Workload, workloads  # noqa: E402
 
 
@@ -55,6 +56,12 @@ def flat(value: Any) -> np.ndarray:
     return np.ravel(np.asarray(value, dtype=np.float64))
 
 
+def mode_chosen(gradient: Callable, args: tuple) -> str:
+    """The mode s2s.grad's mode="auto" runs for these arguments."""
+    mode = s2s.api.resolve_mode(gradient.__s2s__[1], [s2s.api.kind_of(a) for a in args])[0].mode
+    return "forward" if mode == "tangent" else mode
+
+
 def run(selected: list[Workload], budget: float) -> list[dict]:
     rows = []
     for w in selected:
@@ -71,7 +78,7 @@ def run(selected: list[Workload], budget: float) -> list[dict]:
         rows.append({"workload": w.name, "kind": w.kind, "seconds": times,
                      "s2s / primal": times["s2s"] / times["primal"],
                      "s2s / hand-written": times["s2s"] / times["hand-written"]})
-        print(f"  measured {w.name}", file=sys.stderr)
+        print(f"  measured {w.name} ({mode_chosen(gradient, w.args)} mode)", file=sys.stderr)
     return rows
 
 
@@ -82,8 +89,33 @@ FIFTY_LINES = "def model(x, y):\n" + "".join(
     "".join(f"    b{i} = a{i} * a{i + 1} + total\n" for i in range(18)) + "    return b17 + math.exp(-x * x)\n"
 
 
+def generated(fn: Callable, gradient: Callable, args: tuple) -> Callable:
+    """The generated function behind gradient (s2s.grad(fn)) for args, called directly: from the cache."""
+    options = gradient.__s2s__[1]
+    found = [entry[1] for key, entry in s2s.api._CACHE[fn].items()
+             if key[1] == options and key[2] == s2s.api._signature(args) and key[3] == s2s.api.shape_key(args)]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def dispatch_overhead(fn: Callable, args: tuple, wrt: Any, budget: float) -> tuple[float, float]:
+    """(what s2s.grad(fn)(*args) adds to the generated function called directly, the generated function alone):
+    medians of alternating runs, the gradients checked equal first."""
+    gradient = s2s.grad(fn, wrt=wrt)
+    through = gradient(*args)
+    direct = generated(fn, gradient, args)
+    assert np.array_equal(flat(through), flat(direct(*args)))
+    overheads, alone = [], []
+    for _ in range(5):
+        a, b = median_time(gradient, args, budget / 5), median_time(direct, args, budget / 5)
+        overheads.append(a - b)
+        alone.append(b)
+    return statistics.median(overheads), statistics.median(alone)
+
+
 def overheads(budget: float) -> dict:
-    """First call (transform and compile) of a 50-line function, and what a cached call adds."""
+    """First call (transform and compile) of a 50-line function, and what a cached call adds (for floats, for
+    arrays: the logistic loss at N = 100, and for a list of numbers: Horner's 200 coefficients)."""
     assert FIFTY_LINES.count("\n") == 50
     firsts = []
     for k in range(7):
@@ -94,13 +126,16 @@ def overheads(budget: float) -> dict:
         start = time.perf_counter()
         s2s.grad(scope["model"], wrt=(0, 1))(0.3, 0.7)
         firsts.append(time.perf_counter() - start)
-    gradient = s2s.grad(scope["model"], wrt=(0, 1))
-    gradient(0.3, 0.7)
-    compiled = next(iter(s2s.api._CACHE[scope["model"]].values()))[1]
-    through_s2s = median_time(gradient, (0.3, 0.7), budget)
-    direct = median_time(compiled, (0.3, 0.7), budget)
+    overhead, direct = dispatch_overhead(scope["model"], (0.3, 0.7), (0, 1), budget)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 20))
+    logistic_args = (rng.normal(size=20) * 0.1, 0.1, X, (rng.random(100) < 0.5).astype(np.float64))
+    arrays, _ = dispatch_overhead(workload_functions.logistic, logistic_args, (0, 1), budget)
+    listed, _ = dispatch_overhead(workload_functions.horner, (0.9, list(rng.normal(size=200))), 0, budget)
     return {"first call of a 50-line function (s)": statistics.median(firsts),
-            "cached call overhead (s)": through_s2s - direct, "generated function alone (s)": direct}
+            "cached call overhead (s)": overhead, "generated function alone (s)": direct,
+            "cached call overhead, arrays (logistic N=100) (s)": arrays,
+            "cached call overhead, a list of 200 numbers (Horner) (s)": listed}
 
 
 def chain(lines: int) -> str:
@@ -111,26 +146,48 @@ def chain(lines: int) -> str:
 
 
 def transform_scaling(sizes: tuple = (50, 200, 800, 3200), limit: float = 60.0) -> dict:
-    """First call (transform, compile, run) of `chain(n)`, for each n; larger sizes are skipped once one
-    takes longer than limit seconds."""
-    import math
+    """First call (transform, compile, run) of `chain(n)`, for each n, and the peak memory it takes (how far the
+    process's resident high-water mark rises): each size in a fresh process, s2s warmed up there on a 12-line
+    chain first (imports are not the transform's cost). Larger sizes are skipped once one takes longer than
+    limit seconds."""
+    import subprocess
     found = {}
     for n in sizes:
-        text = chain(n)
-        assert text.count("\n") == n
-        filename = f"<benchmark-chain-{n}>"
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        scope = {"math": math}
-        exec(compile(text, filename, "exec"), scope)
-        start = time.perf_counter()
-        value = s2s.grad(scope["model"], wrt=(0, 1))(0.3, 0.7)
-        found[f"first call, {n} lines (s)"] = elapsed = time.perf_counter() - start
-        eps = 1e-6
-        numeric = (scope["model"](0.3 + eps, 0.7) - scope["model"](0.3 - eps, 0.7)) / (2 * eps)
-        assert abs(value[0] - numeric) <= 1e-5 * max(1.0, abs(numeric)), (n, value[0], numeric)
+        child = subprocess.run([sys.executable, os.path.abspath(__file__), "--scaling-child", str(n)],
+                               capture_output=True, text=True, check=True)
+        measured = json.loads(child.stdout.strip().splitlines()[-1])
+        found[f"first call, {n} lines (s)"] = elapsed = measured["seconds"]
+        found[f"peak memory, {n} lines (MB)"] = measured["peak MB"]
         if elapsed > limit:
             break
     return found
+
+
+def scaling_child(n: int) -> dict:
+    """In a fresh process: the first call of chain(n), checked against central differences."""
+    import math
+    import resource
+
+    def model_of(lines: int) -> Callable:
+        text = chain(lines)
+        assert text.count("\n") == lines
+        filename = f"<benchmark-chain-{lines}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        scope = {"math": math}
+        exec(compile(text, filename, "exec"), scope)
+        return scope["model"]
+
+    s2s.grad(model_of(12), wrt=(0, 1))(0.3, 0.7)
+    model = model_of(n)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    value = s2s.grad(model, wrt=(0, 1))(0.3, 0.7)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before          # kilobytes on Linux
+    eps = 1e-6
+    numeric = (model(0.3 + eps, 0.7) - model(0.3 - eps, 0.7)) / (2 * eps)
+    assert abs(value[0] - numeric) <= 1e-5 * max(1.0, abs(numeric)), (n, value[0], numeric)
+    return {"seconds": elapsed, "peak MB": peak / 1024}
 
 
 def report(rows: list[dict]) -> str:
@@ -159,17 +216,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes and shorter timing")
     parser.add_argument("--json", default="benchmarks/results.json", help="where to write the measurements")
     parser.add_argument("--only", default="", help="run only the workloads whose name contains this text")
+    parser.add_argument("--no-scaling", action="store_true", help="skip the transform-scaling rows")
+    parser.add_argument("--no-overheads", action="store_true", help="skip the call-overhead rows")
+    parser.add_argument("--scaling-child", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.scaling_child:          # one size of transform_scaling, in a process of its own
+        print(json.dumps(scaling_child(args.scaling_child)))
+        return 0
     budget = 0.2 if args.quick else 1.0
     selected = [w for w in workloads(args.quick) if args.only in w.name]
     rows = run(selected, budget)
-    extra = overheads(budget)
-    extra.update(transform_scaling((50, 200) if args.quick else (50, 200, 800, 3200)))
+    extra = overheads(budget) if not args.no_overheads else {}
+    if not args.no_scaling:
+        extra.update(transform_scaling((50, 200) if args.quick else (50, 200, 800, 3200)))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"NumPy {np.__version__}; medians")
     print(report(rows))
     for name, value in extra.items():
-        print(f"{name}: {_fmt(value)}")
+        print(f"{name}: {value:.0f} MB" if name.endswith("(MB)") else f"{name}: {_fmt(value)}")
     with open(args.json, "w") as handle:
         json.dump({"machine": platform.platform(), "rows": rows, "overheads": extra}, handle, indent=2)
     return 0

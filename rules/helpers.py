@@ -5,7 +5,7 @@ rules/runtime_helpers.py, so that derivative code using it can be differentiated
 """
 import numpy as np
 
-from s2s.registry import helper
+from s2s.registry import helper, nondifferentiable
 from s2s.runtime import _axes, _broadcast_back, _prod_of_others, _unbroadcast
 
 
@@ -192,18 +192,39 @@ def _norm_kind(x, ord, axis):
     return "p"
 
 
-def _square_or_reduced(a, full_matrices, compute_uv):
-    """Refuse the derivative of a full SVD of a non-square matrix (its extra singular vectors are arbitrary)."""
-    if compute_uv and full_matrices and np.shape(a)[-1] != np.shape(a)[-2]:
-        raise NotImplementedError("the derivative of numpy.linalg.svd with full_matrices=True of a non-square "
-                                  "matrix: pass full_matrices=False")
+def _leading(g, k, axis):
+    """The first k columns (axis -1) or rows (axis -2) of the adjoint g of U or V^T from a full SVD of a
+    non-square matrix. The others complete U or V^T arbitrarily (LAPACK's choice; autograd and JAX refuse their
+    derivative too): s2s differentiates a function of them only where its adjoint there is 0 (they are unused)."""
+    if np.ndim(g) == 0:
+        return g
+    extra = g[..., :, k:] if axis == -1 else g[..., k:, :]
+    if np.any(extra != 0):
+        raise NotImplementedError("the derivative of numpy.linalg.svd(full_matrices=True) of a non-square matrix "
+                                  "through its extra singular vectors (they complete U or V arbitrarily): use only "
+                                  "the first min(m, n) of them, or pass full_matrices=False")
+    return g[..., :, :k] if axis == -1 else g[..., :k, :]
 
 
-def _tall(a, mode):
-    """Refuse the derivative of QR of a wide matrix, or in a mode other than 'reduced'."""
-    if mode != "reduced" or np.shape(a)[-2] < np.shape(a)[-1]:
-        raise NotImplementedError("the derivative of numpy.linalg.qr is for mode='reduced' and matrices with "
-                                  "at least as many rows as columns")
+def _completed(d, full, k, axis):
+    """The tangent d of the first k columns (axis -1) or rows (-2) of U or V^T, completed to full's shape with NaN
+    for the arbitrary others (a result that reads them is NaN, not silently wrong)."""
+    if np.shape(d) == np.shape(full):
+        return d
+    extra = np.full(np.shape(full[..., :, k:] if axis == -1 else full[..., k:, :]), np.nan, dtype=d.dtype)
+    return np.concatenate([d, extra], axis=axis)
+
+
+def _qr_mode(a, mode):
+    """min(m, n) for a QR the rules differentiate (a value the rule uses, so the check is not dropped as dead code).
+    Refuse the derivative of QR in the modes whose extra columns of Q are not differentiated here: 'complete'
+    of a tall matrix (its last columns complete Q arbitrarily; JAX follows LAPACK's Householder choice), 'raw'."""
+    if mode not in ("reduced", "complete", "r"):
+        raise NotImplementedError(f"the derivative of numpy.linalg.qr with mode={mode!r}: use mode='reduced'")
+    if mode == "complete" and np.shape(a)[-2] > np.shape(a)[-1]:
+        raise NotImplementedError("the derivative of numpy.linalg.qr with mode='complete' of a matrix with more rows "
+                                  "than columns: use mode='reduced' (or 'r')")
+    return min(np.shape(a)[-2], np.shape(a)[-1])
 
 
 def _rollaxis_destination(x, axis, start):
@@ -235,36 +256,113 @@ def _kron_adjoint(g, a, b, k):
     return np.reshape(np.sum(blocks * other, axis=tuple(range(0, 2 * ndim, 2))), np.shape(b))
 
 
-def _quantile_weights(x, q, axis=None, keepdims=False, method="linear"):
-    """The weights w (x's shape, before the reduction's axes are moved) with quantile(x, q) = sum(w * x) over axis:
-    linear interpolation between the two order statistics around q (n - 1); numpy's default method."""
-    if method != "linear" or np.ndim(q) != 0:
-        raise NotImplementedError("the derivative of numpy.quantile/percentile/median is for one q and "
-                                  "method='linear'")
+def _quantile_weights(x, q, axis=None, method="linear", ignore_nan=False):
+    """W, of shape q's + x's, with quantile(x, q, axis) = sum(W * x) over axis: every method of numpy.quantile
+    picks one order statistic or interpolates between two neighbours, (1 - f) s_j + f s_j+1, with j and f
+    depending only on q, the count and the method, so the quantile of 0, 1, ..., m - 1 is j + f. NaNs
+    (nanquantile) sort last and get no weight."""
     x = np.asarray(x)
+    qs = np.asarray(q)
     axes = _axes(axis, x.ndim)
     last = tuple(range(x.ndim - len(axes), x.ndim))
     moved = np.moveaxis(x, axes, last)
     flat = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
-    n = flat.shape[-1]
-    position = q * (n - 1)
-    low = int(np.floor(position))
-    high = min(low + 1, n - 1)
-    fraction = position - low
     order = np.argsort(flat, axis=-1, kind="stable")
-    weights = np.zeros(flat.shape, dtype=np.result_type(x, np.float32))
-    np.put_along_axis(weights, order[..., low:low + 1], 1.0 - fraction, axis=-1)
-    taken = np.take_along_axis(weights, order[..., high:high + 1], axis=-1)
-    np.put_along_axis(weights, order[..., high:high + 1], taken + fraction, axis=-1)
-    return np.moveaxis(weights.reshape(moved.shape), last, axes)
+    counts = np.sum(~np.isnan(flat), axis=-1) if ignore_nan else np.full(flat.shape[:-1], flat.shape[-1])
+    weights = np.zeros(qs.shape + flat.shape, dtype=np.result_type(x, np.float32))
+    for k in np.ndindex(qs.shape):
+        for m in np.unique(counts):
+            if m == 0:
+                continue
+            position = float(np.quantile(np.arange(m, dtype=float), qs[k], method=method))
+            low = min(int(np.floor(position)), m - 1)
+            high = min(low + 1, m - 1)
+            fraction = position - low
+            w = np.zeros(flat.shape, dtype=weights.dtype)
+            np.put_along_axis(w, order[..., low:low + 1], 1.0 - fraction, axis=-1)
+            taken = np.take_along_axis(w, order[..., high:high + 1], axis=-1)
+            np.put_along_axis(w, order[..., high:high + 1], taken + fraction, axis=-1)
+            weights[k] = np.where(np.expand_dims(counts == m, -1), w, weights[k])
+    return np.moveaxis(weights.reshape(qs.shape + moved.shape), tuple(qs.ndim + a for a in last),
+                       tuple(qs.ndim + a for a in axes))
 
 
-def _quantile_adjoint(g, x, q, axis=None, keepdims=False, method="linear"):
-    return _broadcast_back(g, x, axis, keepdims) * _quantile_weights(x, q, axis, keepdims, method)
+def _quantile_adjoint(g, x, q, axis=None, keepdims=False, method="linear", ignore_nan=False):
+    """The adjoint of numpy.quantile (and percentile, median, their nan versions) with respect to x."""
+    lead = np.ndim(q)
+    g = np.asarray(g)
+    if not keepdims:
+        g = np.expand_dims(g, tuple(lead + a for a in _axes(axis, np.ndim(x))))
+    return np.sum(g * _quantile_weights(x, q, axis, method, ignore_nan), axis=tuple(range(lead)))
 
 
-def _quantile_tangent(t, x, q, axis=None, keepdims=False, method="linear"):
-    return np.sum(t * _quantile_weights(x, q, axis, keepdims, method), axis=axis, keepdims=keepdims)
+def _quantile_tangent(t, x, q, axis=None, keepdims=False, method="linear", ignore_nan=False):
+    weights = _quantile_weights(x, q, axis, method, ignore_nan)
+    return np.sum(weights * t, axis=tuple(np.ndim(q) + a for a in _axes(axis, np.ndim(x))), keepdims=keepdims)
+
+
+def _along_first(x, axis):
+    """x with axis moved first (flattened for axis None), as numpy.cumsum and numpy.cumprod read it."""
+    return np.ravel(x) if axis is None else np.moveaxis(np.asarray(x), axis, 0)
+
+
+def _from_first(d, x, axis):
+    return np.reshape(d, np.shape(x)) if axis is None else np.moveaxis(d, 0, axis)
+
+
+def _cumprod_suffix(g, x):
+    """r_j = g_j + x_j+1 r_j+1 along the first axis: r_j = sum over i >= j of g_i x_j+1 ... x_i."""
+    r = np.array(g, dtype=np.result_type(g, x, np.float32))
+    for j in range(np.shape(x)[0] - 2, -1, -1):
+        r[j] = r[j] + x[j + 1] * r[j + 1]
+    return r
+
+
+def _exclusive_cumprod(x):
+    """1, x_0, x_0 x_1, ... along the first axis: the products before each element."""
+    return np.concatenate([np.ones_like(x[:1]), np.cumprod(x, axis=0)[:-1]], axis=0)
+
+
+def _cumprod_adjoint(g, x, axis=None):
+    """The adjoint of numpy.cumprod(x, axis), exact where x has zeros (no division):
+    dx_j = (x_0 ... x_j-1) r_j, r as in _cumprod_suffix."""
+    xs = _along_first(x, axis)
+    gs = np.reshape(g, np.shape(xs)) if axis is None else np.moveaxis(np.asarray(g), axis, 0)
+    return _from_first(_exclusive_cumprod(xs) * _cumprod_suffix(gs, xs), x, axis)
+
+
+def _cumprod_tangent(t, x, axis=None):
+    """The tangent of numpy.cumprod(x, axis) along t, exact at zeros: dc_i = dc_i-1 x_i + c_i-1 t_i."""
+    xs = _along_first(x, axis)
+    ts = np.broadcast_to(_along_first(t, axis), np.shape(xs))
+    out = np.array(ts, dtype=np.result_type(t, x, np.float32))
+    before = _exclusive_cumprod(xs)
+    out[0] = ts[0]
+    for i in range(1, np.shape(xs)[0]):
+        out[i] = out[i - 1] * xs[i] + before[i] * ts[i]
+    return out if axis is None else np.moveaxis(out, 0, axis)        # flat for axis None, as cumprod
+
+
+def _cumprod_adjoint_in_x(g, x, t, axis=None):
+    """The tangent of _cumprod_adjoint(g, x, axis) along t (a tangent of x), for second order:
+    the products before each element move by the exclusive cumprod's tangent, r by r's own recurrence
+    driven by t_j+1 r_j+1."""
+    xs = _along_first(x, axis)
+    ts = np.broadcast_to(_along_first(t, axis), np.shape(xs))
+    gs = np.reshape(g, np.shape(xs)) if axis is None else np.moveaxis(np.asarray(g), axis, 0)
+    r = _cumprod_suffix(gs, xs)
+    driven = np.concatenate([ts[1:] * r[1:], np.zeros_like(r[:1])], axis=0)
+    moved = _cumprod_tangent(ts, xs, 0)
+    before_tangent = np.concatenate([np.zeros_like(moved[:1]), moved[:-1]], axis=0)
+    return _from_first(before_tangent * r + _exclusive_cumprod(xs) * _cumprod_suffix(driven, xs), x, axis)
+
+
+def _running_record(x, ans, axis=0):
+    """For each element of numpy.maximum.accumulate(x, axis) (or minimum's, ans), the index along axis of the
+    element that set it: the last index j <= i where x_j equals the running extremum."""
+    x = np.asarray(x)
+    positions = np.arange(np.shape(x)[axis]).reshape([-1 if k == axis % x.ndim else 1 for k in range(x.ndim)])
+    return np.maximum.accumulate(np.where(x == ans, positions, 0), axis=axis)
 
 
 def _sort_order(x, axis=-1, kth=None):
@@ -285,9 +383,14 @@ def _unsort(g, x, order, axis=-1):
     return out
 
 
-def _take_adjoint(g, x, indices, axis=None):
+def _take_adjoint(g, x, indices, axis=None, mode="raise"):
     """The adjoint of numpy.take: g added back at the indices (repeated indices add up)."""
     out = np.zeros(np.size(x) if axis is None else np.shape(x), dtype=np.result_type(g, x, np.float32))
+    n = np.size(x) if axis is None else np.shape(x)[axis]
+    if mode == "clip":
+        indices = np.clip(indices, 0, n - 1)
+    elif mode == "wrap":
+        indices = np.mod(indices, n)
     if axis is None:
         np.add.at(out, indices, g)
         return out.reshape(np.shape(x))
@@ -418,8 +521,8 @@ def _banded_matmul(ab, lower, upper, x):
 
 def _sorted_order(items, key=None, reverse=False):
     """The positions, in items, of the elements of sorted(items, reverse=reverse) (stable, like sorted)."""
-    if key is not None:
-        raise NotImplementedError("the derivative of sorted() with a key function")
+    if key is not None:                 # the key of each element, as sorted calls it
+        return sorted(range(len(items)), key=lambda i: key(items[i]), reverse=reverse)
     values = np.asarray(items, dtype=float)
     return [int(i) for i in np.argsort(-values if reverse else values, kind="stable")]
 
@@ -437,32 +540,81 @@ def _sorted_like(t, items, key=None, reverse=False):
     return [t[i] for i in _sorted_order(items, key, reverse)]
 
 
-def _gradient_adjoint(g, f, axis=None, edge_order=1):
-    """The adjoint of numpy.gradient(f, axis=axis, edge_order=edge_order) with unit spacing, along one axis
-    (f 1-D, or axis an int): central differences inside, one-sided ones at the edges."""
-    if axis is None and np.ndim(f) != 1 or np.ndim(axis) != 0 and axis is not None:
-        raise NotImplementedError("the derivative of numpy.gradient along several axes: give one axis")
-    a = 0 if axis is None else axis % np.ndim(f)
-    w = np.moveaxis(np.asarray(g), a, 0)
-    d = np.zeros(w.shape, dtype=np.result_type(w, f, np.float32))
-    d[2:] += 0.5 * w[1:-1]
-    d[:-2] -= 0.5 * w[1:-1]
-    if edge_order == 1:
-        d[0] -= w[0]
-        d[1] += w[0]
-        d[-1] += w[-1]
-        d[-2] -= w[-1]
+def _gradient_stencil(n, spacing=None, edge_order=1):
+    """numpy.gradient along an axis of length n as a stencil: output i is the sum over k of
+    weights[i, k] * f[index[i, k]]. spacing: None (1), a number, or the coordinates of the n points
+    (numpy's second-order formulas for uneven spacing, which reduce to the even ones)."""
+    if spacing is None or np.ndim(spacing) == 0:
+        dx = np.full(n - 1, 1.0 if spacing is None else float(spacing))
     else:
-        d[0] -= 1.5 * w[0]
-        d[1] += 2.0 * w[0]
-        d[2] -= 0.5 * w[0]
-        d[-1] += 1.5 * w[-1]
-        d[-2] -= 2.0 * w[-1]
-        d[-3] += 0.5 * w[-1]
+        dx = np.diff(np.asarray(spacing, dtype=float))
+    index = np.zeros((n, 3), dtype=int)
+    weights = np.zeros((n, 3))
+    hs, hd = dx[:-1], dx[1:]
+    index[1:-1] = np.arange(n - 2)[:, None] + np.arange(3)
+    weights[1:-1] = np.stack([-hd / (hs * (hs + hd)), (hd - hs) / (hs * hd), hs / (hd * (hs + hd))], axis=-1)
+    if edge_order == 1:
+        index[0], weights[0] = [0, 1, 1], [-1.0 / dx[0], 1.0 / dx[0], 0.0]
+        index[-1], weights[-1] = [n - 2, n - 1, n - 1], [-1.0 / dx[-1], 1.0 / dx[-1], 0.0]
+    else:
+        a, b = dx[0], dx[1]
+        index[0], weights[0] = [0, 1, 2], [-(2 * a + b) / (a * (a + b)), (a + b) / (a * b), -a / (b * (a + b))]
+        a, b = dx[-2], dx[-1]
+        index[-1], weights[-1] = [n - 3, n - 2, n - 1], [b / (a * (a + b)), -(a + b) / (a * b),
+                                                        (2 * b + a) / (b * (a + b))]
+    return index, weights
+
+
+def _gradient_axis(f, axis=None, more_spacing=None):
+    """The one axis numpy.gradient differentiates along here (several axes give a list: refused)."""
+    if more_spacing is not None or axis is None and np.ndim(f) != 1 or axis is not None and np.ndim(axis) != 0:
+        raise NotImplementedError("the derivative of numpy.gradient along several axes: give one axis")
+    return 0 if axis is None else axis % np.ndim(f)
+
+
+def _gradient_apply(t, f, spacing=None, more_spacing=None, axis=None, edge_order=1):
+    """numpy.gradient(t, spacing, axis=axis, edge_order=edge_order), written as its stencil (the tangent)."""
+    a = _gradient_axis(f, axis, more_spacing)
+    moved = np.moveaxis(np.broadcast_to(t, np.shape(f)), a, 0)
+    index, weights = _gradient_stencil(np.shape(moved)[0], spacing, edge_order)
+    w = weights.astype(np.result_type(moved, np.float32)).reshape((-1, 3) + (1,) * (moved.ndim - 1))
+    out = w[:, 0] * moved[index[:, 0]] + w[:, 1] * moved[index[:, 1]] + w[:, 2] * moved[index[:, 2]]
+    return np.moveaxis(out, 0, a)
+
+
+def _gradient_adjoint(g, f, spacing=None, more_spacing=None, axis=None, edge_order=1):
+    """The adjoint of numpy.gradient(f, spacing, axis=axis, edge_order=edge_order) along one axis: each output's
+    adjoint sent back to the three inputs of its stencil."""
+    a = _gradient_axis(f, axis, more_spacing)
+    moved = np.moveaxis(np.asarray(g), a, 0)
+    index, weights = _gradient_stencil(np.shape(moved)[0], spacing, edge_order)
+    w = weights.astype(np.result_type(moved, f, np.float32)).reshape((-1, 3) + (1,) * (moved.ndim - 1))
+    d = np.zeros(np.shape(moved), dtype=np.result_type(moved, f, np.float32))
+    for k in range(3):
+        np.add.at(d, index[:, k], w[:, k] * moved)
     return np.moveaxis(d, 0, a)
+
+
+def _memory_order(x, order):
+    """'C' or 'F': the order in which np.ravel/np.reshape read x's elements for order 'A' or 'K'."""
+    if order in ("C", "F"):
+        return order
+    x = np.asarray(x)
+    if order == "A" or x.flags.c_contiguous or x.flags.f_contiguous:
+        return "F" if x.flags.f_contiguous and not x.flags.c_contiguous else "C"
+    strides = [abs(s) for s, n in zip(x.strides, x.shape) if n > 1]
+    if min(x.strides, default=0) >= 0 and strides == sorted(strides, reverse=True):
+        return "C"
+    if min(x.strides, default=0) >= 0 and strides == sorted(strides):
+        return "F"
+    raise ValueError("s2s: order='K' of an array whose elements lie in neither C nor Fortran order (a permuted "
+                     "or reversed view): s2s cannot follow that order; copy it first (np.ascontiguousarray)")
 
 
 # registered at the end, not by a decorator: the emitter copies each function's source as it is
 for _function in list(globals().values()):
     if callable(_function) and getattr(_function, "__module__", None) == __name__:
         helper(_function)
+
+
+nondifferentiable(_memory_order)

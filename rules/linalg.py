@@ -158,14 +158,15 @@ def _svd_f(s):
 
 @adjoint(np.linalg.svd)
 def svd(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
-    # Townsend 2016, for the reduced SVD (full_matrices=True only for square matrices, where it is the same)
+    # Townsend 2016, for the reduced SVD; a full SVD of a non-square matrix through its first min(m, n)
+    # singular vectors only (the others are arbitrary: _leading refuses an adjoint on them)
+    k = min(np.shape(a)[-2], np.shape(a)[-1])
     if compute_uv:
-        u, s, vt = ans[0], ans[1], ans[2]
-        gu, gs, gvt = g[0] + 0.0 * u, g[1] + 0.0 * s, g[2] + 0.0 * vt
+        u, s, vt = ans[0][..., :, :k], ans[1], ans[2][..., :k, :]
+        gu, gs, gvt = _leading(g[0], k, -1) + 0.0 * u, g[1] + 0.0 * s, _leading(g[2], k, -2) + 0.0 * vt
     else:
         u, s, vt = np.linalg.svd(a, full_matrices=False)
         gu, gs, gvt = 0.0 * u, g, 0.0 * vt
-    _square_or_reduced(a, full_matrices, compute_uv)
     v, gv = _t(vt), _t(gvt)
     f = _svd_f(s)
     eye_k = _eye(np.shape(s)[-1], s)
@@ -181,7 +182,7 @@ def svd(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
 
 @tangent(np.linalg.svd)
 def svd_tangent(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
-    _square_or_reduced(a, full_matrices, compute_uv)
+    k = min(np.shape(a)[-2], np.shape(a)[-1])
     u, s, vt = np.linalg.svd(a, full_matrices=False)
     v = _t(vt)
     p = _t(u) @ t @ v
@@ -191,29 +192,39 @@ def svd_tangent(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False)
     inv_s = np.expand_dims(1.0 / s, -2)
     du = u @ (f * (p @ sm + sm @ _t(p))) + (t @ v - u @ p) * inv_s
     dv = v @ (f * (sm @ p + _t(p) @ sm)) + (_t(t) @ u - v @ _t(p)) * inv_s
-    return ((du, ds, _t(dv)) if compute_uv else ds,)
+    # a full SVD of a non-square matrix: NaN for the tangents of the arbitrary extra vectors
+    return ((_completed(du, ans[0], k, -1), ds, _completed(_t(dv), ans[2], k, -2)) if compute_uv else ds,)
 
 
 @adjoint(np.linalg.qr)
 def qr(g, ans, a, mode="reduced"):
-    # A_bar = (Q_bar + Q copyltu(M)) R^-T, M = R R_bar^T - Q_bar^T Q (reduced QR of a tall or square matrix;
-    # Walter and Lehmann 2018, as autograd); copyltu(M) copies the lower triangle of M to the upper
-    q, r = ans[0], ans[1]
-    _tall(a, mode)
-    gq, gr = g[0] + 0.0 * q, g[1] + 0.0 * r
-    m = r @ _t(gr) - _t(gq) @ q
+    # A_bar = (Q_bar + Q copyltu(M)) R^-T, M = R R_bar^T - Q_bar^T Q for a tall or square A (Walter and Lehmann
+    # 2018, as autograd; copyltu(M) copies the lower triangle of M to the upper); a wide A = [X Y] is
+    # Q [U V] with X = Q U and V = Q^T Y (as JAX), so Y_bar = Q V_bar and Q_bar gains Y V_bar^T
+    k = _qr_mode(a, mode)
+    if mode == "r":
+        q, r = np.linalg.qr(a)
+        gq, gr = 0.0 * q, g
+    else:
+        q, r = ans[0], ans[1]
+        gq, gr = g[0] + 0.0 * q, g[1] + 0.0 * r
+    y, gu, gv = a[..., :, k:], gr[..., :, :k], gr[..., :, k:]
+    gq = gq + y @ _t(gv)
+    m = r[..., :, :k] @ _t(gu) - _t(gq) @ q
     b = gq + q @ (np.tril(m) + _t(np.tril(m, -1)))
-    return _t(np.linalg.solve(r, _t(b)))
+    return np.concatenate([_t(np.linalg.solve(r[..., :, :k], _t(b))), q @ gv], axis=-1)
 
 
 @tangent(np.linalg.qr)
 def qr_tangent(t, ans, a, mode="reduced"):
-    q, r = ans[0], ans[1]
-    _tall(a, mode)
-    c = _t(np.linalg.solve(_t(r), _t(_t(q) @ t)))          # Q^T dA R^-1
+    k = _qr_mode(a, mode)
+    q, r = np.linalg.qr(a) if mode == "r" else (ans[0], ans[1])
+    u, tx, ty = r[..., :, :k], t[..., :, :k], t[..., :, k:]
+    c = _t(np.linalg.solve(_t(u), _t(_t(q) @ tx)))          # Q^T dX U^-1
     omega = np.tril(c, -1) - _t(np.tril(c, -1))
-    dq = q @ omega + _t(np.linalg.solve(_t(r), _t(t - q @ (_t(q) @ t))))
-    return ((dq, (c - omega) @ r),)
+    dq = q @ omega + _t(np.linalg.solve(_t(u), _t(tx - q @ (_t(q) @ tx))))
+    dr = np.concatenate([(c - omega) @ u, _t(dq) @ a[..., :, k:] + _t(q) @ ty], axis=-1)
+    return (dr if mode == "r" else (dq, dr),)
 
 
 @adjoint(np.linalg.pinv)
@@ -298,7 +309,7 @@ def lstsq_tangent(t, ans, a, b, rcond=None):
     return (dx_a, dres_a, 0, 0.0 * ans[3]), (dx_b, dres_b, 0, 0.0 * ans[3]), None
 
 
-from s2s.rules.helpers import _square_or_reduced, _tall  # noqa: E402
+from s2s.rules.helpers import _completed, _leading, _qr_mode  # noqa: E402
 
 
 # ---- which of these return several arrays (a tuple: each output's adjoint is g[i])
@@ -316,7 +327,12 @@ def _lstsq_results(args, kwargs):
     return ("tuple", ("array", "array", "scalar", "array"))
 
 
-several_results(np.linalg.eigh, np.linalg.qr, np.linalg.slogdet, kind=_pair)
+def _qr_results(args, kwargs):
+    return None if kwargs.get("mode", args[1] if len(args) > 1 else "reduced") == "r" else _pair(args, kwargs)
+
+
+several_results(np.linalg.eigh, np.linalg.slogdet, kind=_pair)
+several_results(np.linalg.qr, kind=_qr_results)
 several_results(np.linalg.svd, kind=_svd_results)
 several_results(np.linalg.lstsq, kind=_lstsq_results)
 
@@ -324,3 +340,55 @@ several_results(np.linalg.lstsq, kind=_lstsq_results)
 # shared parts of the formulas above, inlined into the rules that call them (second order differentiates them)
 for _part in (_eye, _t, _norm_direction, _phi, _svd_f, _pinv_adjoint):
     template(_part)
+
+
+# ---- eig (general square matrices, complex eigen-decomposition; appended with complex numbers, issue 14)
+# w, v = eig(a): a v = v diag(w), columns of v of unit norm. With P = v^-1 da v and F_ij = 1 / (w_j - w_i) off the
+# diagonal (0 on it): dw = diag(P), dv = v (F o P) - v Re(diag(v^H v (F o P))) (the second term keeps the
+# columns' norm; their phase is whatever LAPACK picks, so only phase-invariant uses of v have a derivative: as
+# autograd and JAX). The adjoint is autograd's grad_eig, the transpose of this under the complex convention
+# (s2s/complex_values.py). Repeated eigenvalues: F divides by zero, giving inf/NaN adjoints for v (the vectors
+# are not unique there), as autograd (which adds 1e-20) and JAX; a use of w alone stays finite. A real matrix: the
+# adjoint's real part (the transform keeps it: the adjoint of a real value is real).
+
+
+@adjoint(np.linalg.eig)
+def eig(g, ans, a):
+    w, v = ans[0], ans[1]
+    n = np.shape(w)[-1]
+    eye = _eye(n, w)
+    vt = _t(v)
+    inner = np.expand_dims(g[0] + 0.0 * w, -2) * eye
+    if np.ndim(g[1]) != 0:              # the vectors are read (0.0 stands for an output nothing reads)
+        f = (1.0 - eye) / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + eye)
+        gvt = vt @ g[1]
+        inner = inner + f * gvt - f * (vt @ np.conj(v) @ (np.real(gvt) * eye))
+    return np.linalg.solve(vt, inner @ vt)
+
+
+@tangent(np.linalg.eig)
+def eig_tangent(t, ans, a):
+    w, v = ans[0], ans[1]
+    n = np.shape(w)[-1]
+    eye = _eye(n, w)
+    f = (1.0 - eye) / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + eye)
+    p = np.linalg.solve(v, t @ v)
+    dv = v @ (f * p)
+    dv = dv - v * np.real(np.sum(np.conj(v) * dv, axis=-2, keepdims=True))
+    return ((np.diagonal(p, 0, -2, -1), dv),)
+
+
+several_results(np.linalg.eig, kind=_pair)
+
+
+@adjoint(np.linalg.eigvals)
+def eigvals(g, ans, a):                 # eig's adjoint without the vectors' part: v^-T diag(g) v^T
+    v = np.linalg.eig(a)[1]
+    vt = _t(v)
+    return np.linalg.solve(vt, (np.expand_dims(g + 0.0 * ans, -2) * _eye(np.shape(ans)[-1], ans)) @ vt)
+
+
+@tangent(np.linalg.eigvals)
+def eigvals_tangent(t, ans, a):
+    v = np.linalg.eig(a)[1]
+    return (np.diagonal(np.linalg.solve(v, t @ v), 0, -2, -1),)

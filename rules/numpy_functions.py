@@ -8,7 +8,7 @@ Ties: `max`/`min` reductions share the adjoint equally among the tied elements;
 import numpy as np
 
 from s2s.registry import adjoint, elementwise, linear, nondifferentiable, tangent
-from s2s.rules.helpers import _trace_adjoint
+from s2s.rules.helpers import _memory_order, _trace_adjoint
 from s2s.runtime import (_broadcast_back, _cumsum_adjoint, _diag_adjoint, _prod_of_others, _reduced_size,
                          _unbroadcast,
                          _unconcatenate, _unrepeat, _unstack_joined, _untile)
@@ -189,8 +189,8 @@ def arctanh(g, ans, x):
 
 
 @adjoint(np.sum)
-def sum_(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
-    return _broadcast_back(g, x, axis, keepdims)
+def sum_(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=0.0):
+    return _broadcast_back(g, x, axis, keepdims), None, None, None, None, np.sum(g)
 
 
 @adjoint(np.mean)
@@ -238,12 +238,12 @@ def trace(g, ans, x, offset=0, axis1=0, axis2=1):
 
 @adjoint(np.reshape)
 def reshape(g, ans, x, shape, order="C"):
-    return np.reshape(g, np.shape(x))
+    return np.reshape(g, np.shape(x), order=_memory_order(x, order))
 
 
 @adjoint(np.ravel)
 def ravel(g, ans, x, order="C"):
-    return np.reshape(g, np.shape(x))
+    return np.reshape(g, np.shape(x), order=_memory_order(x, order))
 
 
 @adjoint(np.expand_dims)
@@ -366,6 +366,16 @@ linear(np.sum, np.mean, np.reshape, np.ravel, np.expand_dims, np.squeeze, np.atl
        np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.flip, np.cumsum, np.trace, np.tile, np.repeat,
        np.diag, np.array, np.asarray, np.copy, np.astype, np.concatenate, np.stack, np.hstack, np.vstack)
 linear(np.full, argnums=(1,))
+
+
+@tangent(np.reshape)                    # after linear(): the tangent reads x's elements in x's order
+def reshape_tangent(t, ans, x, shape, order="C"):
+    return np.reshape(t, shape, order=_memory_order(x, order)), None
+
+
+@tangent(np.ravel)
+def ravel_tangent(t, ans, x, order="C"):
+    return (np.ravel(t, order=_memory_order(x, order)),)
 
 
 @tangent(np.full_like)

@@ -9,9 +9,11 @@ import builtins
 import numpy as np
 
 from s2s.registry import adjoint, elementwise, linear, nondifferentiable, several_results, tangent
-from s2s.rules.helpers import (_diff_adjoint, _kron_adjoint, _quantile_adjoint, _quantile_tangent, _take_adjoint,
-                               _take_along_axis_adjoint, _undiagonal, _unpad, _unsort, _unsplit, _sort_order,
-                               _unappend, _uncolumn_stack, _select_adjoint, _rollaxis_destination, _sorted_like, _unsorted, _gradient_adjoint)
+from s2s.rules.helpers import (_cumprod_adjoint, _cumprod_tangent, _diff_adjoint, _gradient_adjoint, _gradient_apply,
+                               _kron_adjoint, _quantile_adjoint, _quantile_tangent, _rollaxis_destination,
+                               _running_record, _select_adjoint, _sort_order, _sorted_like, _take_adjoint,
+                               _take_along_axis_adjoint, _unappend, _uncolumn_stack, _undiagonal, _unpad, _unsort,
+                               _unsorted, _unsplit)
 from s2s.runtime import _cumsum_adjoint, _unbroadcast
 
 _DEGREE = 0.017453292519943295          # pi / 180, a Python float: float32 stays float32
@@ -66,13 +68,12 @@ elementwise(np.real, np.imag, np.angle, np.real_if_close, np.nan_to_num, np.sinc
 
 @adjoint(np.cumprod)
 def cumprod(g, ans, x, axis=None, dtype=None, out=None):
-    # sum over i >= j of g_i c_i / x_j (x without zeros, as autograd)
-    return _cumsum_adjoint(g * ans, x, axis) / x
+    return _cumprod_adjoint(g, x, axis)
 
 
 @tangent(np.cumprod)
 def cumprod_tangent(t, ans, x, axis=None, dtype=None, out=None):
-    return ans * np.cumsum(t / x, axis=axis)
+    return _cumprod_tangent(t, x, axis)
 
 
 @adjoint(np.median)
@@ -85,6 +86,19 @@ def median_tangent(t, ans, x, axis=None, out=None, overwrite_input=False, keepdi
     return _quantile_tangent(t, x, 0.5, axis, keepdims)
 
 
+@adjoint(np.nanmedian)
+def nanmedian(g, ans, x, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return _quantile_adjoint(g, x, 0.5, axis, keepdims, "linear", True)
+
+
+@tangent(np.nanmedian)
+def nanmedian_tangent(t, ans, x, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return _quantile_tangent(t, x, 0.5, axis, keepdims, "linear", True)
+
+
+# every method: each picks an order statistic or interpolates between two (rules/helpers.py)
+
+
 @adjoint(np.quantile)
 def quantile(g, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     return _quantile_adjoint(g, x, q, axis, keepdims, method), None
@@ -93,6 +107,16 @@ def quantile(g, ans, x, q, axis=None, out=None, overwrite_input=False, method="l
 @tangent(np.quantile)
 def quantile_tangent(t, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     return _quantile_tangent(t, x, q, axis, keepdims, method), None
+
+
+@adjoint(np.nanquantile)
+def nanquantile(g, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    return _quantile_adjoint(g, x, q, axis, keepdims, method, True), None
+
+
+@tangent(np.nanquantile)
+def nanquantile_tangent(t, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    return _quantile_tangent(t, x, q, axis, keepdims, method, True), None
 
 
 @adjoint(np.percentile)
@@ -105,9 +129,24 @@ def percentile_tangent(t, ans, x, q, axis=None, out=None, overwrite_input=False,
     return _quantile_tangent(t, x, np.asarray(q) / 100.0, axis, keepdims, method), None
 
 
+@adjoint(np.nanpercentile)
+def nanpercentile(g, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    return _quantile_adjoint(g, x, np.asarray(q) / 100.0, axis, keepdims, method, True), None
+
+
+@tangent(np.nanpercentile)
+def nanpercentile_tangent(t, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear",
+                          keepdims=False):
+    return _quantile_tangent(t, x, np.asarray(q) / 100.0, axis, keepdims, method, True), None
+
+
 @adjoint(np.diff)
-def diff(g, ans, x, n=1, axis=-1):
-    return _diff_adjoint(g, n, axis)
+def diff(g, ans, x, n=1, axis=-1, prepend=None, append=None):
+    full = _diff_adjoint(g, n, axis)    # the adjoint of the array prepend and append joined with x: x's part
+    if prepend is None and append is None:
+        return full
+    k = 0 if prepend is None else (1 if np.ndim(prepend) == 0 else np.shape(prepend)[axis])
+    return np.take(full, np.arange(k, k + np.shape(x)[axis]), axis=axis)
 
 
 # ---- shape and order
@@ -188,7 +227,7 @@ def partition_tangent(t, ans, x, kth, axis=-1, kind="introselect", order=None):
 
 @adjoint(np.take)
 def take(g, ans, x, indices, axis=None, out=None, mode="raise"):
-    return _take_adjoint(g, x, indices, axis), None
+    return _take_adjoint(g, x, indices, axis, mode), None
 
 
 @adjoint(np.take_along_axis)
@@ -232,8 +271,13 @@ def dstack(g, ans, arrays):
 
 
 @adjoint(np.gradient)
-def gradient(g, ans, f, axis=None, edge_order=1):      # unit spacing (a spacing argument is refused)
-    return _gradient_adjoint(g, f, axis, edge_order)
+def gradient(g, ans, f, spacing=None, more_spacing=None, axis=None, edge_order=1):     # along one axis
+    return _gradient_adjoint(g, f, spacing, more_spacing, axis, edge_order)
+
+
+@tangent(np.gradient)
+def gradient_tangent(t, ans, f, spacing=None, more_spacing=None, axis=None, edge_order=1):
+    return (_gradient_apply(t, f, spacing, more_spacing, axis, edge_order),)       # not in the spacing
 
 
 @adjoint(builtins.sorted)
@@ -267,7 +311,7 @@ def select(g, ans, condlist, choicelist, default=0):
     return None, _select_adjoint(g, condlist, choicelist, -1), _select_adjoint(g, condlist, choicelist, 0)
 
 
-linear(np.gradient, np.diff, np.roll, np.rot90, np.fliplr, np.flipud, np.rollaxis, np.atleast_3d, np.tril, np.triu, np.diagonal,
+linear(np.diff, np.roll, np.rot90, np.fliplr, np.flipud, np.rollaxis, np.atleast_3d, np.tril, np.triu, np.diagonal,
        np.take, np.take_along_axis, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.column_stack,
        np.dstack, np.deg2rad, np.radians, np.rad2deg, np.degrees, np.conjugate, np.conj, np.real, np.real_if_close)
 several_results(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, kind=lambda args, kwargs: ("list*", "array"))
@@ -335,6 +379,40 @@ def logaddexp_reduce_tangent(t, ans, x, axis=0, dtype=None, out=None, keepdims=F
     return np.sum(t * np.exp(x - _broadcast_back(ans, x, axis, keepdims)), axis=axis, keepdims=keepdims)
 
 
+@adjoint(np.logaddexp2.reduce)
+def logaddexp2_reduce(g, ans, x, axis=0, dtype=None, out=None, keepdims=False):
+    return _broadcast_back(g, x, axis, keepdims) * np.exp2(x - _broadcast_back(ans, x, axis, keepdims))
+
+
+@tangent(np.logaddexp2.reduce)
+def logaddexp2_reduce_tangent(t, ans, x, axis=0, dtype=None, out=None, keepdims=False):
+    return np.sum(t * np.exp2(x - _broadcast_back(ans, x, axis, keepdims)), axis=axis, keepdims=keepdims)
+
+
+@adjoint(np.logaddexp.accumulate)
+def logaddexp_accumulate(g, ans, x, axis=0, dtype=None, out=None):
+    # dx_j = sum over i >= j of g_i exp(x_j - y_i), scaled by y_0 (the smallest y): exp(y_0 - y_i) <= 1
+    first = np.take(ans, [0], axis=axis)
+    return _cumsum_adjoint(g * np.exp(first - ans), x, axis) * np.exp(x - first)
+
+
+@tangent(np.logaddexp.accumulate)
+def logaddexp_accumulate_tangent(t, ans, x, axis=0, dtype=None, out=None):
+    first = np.take(ans, [0], axis=axis)
+    return np.exp(first - ans) * np.cumsum(t * np.exp(x - first), axis=axis)
+
+
+@adjoint(np.maximum.accumulate, np.minimum.accumulate)
+def extremum_accumulate(g, ans, x, axis=0, dtype=None, out=None):
+    # each running extremum's adjoint goes to the element that set it (the last of equal ones)
+    return _take_along_axis_adjoint(g, x, _running_record(x, ans, axis), axis)
+
+
+@tangent(np.maximum.accumulate, np.minimum.accumulate)
+def extremum_accumulate_tangent(t, ans, x, axis=0, dtype=None, out=None):
+    return np.take_along_axis(t, _running_record(x, ans, axis), axis)
+
+
 @adjoint(np.add.accumulate)
 def add_accumulate(g, ans, x, axis=0, dtype=None, out=None):
     return _cumsum_adjoint(g, x, axis)
@@ -342,17 +420,42 @@ def add_accumulate(g, ans, x, axis=0, dtype=None, out=None):
 
 @adjoint(np.multiply.accumulate)
 def multiply_accumulate(g, ans, x, axis=0, dtype=None, out=None):
-    return _cumsum_adjoint(g * ans, x, axis) / x
+    return _cumprod_adjoint(g, x, axis)
 
 
 @tangent(np.multiply.accumulate)
 def multiply_accumulate_tangent(t, ans, x, axis=0, dtype=None, out=None):
-    return ans * np.cumsum(t / x, axis=axis)
+    return _cumprod_tangent(t, x, axis)
 
 
 linear(np.add.reduce, np.add.accumulate)
 
-nondifferentiable(np.argpartition, np.lexsort, np.unique, np.histogram, np.bincount, np.signbit, np.iscomplex,
+@adjoint(np.bincount)
+def bincount(g, ans, x, weights=None, minlength=0):    # sums of weights by index: the adjoint gathers
+    return None, g[x], None
+
+
+@tangent(np.bincount)
+def bincount_tangent(t, ans, x, weights=None, minlength=0):
+    return None, np.bincount(x, t, minlength), None
+
+
+# np.unique and np.histogram are left without rules: their values (sorted values, bin edges from the data's
+# range) depend on the data, so they are refused when their argument carries a derivative.
+nondifferentiable(np.argpartition, np.lexsort, np.signbit, np.iscomplex,
                   np.isreal, np.isneginf, np.isposinf, np.shares_memory, np.may_share_memory)
 
 from s2s.runtime import _broadcast_back, _prod_of_others  # noqa: E402
+
+
+@adjoint(np.convolve)
+def convolve(g, ans, a, v, mode="full"):
+    # every mode is a window of the full convolution (same: it starts at (min(n, m) - 1) // 2): g padded back to
+    # the full length, then correlated with the other operand
+    n, m = np.size(a), np.size(v)
+    start = 0 if mode == "full" else (min(n, m) - 1) // 2 if mode == "same" else min(n, m) - 1
+    full = np.pad(g, (start, n + m - 1 - start - np.size(g)))
+    return np.convolve(full, np.flip(v), "valid"), np.convolve(full, np.flip(a), "valid")
+
+
+linear(np.convolve, argnums=(0, 1))

@@ -40,17 +40,28 @@ from s2s.rules import helpers  # noqa: E402
 
 # linear in the adjoint (or tangent) they move, sum or spread; the other arguments give shapes or positions
 linear(helpers._undiagonal, helpers._trace_adjoint, helpers._diff_adjoint, helpers._gradient_adjoint,
+       helpers._gradient_apply,
        helpers._quantile_adjoint, helpers._quantile_tangent, helpers._unsort, helpers._take_adjoint,
        helpers._take_along_axis_adjoint, helpers._unpad, helpers._unsplit, helpers._uncolumn_stack,
        helpers._unappend, helpers._select_adjoint, helpers._unsorted, helpers._sorted_like,
-       helpers._banded_transpose, helpers._band_of)
+       helpers._banded_transpose, helpers._band_of, helpers._leading, helpers._completed)
 linear(helpers._einsum_call, argnums=(0, 1, 2, 3, 4, 5))
 linear(helpers._dot_nd_left, argnums=(0, 2))
 linear(helpers._dot_nd_right, argnums=(0, 1))
 linear(helpers._banded_matmul, argnums=(0, 3))
 nondifferentiable(helpers._einsum_parse, helpers._tensordot_axes, helpers._matrix_axes, helpers._norm_kind,
-                  helpers._square_or_reduced, helpers._tall, helpers._rollaxis_destination, helpers._quantile_weights,
-                  helpers._sort_order, helpers._sorted_order, helpers._convolution_padding)
+                  helpers._qr_mode, helpers._rollaxis_destination, helpers._quantile_weights,
+                  helpers._sort_order, helpers._sorted_order, helpers._running_record, helpers._convolution_padding)
+
+
+@tangent(helpers._cumprod_adjoint)
+def cumprod_adjoint_tangent(t, ans, g, x, axis=None):       # linear in g
+    return helpers._cumprod_adjoint(t, x, axis), helpers._cumprod_adjoint_in_x(g, x, t, axis), None
+
+
+@tangent(helpers._cumprod_tangent)
+def cumprod_tangent_tangent(t, ans, dx, x, axis=None):     # linear in dx; in x it is third order: not written
+    return (helpers._cumprod_tangent(t, x, axis),)
 
 
 @tangent(runtime._prod_of_others)

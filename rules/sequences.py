@@ -50,4 +50,15 @@ def element_read(g, ans, x):
 linear(runtime._element_read)
 
 
-nondifferentiable(runtime._assert_element, runtime.dict_key)      # a check that a value read from an array is a number
+# ---- `x.item()` (s2s/lower.py): the one number of x, its adjoint in x's shape
+
+
+@adjoint(runtime.item)
+def item(g, ans, x):
+    return np.reshape(g, np.shape(x))
+
+
+linear(runtime.item)
+
+
+nondifferentiable(runtime._assert_element, runtime._assert_number, runtime.dict_key)      # a check that a value read from an array is a number

@@ -90,7 +90,9 @@ def gammaincc(g, ans, a, x):
 
 @adjoint(sp.betainc)
 def betainc(g, ans, a, b, x):           # regularized incomplete beta: only x has a closed form
-    return None, None, g * np.exp((a - 1) * np.log(x) + (b - 1) * np.log1p(-x) - sp.betaln(a, b))
+    # betaln(a, b) in x's float type: a NumPy float64 number would make a float32 x's adjoint float64
+    log_beta = np.asarray(sp.betaln(a, b), dtype=np.result_type(x, np.float32))
+    return None, None, g * np.exp((a - 1) * np.log(x) + (b - 1) * np.log1p(-x) - log_beta)
 
 
 # ---- error functions and the normal distribution

@@ -20,11 +20,29 @@ from typing import Any, Callable
 import numpy as np
 
 from . import registry, runtime
+from .errors import S2SError
 from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
 
 
 def _differentiable(op: Op) -> bool:
-    return not registry.is_nondifferentiable(op.prim) and op.prim is not runtime.free_name
+    return not registry.is_nondifferentiable(op.prim) and op.prim is not runtime.free_name and not _casts_to_integers(op)
+
+
+_CASTS = ((np.astype, 1), (np.array, 1), (np.asarray, 1), (np.asanyarray, 1), (np.ascontiguousarray, 1))
+
+
+def _casts_to_integers(op: Op) -> bool:
+    """`x.astype(int)`, `np.array(x, dtype=bool)`: integers hold no derivative (as int(x) holds none)."""
+    position = next((k for prim, k in _CASTS if op.prim is prim), None)
+    if position is None:
+        return False
+    dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
+    if not isinstance(dtype, Const) or dtype.value is None:
+        return False
+    try:
+        return not np.issubdtype(np.dtype(dtype.value), np.inexact)
+    except TypeError:
+        return False
 
 
 def _fixpoint(step: Callable[[], bool]) -> None:
@@ -115,7 +133,8 @@ def active_values(fn: Function, wrt: list[int]) -> set[int]:
 
 # ---------------------------------------------------------------- scalars
 
-_SCALAR_RESULT = {len, float, int, round, bool, math.floor, math.ceil, math.trunc, math.isnan, math.isinf}
+_SCALAR_RESULT = {len, float, int, round, bool, math.floor, math.ceil, math.trunc, math.isnan, math.isinf,
+                  np.size, np.ndim}
 _SCALAR_IF_SCALAR_ARGS = {abs, min, max, pow, builtins.sum}
 # reductions that give a scalar when no axis is given
 _FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.linalg.norm,
@@ -137,7 +156,7 @@ NUMERIC = ("scalar", "array")
 
 def kind_of(value: Any) -> Kind:
     """What s2s specializes derivative code on: scalars, arrays, and the structure of containers."""
-    if isinstance(value, (int, float, bool, np.number, np.bool_)):
+    if isinstance(value, (int, float, complex, bool, np.number, np.bool_)):
         return "scalar"
     if isinstance(value, np.ndarray) or runtime._foreign(value):      # NumPy's, Dask's, CuPy's
         return "array"
@@ -175,7 +194,7 @@ def const_kind(value: Any) -> Kind:
                 tuple(const_kind(v) for v in value))
     if isinstance(value, np.ndarray):
         return "array"
-    return "scalar" if isinstance(value, (int, float, bool, np.generic)) else "other"
+    return "scalar" if isinstance(value, (int, float, complex, bool, np.generic)) else "other"
 
 
 def _concat_kind(a: Kind, b: Kind) -> Kind:
@@ -239,6 +258,8 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         return "scalar"
     if prim in _FULL_REDUCTIONS and len(op.args) == 1 and op.kwargs.get("axis", Const(None)) == Const(None):
         return "scalar"
+    if prim is np.shape:           # a tuple of ints whose length the kinds do not know: `x.shape + (2,)`
+        return ("list*", "scalar")
     if prim in (runtime.make_tuple, runtime.make_list):
         return ("tuple" if prim is runtime.make_tuple else "list", tuple(arg_kinds))
     if prim is runtime.make_dict:
@@ -282,9 +303,12 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         and prim not in (operator.getitem, operator.contains))
     if elementwise and all(k == "scalar" for k in arg_kinds):
         return "scalar"
-    declared = registry.result_kind(prim, [a.value if isinstance(a, Const) else registry.UNKNOWN for a in op.args],
-                                    {k: a.value if isinstance(a, Const) else registry.UNKNOWN
-                                     for k, a in op.kwargs.items()})
+    try:
+        declared = registry.result_kind(prim, [a.value if isinstance(a, Const) else registry.UNKNOWN for a in op.args],
+                                        {k: a.value if isinstance(a, Const) else registry.UNKNOWN
+                                         for k, a in op.kwargs.items()})
+    except S2SError as error:       # a rule refusing the call's arguments (odeint's full_output): at its place
+        raise type(error)(error.message, error.loc or op.loc, error.hint) from None
     if declared is not None:       # a tuple or list of arrays (numpy.linalg.eigh, numpy.split): rules/ declare it
         return declared
     numpy_function = (getattr(prim, "__module__", None) or "").startswith("numpy") or isinstance(prim, np.ufunc)

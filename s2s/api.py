@@ -27,23 +27,26 @@ import numpy as np
 
 from .callables import as_function
 from .activity import Kind, float_values, kind_of, scalar_values, value_kinds
+from .activity import _SCALAR_TYPES as _ACTIVITY_SCALARS
 from .checkpoint import checked_option
-from .compile import compile_function
+from .compile import collection_paused, compile_function
 from .display import Source
 from .emit import emit_module
-from .errors import BadArgument, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
+from .errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
 from .ir import Const, Function, Op, Value, clone_function, format_function, verify, walk
-from . import foreign, numba_backend, runtime, selfcheck, sequences
+from . import complex_values, foreign, numba_backend, runtime, selfcheck, sequences
 from .naming import Namer
 from .lower import clear_callee_cache, lower
+from .in_place import write_elements_in_place
 from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_code, eliminate_dead_stacks,
                        hoist_loop_invariants,
                        replace_shape_only_values, simplify, sink_pure_operations, write_in_place)
 from .reverse import reverse_function
 from .shapes import abstract_of, shape_key
 from .specialize import shape_checks, specialize
+from .unroll import unroll
 
 __version__ = "0.1.0"
 
@@ -56,14 +59,17 @@ def verify_every_pass() -> bool:
 def checked(fn: Function) -> Function:
     return verify(fn) if verify_every_pass() else fn
 
-MODES = ("reverse", "forward", "hvp", "vjp")
+MODES = ("auto", "reverse", "forward", "hvp", "vjp")
+# "tangent" is internal: what mode="auto" becomes along one float argument (forward mode seeded with 1.0, the
+# signature and result of the reverse-mode gradient, no tangent parameter); see resolve_mode.
 
 
 @dataclass(frozen=True)
 class Options:
     wrt: tuple[int, ...]
     several: bool = False         # wrt was given as a tuple: the gradient is a tuple too
-    mode: str = "reverse"         # reverse: gradient; forward: jvp; hvp: forward over reverse; vjp: cotangent in
+    mode: str = "reverse"         # reverse: gradient; forward: jvp; hvp: forward over reverse; vjp: cotangent in;
+                                  # auto: tangent (forward, seeded) along one float, else reverse (resolve_mode)
     with_value: bool = False
     optimize: Any = True          # True, False, or a tuple of pass names (see optimize.PASSES)
     has_aux: bool = False         # the function returns (output, aux); aux is passed through
@@ -79,12 +85,17 @@ _PRIMAL: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionar
 
 def primal_ir(fn: Callable) -> Function:
     """fn lowered to IR: once per function (and code), then a fresh copy for each transform to work on."""
+    namer = Namer()
+    return clone_function(lowered(fn), lambda v: namer.value(v.hint))
+
+
+def lowered(fn: Callable) -> Function:
+    """fn lowered to IR, made once per function (and code) and cached: for callers that only read it."""
     cached = _PRIMAL.get(fn) if isinstance(fn, types.FunctionType) else None
     if cached is None or cached[0] is not fn.__code__:
         cached = (getattr(fn, "__code__", None), checked(lower(parse_function(fn))))
         _PRIMAL[fn] = cached
-    namer = Namer()
-    return clone_function(cached[1], lambda v: namer.value(v.hint))
+    return cached[1]
 
 
 def function_ir(fn: Callable, param_kinds: Sequence[Kind]) -> Function:
@@ -96,9 +107,36 @@ def function_ir(fn: Callable, param_kinds: Sequence[Kind]) -> Function:
     return primal_ir(fn)
 
 
+def resolve_mode(options: Options, kinds: Sequence[Kind], names: Sequence[str] = ()) -> tuple[Options, str]:
+    """mode="auto" as the mode it stands for with arguments of these kinds, and why (a line of the header).
+
+    One scalar: the derivative is with respect to one argument (wrt a position or a name, or a tuple of one)
+    and that argument is a float (a Python or NumPy float, not an array or a container). Then forward mode,
+    seeded with 1.0, computes the gradient in one sweep and needs no stack ("tangent"); otherwise reverse mode.
+    checkpoint= is reverse mode's; it keeps reverse mode."""
+    if options.mode != "auto":
+        return options, ""
+    shown = ", ".join(names[i] if i < len(names) else f"argument {i}" for i in options.wrt)
+    if options.checkpoint is not None:
+        mode, why = "reverse", "checkpoint= is for reverse mode"
+    elif len(options.wrt) != 1:
+        mode, why = "reverse", f"the derivative is with respect to {len(options.wrt)} arguments ({shown})"
+    elif options.wrt[0] >= len(kinds) or kinds[options.wrt[0]] != "scalar":
+        what = _describe(kinds[options.wrt[0]]) if options.wrt[0] < len(kinds) else "not given"
+        mode, why = "reverse", f"the differentiated argument ({shown}) is {'an' if what[0] in 'aeio' else 'a'} {what}"
+    elif complex_values.is_complex_argument(options.wrt[0]):     # df/dx - i df/dy: both parts, reverse mode
+        mode, why = "reverse", f"the differentiated argument ({shown}) is complex"
+    else:
+        mode, why = "tangent", f"the derivative is with respect to one float ({shown}): no stack"
+    label = "forward" if mode == "tangent" else mode
+    return dataclasses.replace(options, mode=mode), f'# mode="auto" chose {label} mode: {why}.'
+
+
 def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
     """shapes: the arguments' abstract values (s2s/shapes.py) when the derivative is specialized on them."""
     kinds = list(param_kinds)
+    auto = options.mode == "auto"
+    options = resolve_mode(options, kinds)[0]
     base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
     if base.scalar_checks:
         found = value_kinds(base, kinds)
@@ -107,24 +145,46 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], s
                 raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
     if options.has_aux:
         base = split_aux(base, kinds)
+    if specializes(options):    # loops over containers of known length: unrolled (s2s/unroll.py)
+        base = checked(unroll(base, kinds))
     if options.optimize:        # fold what the transform need not see (containers read back, constants)
         base = optimize_ir(base, kinds, [], options.optimize, final=False)
     wrt = list(options.wrt)
-    if options.mode == "reverse" and hasattr(fn, "__s2s__"):
+    derivative, fallback = None, ""
+    if options.mode in ("reverse", "tangent") and hasattr(fn, "__s2s__"):
         # the derivative of a derivative: forward mode over its code, along one scalar argument
         inner = fn.__s2s__[1]
         if inner.checkpoint is not None:
             raise S2SError("s2s differentiates a checkpointed gradient no further",
                            hint="take the second derivative of the gradient without checkpoint=")
-        if inner.several or inner.with_value or inner.has_aux or inner.mode not in ("reverse", "forward"):
+        if inner.several or inner.with_value or inner.has_aux or inner.mode not in ("reverse", "forward", "auto"):
             raise NonScalarOutput(f"{root_function(fn).__qualname__}'s derivative returns a tuple (several "
                                   f"gradients, a value, or aux data), not a number: grad needs a scalar output",
                                   hint="differentiate one gradient at a time (wrt= one argument), or use "
                                        "s2s.hessian / s2s.jacobian")
-        if len(wrt) != 1 or options.several or kinds[wrt[0]] != "scalar":
-            raise S2SError("s2s differentiates a derivative it generated along one scalar argument",
+        if len(wrt) != 1 or options.several or kinds[wrt[0]] != "scalar" or \
+                complex_values.is_complex_argument(wrt[0]):
+            raise S2SError("s2s differentiates a derivative it generated along one scalar argument (a float, not "
+                           "a complex number)",
                            hint="for array arguments use s2s.hessian, s2s.hvp or s2s.jacobian")
         derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad")
+    elif options.mode == "tangent":         # mode="auto" along one float: forward mode, seeded, no stack
+        output = base.body.results[0]
+        kind = value_kinds(base, kinds).get(id(output), "other") if isinstance(output, Value) else "constant"
+        try:
+            if kind != "scalar":        # reverse mode refuses what is not a number, and checks arrays when run
+                fallback = f"the output is {'a constant' if kind == 'constant' else 'not known to be a number'}"
+            else:
+                derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad",
+                                              several=options.several)
+        except NoDerivativeRule as exc:       # a function with an adjoint but no tangent rule: reverse mode
+            if not auto:
+                raise
+            fallback = f"forward mode would need a {exc.message.removeprefix('no ')}"
+        if fallback:
+            options = dataclasses.replace(options, mode="reverse")
+    if derivative is not None:
+        pass
     elif options.mode in ("reverse", "vjp"):
         derivative = reverse_function(base, wrt, kinds, options.with_value, options.several,
                                       cotangent=options.mode == "vjp", checkpoint=options.checkpoint)
@@ -138,7 +198,9 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], s
         raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")
     if shapes is not None and options.mode in ("forward", "hvp") and len(derivative.params) == len(kinds) + len(wrt):
         shapes = [*shapes, *(shapes[i] for i in wrt)]          # a tangent has its primal's shape
-    return verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True, shapes=shapes))
+    result = verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True, shapes=shapes))
+    result.auto_fallback = fallback        # type: ignore[attr-defined]  # said in the header (_header)
+    return result
 
 
 def split_aux(fn: Function, kinds: list[Kind]) -> Function:
@@ -179,7 +241,9 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
         fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
-        fn = checked(write_in_place(fn, scalar_values(fn, kinds), float_values(fn, wrt)))
+        fn = checked(write_in_place(fn, scalar_values(fn, kinds), complex_values.in_place_floats(
+            fn, float_values(fn, wrt))))        # a real array is not written with complex results
+        fn = checked(write_elements_in_place(fn, shapes))      # out[i] = v in O(1): s2s/in_place.py
     return fn
 
 
@@ -200,8 +264,14 @@ def _describe(kind: Kind) -> str:
     return {"scalar": "float", "array": "array"}.get(kind, "object")
 
 
-def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: Any = None) -> str:
-    what = {"reverse": "value and gradient" if options.with_value else "gradient",
+def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: Any = None,
+            fallback: str = "") -> str:
+    options, why = resolve_mode(options, kinds, _param_names(fn))
+    if fallback:          # auto chose forward mode, which a function without a tangent rule refused
+        options, why = dataclasses.replace(options, mode="reverse"), f'# mode="auto" chose reverse mode: {fallback}.'
+
+    gradient = "value and gradient" if options.with_value else "gradient"
+    what = {"reverse": gradient, "tangent": gradient,
             "forward": "value and directional derivative" if options.with_value else "directional derivative",
             "hvp": "Hessian-vector product", "vjp": "vector-Jacobian product"}[options.mode]
     root = root_function(fn)
@@ -209,20 +279,24 @@ def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: 
         what = f"derivative of a derivative ({what})"
     where = os.path.basename(root.__code__.co_filename)
     header = (f"# Generated by s2s {__version__}: the {what} of {root.__qualname__} ({where}:"
-              f"{root.__code__.co_firstlineno}), {options.mode} mode.")
+              f"{root.__code__.co_firstlineno}), {'forward' if options.mode == 'tangent' else options.mode} mode.")
     if kinds:        # the code is specialized on these: it is valid for arguments of these kinds
         names = _param_names(fn)
         shown = [f"{a.dtype} array of shape {a.shape}" if a is not None and k == "array" else _describe(k)
                  for k, a in zip(kinds, shapes or [None] * len(kinds))]      # shapes: specialized on them
         header += "\n# For arguments " + ", ".join(f"{n}: {d}" for n, d in zip(names, shown)) + "."
+    if why:
+        header += "\n" + why
     return header
 
 
 def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
              args: tuple | None = None) -> tuple[str, Callable]:
-    derivative = derivative_ir(fn, options, param_kinds, shapes)
-    root = root_function(fn)
-    emitted = emit_module(derivative, _defaults(fn, derivative), _header(fn, options, param_kinds, shapes), root)
+    with complex_values.arguments(args):         # their dtypes say which values may be complex
+        derivative = derivative_ir(fn, options, param_kinds, shapes)
+        root = root_function(fn)
+        emitted = emit_module(derivative, _defaults(fn, derivative),
+                              _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
     if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
         return numba_backend.build(emitted, derivative.name, root, options.numba_options,
                                    numba_backend.call_args(args, options.mode, options.wrt))
@@ -266,6 +340,7 @@ def call(function: Callable, args: tuple) -> Any:
 # ---------------------------------------------------------------- arguments
 
 _SCALAR_TYPES = frozenset({float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32})
+_LIST_SCALARS = _ACTIVITY_SCALARS        # a list of these is a list of numbers (kind_of), any length
 
 
 def _param_names(fn: Callable) -> list[str]:
@@ -322,8 +397,8 @@ def _non_float_leaf(value: Any) -> Any:
     if isinstance(value, dict):
         return next((bad for v in value.values() if (bad := _non_float_leaf(v)) is not None), None)
     if isinstance(value, np.ndarray) or runtime._foreign(value):      # NumPy's, Dask's, CuPy's
-        return None if np.issubdtype(value.dtype, np.floating) else value
-    return None if isinstance(value, (float, np.floating)) and not isinstance(value, bool) else value
+        return None if np.issubdtype(value.dtype, np.inexact) else value        # float or complex
+    return None if isinstance(value, (float, complex, np.inexact)) and not isinstance(value, bool) else value
 
 
 # ---------------------------------------------------------------- the cache
@@ -365,15 +440,22 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
         entry = table.get(key)
         if entry is None:
             _check_differentiable(fn, args, options.wrt)
-            entry = table[key] = generate(fn, options, list(signature[0]),
-                                          [abstract_of(a) for a in args] if shaped else None, args)
-            if selfcheck.enabled(check) and not foreign.has_dask(args):       # comparing would compute Dask's
-                try:
-                    _verify_reading(fn, options, args, entry[1])
-                except BaseException:
-                    table.pop(key, None)
-                    raise
+            with collection_paused():           # the transform's objects live until it ends: no gc passes
+                entry = table[key] = generate(fn, options, list(signature[0]),
+                                              [abstract_of(a) for a in args] if shaped else None, args)
+        verified = _VERIFIED.setdefault(fn, set())      # made by an unchecked call first: compared now
+        if selfcheck.enabled(check) and key not in verified and not foreign.has_dask(args):  # (Dask: computes)
+            try:
+                _verify_reading(fn, options, args, entry[1])
+            except BaseException:
+                table.pop(key, None)
+                raise
+            verified.add(key)
         return entry
+
+
+# the keys, per function, of the derivatives already compared with Python in the checking mode
+_VERIFIED: "weakref.WeakKeyDictionary[Callable, set]" = weakref.WeakKeyDictionary()
 
 
 def _zero_tree(x: Any) -> Any:
@@ -386,13 +468,13 @@ def _zero_tree(x: Any) -> Any:
 
 def _verify_reading(fn: Callable, options: Options, args: tuple, function: Callable) -> None:
     """The checking mode: the value the derivative's forward sweep computes against fn(*args)."""
-    if options.mode in ("forward", "vjp") and options.with_value:
+    if options.mode in ("forward", "vjp", "auto") and options.with_value:
         valued = function
     else:
-        mode = "forward" if options.mode == "forward" else "reverse"
-        several = options.several if mode == "reverse" else False
+        mode = options.mode if options.mode in ("forward", "auto") else "reverse"
+        several = options.several if mode in ("reverse", "auto") else False
         valued = compiled(fn, Options(options.wrt, several, mode, True, options.optimize, options.has_aux,
-                                      options.checkpoint if mode == "reverse" else None),
+                                      options.checkpoint if mode in ("reverse", "auto") else None),
                           args, check=False)[1]
         if options.mode == "vjp":
             mode = "vjp"
@@ -403,7 +485,7 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
     else:
         run = lambda expected: call(valued, args)[0]
     root = root_function(fn)
-    prims = [s.prim for s in walk(primal_ir(root).body) if isinstance(s, Op)]
+    prims = [s.prim for s in walk(lowered(root).body) if isinstance(s, Op)]
     selfcheck.compare(root.__qualname__ if root is fn else f"the derivative of {root.__qualname__}", fn, args,
                       run, selfcheck.draws_random(prims))
 
@@ -455,7 +537,8 @@ def _defaults(fn: Callable, derivative: Function) -> tuple:
 def _refuse_early(fn: Callable) -> None:
     """Unreadable or unsupported functions are refused when wrapped, not at the first call."""
     if not hasattr(fn, "__s2s__"):
-        primal_ir(fn)
+        with collection_paused():
+            lowered(fn)
 
 
 _MISSING = object()
@@ -481,6 +564,7 @@ def stale(fn: Callable) -> bool:
         with _LOCK:
             _PRIMAL.pop(root, None)
             _CACHE.pop(fn, None)
+            _VERIFIED.pop(fn, None)
             clear_callee_cache()
         return True
     return False
@@ -532,7 +616,7 @@ def _passes(optimize: Any) -> Any:
     return names
 
 
-def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: str = "reverse",
+def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: str = "auto",
                      has_aux: bool = False, check: bool | None = None, checkpoint: Any = None,
                      backend: str | None = None) -> Callable:
     backend, numba_options = numba_backend.resolve_backend(fn, backend)
@@ -549,57 +633,156 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
             raise BadArgument(f"{'has_aux' if has_aux else 'checkpoint' if checkpoint else 'backend'} is for "
                               f"reverse mode")
         return _forward_gradient(fn, indices, several, with_value, optimize, check)
-    if mode != "reverse":
-        raise BadArgument(f"mode={mode!r}: grad takes mode='reverse' or mode='forward'")
-    options = Options(indices, several, "reverse", with_value, optimize, has_aux, checkpoint, backend, numba_options)
-    cache: dict = {}
+    if mode not in ("auto", "reverse"):
+        raise BadArgument(f"mode={mode!r}: grad takes mode='auto', 'reverse' or 'forward'")
+    options = Options(indices, several, mode, with_value, optimize, has_aux, checkpoint, backend, numba_options)
+    return _wrap(fn, options, dispatcher(fn, options, check), "value_and_grad" if with_value else "grad")
 
-    watched = bool(primal_ir(fn).dependencies) if not hasattr(fn, "__s2s__") else True
 
-    keyword_only = bool(getattr(root_function(fn), "__code__", None) and root_function(fn).__code__.co_kwonlyargcount)
-    ndarray = np.ndarray
+# ---------------------------------------------------------------- the dispatcher
+
+def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
+    """The callable grad returns: generated code, found for the arguments at the cost of a type check.
+
+    A cache hit is one dictionary look-up keyed on the arguments' types; where the code depends on more than
+    types (an array's shape and dtype, a list being a list of numbers), a router made for those types keys on
+    that too. Everything else (keywords, defaults, containers, Dask, a helper rebound since) takes the general
+    path (`general`), which makes or finds the derivative and installs the fast path for such arguments."""
+    root = root_function(fn)
+    code = root.__code__
+    watched = bool(lowered(fn).dependencies) if not hasattr(fn, "__s2s__") else True
+    positional = code.co_argcount
+    keyword_only = bool(code.co_kwonlyargcount)
+    numba = options.backend == "numba"
+    cache: dict = {}            # (the arguments' types, shapes and dtypes) -> generated function
+    table: dict = {}            # the fast path: the arguments' types -> generated function, or a router
+    shaped: dict = {}           # the arguments' types -> the router's table (shapes, dtypes -> function)
     watch: list = []            # the bare names fn's code reads, checked cheaply on every call (_unchanged)
 
-    def derivative(*args: Any, **kwargs: Any) -> Any:
-        if kwargs or keyword_only:            # keyword-only parameters are parameters of the derivative too
-            args = _bind(fn, args, kwargs)
-        # the dispatcher: NumPy arrays by shape and dtype, numbers by type (what the code is specialized on)
-        key = tuple([(a.shape, a.dtype) if type(a) is ndarray else type(a) for a in args]) \
-            if backend == "python" else numba_backend.call_key(args)
+    def general(args: tuple, kwargs: dict) -> Any:
+        if kwargs or keyword_only or len(args) != positional:
+            args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
+        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
+            if not numba else numba_backend.call_key(args)
         function = cache.get(key)
         if watched and (function is None or watch and not _unchanged(watch)):
-            if stale(fn):
+            if stale(fn):                     # a function fn calls by name was rebound: made anew
                 cache.clear()
+                table.clear()
+                shaped.clear()
                 function = None
             watch[:] = _watch_list(fn)
+        through = None
         if function is None:
             function = compiled(fn, options, args, check)[1]        # containers, other libraries: by kind...
-            if backend == "numba" and key is not None or backend == "python" and all(
-                    type(a) is ndarray or type(a) in _SCALAR_TYPES for a in args):
+            if numba and key is not None or not numba and all(
+                    type(a) is np.ndarray or type(a) in _SCALAR_TYPES for a in args):
                 cache[key] = function
-            elif backend == "python":
-                try:
-                    return foreign.call(function, args)     # Dask arrays: never computed by derivative code
-                except Exception as exc:
-                    annotate(exc, function)
-                    raise
+            elif not numba:
+                through = foreign.call              # Dask arrays: never computed by derivative code
+        if not watched or _unchanged(watch):
+            _install(args, function, table, shaped, route_to, numba)
         try:
-            return function(*args)
+            return function(*args) if through is None else through(function, args)
         except Exception as exc:
             annotate(exc, function)
             raise
 
-    return _wrap(fn, options, derivative, "value_and_grad" if with_value else "grad")
+    namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_unchanged": _unchanged,
+                 "_s2s_annotate": annotate, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
+                 "_s2s_scalars": _LIST_SCALARS}
+
+    def route_to(types: tuple, routes: dict) -> Callable:
+        return _router(types, routes, namespace, positional)
+
+    return _entry(root, namespace, general)
 
 
-def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool = False, optimize: bool = True,
+def _install(args: tuple, function: Callable, table: dict, shaped: dict, route_to: Callable, numba: bool) -> None:
+    """The fast path for arguments like args (when their types, shapes and dtypes decide the code)."""
+    types = tuple(map(type, args))
+    if numba and numba_backend.call_key(args) is None:
+        return
+    shapes, dtypes = [], []
+    for a, t in zip(args, types):
+        if t is np.ndarray:
+            shapes.append(a.shape)
+            dtypes.append(a.dtype)
+        elif t is list and not numba and a and _LIST_SCALARS.issuperset(map(type, a)):
+            pass                                        # a list of numbers, whatever its length (kind_of)
+        elif t not in _SCALAR_TYPES:
+            return
+    if not shapes and list not in types:
+        table[types] = function
+        return
+    routes = shaped.get(types)
+    if routes is None:
+        routes = shaped[types] = {}
+        table[types] = route_to(types, routes)
+    routes[tuple(shapes)] = (function, *dtypes)      # dtypes compared by identity: held here, never reused
+
+
+def _router(types: tuple, routes: dict, namespace: dict, n: int) -> Callable:
+    """For arguments of these types: the generated function by the arrays' shapes (and the dtypes it was made
+    for, the same objects), after checking that each list is still a list of numbers."""
+    names = [f"a{i}" for i in range(n)]
+    arrays = [i for i, t in enumerate(types) if t is np.ndarray]
+    key = "".join(f"a{i}.shape, " for i in arrays)
+    dtypes = "".join(f" or entry[{k + 1}] is not a{i}.dtype" for k, i in enumerate(arrays))
+    lists = "".join(f" or not (a{i} and _s2s_scalars.issuperset(map(type, a{i})))"
+                    for i, t in enumerate(types) if t is list)
+    text = (f"def route({', '.join(names)}):\n"
+            f"    entry = routes.get(({key}))\n"
+            f"    if entry is None{dtypes}{lists}:\n"
+            f"        return _s2s_general(({', '.join(names)},), {{}})\n"
+            f"    function = entry[0]\n"
+            f"    try:\n"
+            f"        return function({', '.join(names)})\n"
+            f"    except Exception as exc:\n"
+            f"        _s2s_annotate(exc, function)\n"
+            f"        raise\n")
+    scope = dict(namespace, routes=routes)
+    exec(compile(text, "<s2s dispatcher>", "exec"), scope)
+    return scope["route"]
+
+
+def _entry(root: Callable, namespace: dict, general: Callable) -> Callable:
+    """The function grad returns, with root's parameters: a type look-up, then the generated code."""
+    code = root.__code__
+    params = list(code.co_varnames[:code.co_argcount])
+    plain = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount)
+    if not plain or any(p.startswith("_s2s_") for p in params):
+        text = ("def derivative(*args, **kwargs):\n"
+                "    return _s2s_general(args, kwargs)\n")
+    else:
+        signature = ", ".join(params[:code.co_posonlyargcount] + ["/"] * bool(code.co_posonlyargcount) +
+                              params[code.co_posonlyargcount:])
+        arguments = ", ".join(params) + ("," if len(params) == 1 else "")
+        text = (f"def derivative({signature}):\n"
+                f"    _s2s_function = _s2s_table.get(({''.join(f'type({p}), ' for p in params)}))\n"
+                f"    if _s2s_function is None or _s2s_watch and not _s2s_unchanged(_s2s_watch):\n"
+                f"        return _s2s_general(({arguments}), {{}})\n"
+                f"    try:\n"
+                f"        return _s2s_function({', '.join(params)})\n"
+                f"    except Exception as _s2s_exc:\n"
+                f"        _s2s_annotate(_s2s_exc, _s2s_function)\n"
+                f"        raise\n")
+    scope = dict(namespace)
+    exec(compile(text, "<s2s dispatcher>", "exec"), scope)
+    derivative = scope["derivative"]
+    derivative.__defaults__ = root.__defaults__ if plain else None
+    return derivative
+
+
+def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "auto", has_aux: bool = False, optimize: bool = True,
          check: bool | None = None, checkpoint: Any = None, argnums: Any = None, backend: str | None = None) -> Any:
     """The gradient of a scalar-valued function with respect to argument(s) `wrt`.
 
     `wrt` is a position or a name, or a tuple of them (the gradient is then a
     tuple). Works as `s2s.grad(f)`, `@s2s.grad` and `@s2s.grad(wrt=1)`. The
-    gradient has the shape and dtype of its argument. `mode="forward"` computes
-    it with forward mode, one sweep per element of the arguments. The result is
+    gradient has the shape and dtype of its argument. `mode="auto"` (the default) computes it in forward
+    mode when it is with respect to one float argument (one sweep, no stack), in reverse mode otherwise;
+    `mode="reverse"` forces reverse mode, `mode="forward"` forward mode (one sweep per element). The result is
     itself differentiable: `s2s.grad(s2s.grad(f))`. With `has_aux=True`, f returns
     `(output, aux)` and the result is `(gradient, aux)`. With `check=True` (or S2S_CHECK=1), the first call
     for each kind of arguments also runs f and compares its value with the derivative's forward sweep.
@@ -615,7 +798,7 @@ def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool =
     return _make_derivative(fn, wrt, False, optimize, mode, has_aux, check, checkpoint, backend)
 
 
-def value_and_grad(fn: Any = None, wrt: Any = 0, *, mode: str = "reverse", has_aux: bool = False,
+def value_and_grad(fn: Any = None, wrt: Any = 0, *, mode: str = "auto", has_aux: bool = False,
                    optimize: bool = True, check: bool | None = None, checkpoint: Any = None,
                    argnums: Any = None, backend: str | None = None) -> Any:
     """Like `grad`, but returns `(f(*args), gradient)` from one forward and one reverse sweep
@@ -649,6 +832,9 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                 raise BadArgument(f"mode='forward' differentiates float and array arguments; "
                                   f"{_param_names(fn)[i]!r} is a {type(args[i]).__name__}",
                                   hint="use reverse mode, or s2s.jvp with a tangent of the same structure")
+            if np.iscomplexobj(args[i]):        # df/dx - i df/dy needs both parts: reverse mode
+                raise BadArgument(f"mode='forward' differentiates real arguments; {_param_names(fn)[i]!r} is "
+                                  f"complex", hint="use mode='reverse' (or 'auto'), or s2s.jvp along a direction")
         options = Options(indices, False, "forward", True, optimize)
         jvp_function = compiled(fn, options, args, check)[1]
         grads, value = [], None
@@ -823,6 +1009,9 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
         out = fn(*args)
         if isinstance(out, dict):
             raise BadArgument("jacobian of a function returning a dict: return a tuple or an array")
+        if any(complex_values.bits_of(v) & complex_values.COMPLEX for v in [out, *(args[i] for i in indices)]):
+            raise BadArgument("jacobian of complex arguments or results: s2s does not pick a convention for it",
+                              hint="use s2s.grad of a real-valued function, s2s.jvp or s2s.vjp")
         if isinstance(out, (tuple, list)):
             per_argument = [forward_blocks(args, i, list(out)) for i in indices]
             return tuple(tuple(blocks[k] for blocks in per_argument) if several else per_argument[0][k]
@@ -850,13 +1039,14 @@ def _options_for(fn: Callable, wrt: Any, mode: str, with_value: bool, optimize: 
     return Options(indices, several or mode == "vjp", mode, with_value or mode == "vjp", optimize)
 
 
-def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int = 1, with_value: bool = False,
+def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1, with_value: bool = False,
            optimize: bool = True, checkpoint: Any = None, backend: str | None = None) -> Source:
     """The generated source of a derivative, as a string (a str that Jupyter shows highlighted).
 
     The code depends on which arguments are scalars and which arrays: pass example
     arguments to say so; without them every argument is taken as a float. `mode` is
-    "reverse" (the gradient), "forward" (the jvp, with a tangent parameter per wrt
+    "auto" (the gradient: in forward mode along one float, in reverse mode otherwise; the header says which
+    and why), "reverse" (the gradient), "forward" (the jvp, with a tangent parameter per wrt
     argument), "hvp" or "vjp"; `order=2` gives the second derivative (forward over reverse).
     `backend="numba"`: the code Numba compiles, typed on the example arguments.
     """
@@ -868,7 +1058,7 @@ def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int 
         raise BadArgument("order is 1 or 2")
     options = _options_for(fn, wrt, mode, with_value, optimize)
     if checkpoint is not None:          # the checkpointed gradient (checkpoint.py)
-        if mode not in ("reverse", "vjp"):
+        if mode not in ("auto", "reverse", "vjp"):
             raise BadArgument("checkpoint is for reverse mode")
         options = dataclasses.replace(options, checkpoint=checked_option(checkpoint))
     example = _example_args(fn, args)
@@ -876,13 +1066,14 @@ def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int 
         options = dataclasses.replace(options, backend=backend, numba_options=numba_options)
         return Source(generate(fn, options, [kind_of(a) for a in example],
                                [abstract_of(a) for a in example] if specializes(options) else None, example)[0])
-    derivative = derivative_ir(fn, options, [kind_of(a) for a in example],
-                               [abstract_of(a) for a in example] if specializes(options) else None)
-    root = root_function(fn)
-    kinds = [kind_of(a) for a in example]
-    shapes = [abstract_of(a) for a in example] if specializes(options) else None
-    return Source(emit_module(derivative, _defaults(fn, derivative), _header(fn, options, kinds, shapes),
-                              root).source)
+    with complex_values.arguments(example):
+        derivative = derivative_ir(fn, options, [kind_of(a) for a in example],
+                                   [abstract_of(a) for a in example] if specializes(options) else None)
+        root = root_function(fn)
+        kinds = [kind_of(a) for a in example]
+        shapes = [abstract_of(a) for a in example] if specializes(options) else None
+        return Source(emit_module(derivative, _defaults(fn, derivative),
+                                  _header(fn, options, kinds, shapes, derivative.auto_fallback), root).source)
 
 
 def ir(fn: Any, *args: Any, wrt: Any = None, mode: str = "reverse", with_value: bool = False,
@@ -893,12 +1084,13 @@ def ir(fn: Any, *args: Any, wrt: Any = None, mode: str = "reverse", with_value: 
     kinds = [kind_of(a) for a in example]
     if wrt is None:
         return format_function(function_ir(fn, kinds))
-    return format_function(derivative_ir(fn, _options_for(fn, wrt, mode, with_value, optimize), kinds))
+    with complex_values.arguments(example):
+        return format_function(derivative_ir(fn, _options_for(fn, wrt, mode, with_value, optimize), kinds))
 
 
 # ---------------------------------------------------------------- export
 
-def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int = 1, with_value: bool = False,
+def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1, with_value: bool = False,
            source_path: str | None = None, backend: str | None = None) -> str:
     """A self-contained module holding the derivative (and the helpers it needs): NumPy is all it imports.
 
@@ -913,8 +1105,9 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int 
         mode = "hvp"
     options = _options_for(fn, wrt, mode, with_value, True)
     example = _example_args(fn, args)
-    derivative = derivative_ir(fn, options, [kind_of(a) for a in example],
-                               [abstract_of(a) for a in example] if specializes(options) else None)
+    with complex_values.arguments(example):
+        derivative = derivative_ir(fn, options, [kind_of(a) for a in example],
+                                   [abstract_of(a) for a in example] if specializes(options) else None)
     path = source_path or root.__code__.co_filename
     relative = os.path.relpath(path) if os.path.isabs(path) else path
     path = relative if not relative.startswith("..") else os.path.basename(path)
@@ -923,8 +1116,10 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "reverse", order: int 
             digest = hashlib.sha256(handle.read()).hexdigest()[:16]
     except OSError:
         digest = "unavailable"
-    what = _header(fn, options).split(": the ", 1)[1].rstrip(".")
-    kinds_line = _header(fn, options, [kind_of(a) for a in example], [abstract_of(a) for a in example]).splitlines()[1]
+    kinds = [kind_of(a) for a in example]
+    full = _header(fn, options, kinds, [abstract_of(a) for a in example], derivative.auto_fallback)
+    what = full.splitlines()[0].split(": the ", 1)[1].rstrip(".")
+    kinds_line = "\n".join(full.splitlines()[1:])
     header = (f"# Exported by s2s {__version__} from {path}:{root.__name__} (sha256 {digest}): the {what}.\n"
               f"{kinds_line}\n# A standalone module: it needs NumPy, not s2s.")
     emitted = emit_module(derivative, _defaults(fn, derivative), header, root, standalone=True)

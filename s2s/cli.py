@@ -44,8 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--args", default=None, metavar="EXPRESSION",
                         help="example arguments, a Python expression evaluated in the file's namespace, such as "
                              "\"init(), X, Y\": needed for containers (a dict of parameters)")
-    parser.add_argument("--mode", default="reverse", choices=["reverse", "forward"],
-                        help="reverse: the gradient (one reverse sweep); forward: the directional derivative, "
+    parser.add_argument("--mode", default="auto", choices=["auto", "reverse", "forward"],
+                        help="auto (the default): the gradient, in forward mode along one float argument and in "
+                             "reverse mode otherwise (the header says which and why); reverse: the gradient (one "
+                             "reverse sweep); forward: the directional derivative, "
                              "with a tangent parameter x_dot per differentiated argument (one forward sweep)")
     parser.add_argument("--order", type=int, default=1, choices=[1, 2],
                         help="2: the second derivative, forward over reverse (a Hessian-vector product "
@@ -103,8 +105,9 @@ def _export_parser() -> argparse.ArgumentParser:
                     "Exporting twice gives the same bytes.")
     parser.add_argument("target", metavar="FILE.py:FUNCTION", help="the file and the function in it to differentiate")
     parser.add_argument("--wrt", default=None, help="comma-separated argument names or positions; default: all")
-    parser.add_argument("--mode", default="reverse", choices=["reverse", "forward"],
-                        help="reverse: the gradient; forward: the directional derivative (jvp)")
+    parser.add_argument("--mode", default="auto", choices=["auto", "reverse", "forward"],
+                        help="auto: the gradient, forward mode along one float, else reverse; reverse: the "
+                             "gradient; forward: the directional derivative (jvp)")
     parser.add_argument("--order", type=int, default=1, choices=[1, 2], help="2: the second derivative (hvp)")
     parser.add_argument("--arrays", default="", help="comma-separated names of the arguments that are NumPy arrays")
     parser.add_argument("--args", default=None, metavar="EXPRESSION",

@@ -14,6 +14,7 @@ astor is used in one place only, `to_source`, so it can be replaced.
 """
 from __future__ import annotations
 
+import ast
 import bisect
 import builtins
 import heapq
@@ -31,61 +32,64 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import astor
-import gast
 import numpy as np
 
 from . import runtime
 from .errors import S2SError
 from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
+from .nesting import merge_initializations, nested
 
 _BINARY = {
-    operator.add: gast.Add, operator.sub: gast.Sub, operator.mul: gast.Mult, operator.truediv: gast.Div,
-    operator.floordiv: gast.FloorDiv, operator.mod: gast.Mod, operator.pow: gast.Pow, operator.matmul: gast.MatMult,
-    operator.and_: gast.BitAnd, operator.or_: gast.BitOr, operator.xor: gast.BitXor,
-    operator.lshift: gast.LShift, operator.rshift: gast.RShift,
-    runtime.concat: gast.Add, runtime.repeat: gast.Mult,
+    operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
+    operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod, operator.pow: ast.Pow, operator.matmul: ast.MatMult,
+    operator.and_: ast.BitAnd, operator.or_: ast.BitOr, operator.xor: ast.BitXor,
+    operator.lshift: ast.LShift, operator.rshift: ast.RShift,
+    runtime.concat: ast.Add, runtime.repeat: ast.Mult,
 }
-_UNARY = {operator.neg: gast.USub, operator.pos: gast.UAdd, operator.not_: gast.Not, operator.invert: gast.Invert}
+_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.not_: ast.Not, operator.invert: ast.Invert}
 _COMPARE = {
-    operator.lt: gast.Lt, operator.le: gast.LtE, operator.gt: gast.Gt, operator.ge: gast.GtE,
-    operator.eq: gast.Eq, operator.ne: gast.NotEq, operator.is_: gast.Is, operator.is_not: gast.IsNot,
+    operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE,
+    operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.is_: ast.Is, operator.is_not: ast.IsNot,
 }
 _OPERATOR_OF = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
                 np.divide: operator.truediv}
-_MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"))
+_MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"), ("np.fft", np.fft, "numpy"))
 
 
-def to_source(tree: gast.AST) -> str:
-    """The one call into astor."""
-    return astor.to_source(gast.gast_to_ast(tree))
+def to_source(tree: ast.AST) -> str:
+    """The one call into astor (the tree is built from `ast` nodes: no conversion from gast)."""
+    return astor.to_source(tree)
 
 
-# ---------------------------------------------------------------- gast construction
+# ---------------------------------------------------------------- ast construction
 
-def _name(id_: str, store: bool = False) -> gast.Name:
-    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+_LOAD, _STORE = ast.Load(), ast.Store()       # shared, as CPython's parser shares them
 
 
-def _attr(path: str) -> gast.expr:
+def _name(id_: str, store: bool = False) -> ast.Name:
+    return ast.Name(id=id_, ctx=_STORE if store else _LOAD)
+
+
+def _attr(path: str) -> ast.expr:
     parts = path.split(".")
-    node: gast.expr = _name(parts[0])
+    node: ast.expr = _name(parts[0])
     for part in parts[1:]:
-        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
+        node = ast.Attribute(value=node, attr=part, ctx=_LOAD)
     return node
 
 
-def _call(func: gast.expr, args: list[gast.expr], keywords: dict[str, gast.expr] | None = None) -> gast.Call:
-    return gast.Call(func=func, args=args, keywords=[gast.keyword(arg=k, value=v) for k, v in (keywords or {}).items()])
+def _call(func: ast.expr, args: list[ast.expr], keywords: dict[str, ast.expr] | None = None) -> ast.Call:
+    return ast.Call(func=func, args=args, keywords=[ast.keyword(arg=k, value=v) for k, v in (keywords or {}).items()])
 
 
-def _assign(targets: list[str], value: gast.expr) -> gast.Assign:
+def _assign(targets: list[str], value: ast.expr) -> ast.Assign:
     target = _name(targets[0], True) if len(targets) == 1 else \
-        gast.Tuple(elts=[_name(t, True) for t in targets], ctx=gast.Store())
-    return gast.Assign(targets=[target], value=value, type_comment=None)
+        ast.Tuple(elts=[_name(t, True) for t in targets], ctx=_STORE)
+    return ast.Assign(targets=[target], value=value, type_comment=None)
 
 
-def _constant(value: Any) -> gast.expr:
-    return gast.Constant(value=value, kind=None)
+def _constant(value: Any) -> ast.expr:
+    return ast.Constant(value=value, kind=None)
 
 
 # ---------------------------------------------------------------- names
@@ -223,22 +227,72 @@ def _disjoint(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(d, last) for d, last in merged]
 
 
-def _conflict(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> bool:
-    return any(da == db or (da < lb and db < la) for da, la in a for db, lb in b)
+class _Segments:
+    """Segments (start, last) sorted by start, with the running maximum of their ends. Two segments conflict
+    when they start at one point or each starts before the other ends; whether a segment conflicts with any
+    of these is one binary search (the one starting at or after it, and the furthest reach of those before)."""
+
+    __slots__ = ("starts", "ends", "reach")
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        spans = sorted(spans)
+        self.starts = [d for d, _ in spans]
+        self.ends = [last for _, last in spans]
+        self.reach = list(itertools.accumulate(self.ends, max))
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def spans(self) -> list[tuple[int, int]]:
+        return list(zip(self.starts, self.ends))
+
+    def hit(self, d: int, last: int) -> bool:
+        k = bisect.bisect_left(self.starts, d)
+        if k < len(self.starts) and (self.starts[k] == d or self.starts[k] < last):
+            return True
+        return k > 0 and self.reach[k - 1] > d
+
+    def conflict(self, other: "_Segments") -> bool:
+        small, large = (self, other) if len(self) <= len(other) else (other, self)
+        return any(large.hit(d, last) for d, last in zip(small.starts, small.ends))
+
+    def add(self, other: "_Segments") -> None:
+        """other's segments inserted: the reach after each one grows only as far as it must (for segments
+        that do not conflict with these, not at all)."""
+        starts, ends, reach = self.starts, self.ends, self.reach
+        for d, last in zip(other.starts, other.ends):
+            k = bisect.bisect_right(starts, d)
+            starts.insert(k, d)
+            ends.insert(k, last)
+            far = max(reach[k - 1], last) if k else last
+            reach.insert(k, far)
+            k += 1
+            while k < len(reach) and reach[k] < far:
+                reach[k] = far
+                k += 1
 
 
 class _Groups:
+    """Union-find over values (by id) that share a name, each group with its members' segments: merging
+    checks interference against the larger group by binary search, never pairwise."""
+
     def __init__(self, intervals: dict[int, list[tuple[int, int]]]):
         self.parent: dict[int, int] = {}
-        self.spans: dict[int, list[tuple[int, int]]] = dict(intervals)     # root -> its members' intervals
+        self.segments: dict[int, _Segments] = {k: _Segments(v) for k, v in intervals.items()}
+
+    def spans(self, root: int) -> list[tuple[int, int]]:
+        found = self.segments.get(root)
+        return found.spans() if found is not None else []
 
     def find(self, v: int) -> int:
-        while self.parent.get(v, v) != v:
-            v = self.parent[v]
-        return v
-
-    def conflict(self, a: int, b: int) -> bool:
-        return _conflict(self.spans.get(a, []), self.spans.get(b, []))
+        parent = self.parent
+        while True:
+            p = parent.get(v, v)
+            if p == v:
+                return v
+            grand = parent.get(p, p)
+            parent[v] = grand               # path halving: chains stay short
+            v = grand
 
     def merge(self, a: Value, b: Atom, force: bool = False) -> bool:
         if not isinstance(b, Value):
@@ -246,10 +300,18 @@ class _Groups:
         ra, rb = self.find(id(a)), self.find(id(b))
         if ra == rb:
             return True
-        if not force and self.conflict(ra, rb):
+        sa, sb = self.segments.get(ra), self.segments.get(rb)
+        if not force and sa is not None and sb is not None and sa.conflict(sb):
             return False
+        if sb is not None and (sa is None or len(sb) > len(sa)):
+            ra, rb, sa, sb = rb, ra, sb, sa         # the larger group's root stays the root
         self.parent[rb] = ra
-        self.spans[ra] = self.spans.get(ra, []) + self.spans.pop(rb, [])
+        if sb is not None:
+            if sa is not None:
+                sa.add(sb)
+            else:
+                self.segments[ra] = sb
+            del self.segments[rb]
         return True
 
 
@@ -335,7 +397,7 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
             # a temporary takes the name of a dead one first: rebinding the name frees the old array
             # at once, and NumPy reuses its memory for the next one instead of faulting in new pages.
             # The names free from this group's start on come off a heap ordered by when they fall free.
-            spans = groups.spans.get(root, [])
+            spans = groups.spans(root)
             begin = min((d for d, _ in spans), default=0)
             while free_temps and free_temps[0][0] <= begin:       # fallen free by now: ready, lowest first
                 end, name = heapq.heappop(free_temps)
@@ -352,7 +414,7 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
                 continue
             if param is not None and candidate in param_names:
                 continue
-            if candidate in taken and not taken[candidate].free_for(groups.spans.get(root, [])):
+            if candidate in taken and not taken[candidate].free_for(groups.spans(root)):
                 continue
             if not hint and param is None and candidate not in temp_names:
                 temps = int(candidate[1:])
@@ -363,7 +425,7 @@ def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
                 if name != candidate:
                     heapq.heappush(ready_temps, (number, name))
             heapq.heappush(free_temps, (max((last for _, last in spans), default=0), candidate))
-        taken.setdefault(candidate, _Occupied()).take(groups.spans.get(root, []))
+        taken.setdefault(candidate, _Occupied()).take(groups.spans(root))
         if param is not None:
             param_names.add(candidate)
         for v in members:
@@ -449,10 +511,11 @@ class _Emitter:
                         if isinstance(inner, Op) and inner.prim is runtime.make_tuple and inner.outs[0] is a \
                                 and self.uses.get(id(a), 0) == 1:
                             self.inlined[id(a)] = inner
+        self.inlined.update(nested(self.fn, self.uses, self.inlined))      # t = X @ W; h = t + b: one line
 
     # ------------------------------------------------------------ atoms and calls
 
-    def atom(self, atom: Atom) -> gast.expr:
+    def atom(self, atom: Atom) -> ast.expr:
         if isinstance(atom, Const):
             return self.constant(atom.value)
         op = self.inlined.get(id(atom))
@@ -460,36 +523,39 @@ class _Emitter:
             return self.expression(op)
         return _name(self.names[id(atom)])
 
-    def constant(self, value: Any) -> gast.expr:
+    def constant(self, value: Any) -> ast.expr:
         if value is None or isinstance(value, (bool, str, bytes)) or value is Ellipsis:
             return _constant(value)
         if type(value) in (int, float):
             if isinstance(value, float) and not math.isfinite(value):
                 return _call(_name("float"), [_constant(repr(value))])
             if value < 0:
-                return gast.UnaryOp(op=gast.USub(), operand=_constant(-value))
+                return ast.UnaryOp(op=ast.USub(), operand=_constant(-value))
             return _constant(value)
+        if type(value) is complex and value.real == 0 and math.isfinite(value.imag):     # 1j, -2j
+            return _constant(value) if math.copysign(1.0, value.imag) > 0 else \
+                ast.UnaryOp(op=ast.USub(), operand=_constant(complex(0.0, -value.imag)))
         if isinstance(value, tuple):
-            return gast.Tuple(elts=[self.constant(v) for v in value], ctx=gast.Load())
+            return ast.Tuple(elts=[self.constant(v) for v in value], ctx=_LOAD)
         if isinstance(value, slice):
             return _call(_name("slice"), [self.constant(value.start), self.constant(value.stop),
                                           self.constant(value.step)])
         return self.reference(value)
 
-    def index(self, atom: Atom) -> gast.expr:
+    def index(self, atom: Atom) -> ast.expr:
         """An index inside brackets, where slices are written `a:b:c`."""
         if isinstance(atom, Const) and isinstance(atom.value, slice):
             value = atom.value
-            return gast.Slice(lower=self.slice_part(value.start), upper=self.slice_part(value.stop),
-                              step=self.slice_part(value.step))
+            return ast.Slice(lower=self.slice_part(value.start), upper=self.slice_part(value.stop),
+                             step=self.slice_part(value.step))
         if isinstance(atom, Const) and isinstance(atom.value, tuple):
-            return gast.Tuple(elts=[self.index(Const(v)) for v in atom.value], ctx=gast.Load())
+            return ast.Tuple(elts=[self.index(Const(v)) for v in atom.value], ctx=_LOAD)
         return self.atom(atom)
 
-    def slice_part(self, value: Any) -> gast.expr | None:
+    def slice_part(self, value: Any) -> ast.expr | None:
         return None if value is None else self.constant(value)
 
-    def reference(self, obj: Any) -> gast.expr:
+    def reference(self, obj: Any) -> ast.expr:
         """How the module names an object: `math.sin`, `np.sum`, `abs`, or a bound name."""
         name = getattr(obj, "__name__", None)
         if isinstance(name, str):
@@ -507,7 +573,7 @@ class _Emitter:
                 return _name("math")
         return self.reference_named(obj, name if isinstance(name, str) and name.isidentifier() else "_const")
 
-    def free_name(self, name: str, owner: Any) -> gast.expr:
+    def free_name(self, name: str, owner: Any) -> ast.expr:
         """A global or closure variable of owner, read live: a bare name in the root function's own
         namespace, else through the owner's module or closure cell."""
         code = getattr(owner, "__code__", None)
@@ -516,16 +582,16 @@ class _Emitter:
                 self.reads_user_names = True
                 return _name(name)
             cell = owner.__closure__[code.co_freevars.index(name)]
-            return gast.Attribute(value=self.reference_named(cell, f"{name}_cell"), attr="cell_contents",
-                                  ctx=gast.Load())
+            return ast.Attribute(value=self.reference_named(cell, f"{name}_cell"), attr="cell_contents",
+                                 ctx=_LOAD)
         if self.root is None or getattr(owner, "__globals__", None) is self.root.__globals__:
             self.reads_user_names = True
             return _name(name)
         module = sys.modules.get(owner.__module__)
-        return gast.Attribute(value=self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), attr=name,
-                              ctx=gast.Load())
+        return ast.Attribute(value=self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), attr=name,
+                             ctx=_LOAD)
 
-    def reference_named(self, obj: Any, base: str) -> gast.expr:
+    def reference_named(self, obj: Any, base: str) -> ast.expr:
         for k in range(1000):
             candidate = base if k == 0 else f"{base}_{k}"
             if self.bindings.get(candidate, obj) is obj:
@@ -533,36 +599,36 @@ class _Emitter:
                 return _name(candidate)
         raise AssertionError("too many bound objects")
 
-    def expression(self, op: Op) -> gast.expr:
+    def expression(self, op: Op) -> ast.expr:
         prim, args = op.prim, op.args
         if prim is runtime.free_name:
             return self.free_name(args[0].value, args[1].value)
         values = [self.atom(a) for a in args]
         keywords = {k: self.atom(a) for k, a in op.kwargs.items()}
         if prim in _BINARY and len(values) == 2:
-            return gast.BinOp(left=values[0], op=_BINARY[prim](), right=values[1])
+            return ast.BinOp(left=values[0], op=_BINARY[prim](), right=values[1])
         if prim in _UNARY and len(values) == 1:
-            return gast.UnaryOp(op=_UNARY[prim](), operand=values[0])
+            return ast.UnaryOp(op=_UNARY[prim](), operand=values[0])
         if prim in (operator.is_, operator.is_not) and all(isinstance(a, Const) for a in args):
             return _constant(prim(args[0].value, args[1].value))      # `-0.5 is not None` is a warning
         if prim in _COMPARE and len(values) == 2:
-            return gast.Compare(left=values[0], ops=[_COMPARE[prim]()], comparators=[values[1]])
+            return ast.Compare(left=values[0], ops=[_COMPARE[prim]()], comparators=[values[1]])
         if prim is operator.contains:
-            return gast.Compare(left=values[1], ops=[gast.In()], comparators=[values[0]])
+            return ast.Compare(left=values[1], ops=[ast.In()], comparators=[values[0]])
         if prim is operator.getitem:
-            return gast.Subscript(value=values[0], slice=self.index(args[1]), ctx=gast.Load())
+            return ast.Subscript(value=values[0], slice=self.index(args[1]), ctx=_LOAD)
         if prim is getattr and isinstance(args[1], Const) and isinstance(args[1].value, str):
-            return gast.Attribute(value=values[0], attr=args[1].value, ctx=gast.Load())
+            return ast.Attribute(value=values[0], attr=args[1].value, ctx=_LOAD)
         if prim is runtime.make_tuple:
-            return gast.Tuple(elts=values, ctx=gast.Load())
+            return ast.Tuple(elts=values, ctx=_LOAD)
         if prim is runtime.make_dict:
-            return gast.Dict(keys=[self.constant(k) for k in args[0].value], values=values[1:])
+            return ast.Dict(keys=[self.constant(k) for k in args[0].value], values=values[1:])
         if prim is runtime.make_list or prim is runtime.stack_new:
-            return gast.List(elts=values, ctx=gast.Load())
+            return ast.List(elts=values, ctx=_LOAD)
         if prim is runtime.pop:
-            return _call(gast.Attribute(value=values[0], attr="pop", ctx=gast.Load()), [])
+            return _call(ast.Attribute(value=values[0], attr="pop", ctx=_LOAD), [])
         if prim is runtime.push:
-            return _call(gast.Attribute(value=values[0], attr="append", ctx=gast.Load()), [values[1]])
+            return _call(ast.Attribute(value=values[0], attr="append", ctx=_LOAD), [values[1]])
         if prim is runtime.zeros_like:
             self.imports["np"] = "numpy"
             return _call(_attr("np.zeros_like"), values)
@@ -588,7 +654,7 @@ class _Emitter:
     def name_of(self, v: Value) -> str:
         return self.names[id(v)]
 
-    def copies(self, targets: list[Value], sources: list[Atom]) -> list[gast.stmt]:
+    def copies(self, targets: list[Value], sources: list[Atom]) -> list[ast.stmt]:
         """Parallel copies target_i = source_i, skipping those that already share a name."""
         pairs = [(self.name_of(t), s) for t, s in zip(targets, sources)
                  if not (isinstance(s, Value) and id(s) not in self.inlined and self.name_of(t) == self.names[id(s)])
@@ -597,10 +663,10 @@ class _Emitter:
             return []
         if len(pairs) == 1:
             return [_assign([pairs[0][0]], self.atom(pairs[0][1]))]
-        return [_assign([t for t, _ in pairs], gast.Tuple(elts=[self.atom(s) for _, s in pairs], ctx=gast.Load()))]
+        return [_assign([t for t, _ in pairs], ast.Tuple(elts=[self.atom(s) for _, s in pairs], ctx=_LOAD))]
 
-    def block(self, block: Block) -> list[gast.stmt]:
-        out: list[gast.stmt] = []
+    def block(self, block: Block) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
         for stmt in block.stmts:
             emitted = self.stmt(stmt)
             for node in emitted:
@@ -609,7 +675,7 @@ class _Emitter:
             out.extend(emitted)
         return out
 
-    def stmt(self, stmt: Stmt) -> list[gast.stmt]:
+    def stmt(self, stmt: Stmt) -> list[ast.stmt]:
         if id(stmt) in self.skipped:
             return []
         if isinstance(stmt, Op):
@@ -617,19 +683,19 @@ class _Emitter:
                 return []
             if stmt.in_place is not None and stmt.prim is runtime.setitem:
                 container, index, value = stmt.args
-                target = gast.Subscript(value=self.atom(container), slice=self.index(index), ctx=gast.Store())
-                return [gast.Assign(targets=[target], value=self.atom(value), type_comment=None)]
+                target = ast.Subscript(value=self.atom(container), slice=self.index(index), ctx=_STORE)
+                return [ast.Assign(targets=[target], value=self.atom(value), type_comment=None)]
             if stmt.in_place is not None and stmt.prim is runtime.list_append:
-                append = gast.Attribute(value=self.atom(stmt.args[0]), attr="append", ctx=gast.Load())
-                return [gast.Expr(value=_call(append, [self.atom(stmt.args[1])]))]
+                append = ast.Attribute(value=self.atom(stmt.args[0]), attr="append", ctx=_LOAD)
+                return [ast.Expr(value=_call(append, [self.atom(stmt.args[1])]))]
             if stmt.in_place is not None:
                 target = self.atom(stmt.args[stmt.in_place])
-                target.ctx = gast.Store()
-                return [gast.AugAssign(target=target, op=_BINARY[_OPERATOR_OF.get(stmt.prim, stmt.prim)](),
-                                       value=self.atom(stmt.args[1 - stmt.in_place]))]
+                target.ctx = _STORE
+                return [ast.AugAssign(target=target, op=_BINARY[_OPERATOR_OF.get(stmt.prim, stmt.prim)](),
+                                      value=self.atom(stmt.args[1 - stmt.in_place]))]
             value = self.expression(stmt)
             if not stmt.outs:
-                return [gast.Expr(value=value)]
+                return [ast.Expr(value=value)]
             return [_assign([self.name_of(o) for o in stmt.outs], value)]
         if isinstance(stmt, If):
             then = self.block(stmt.then) + self.copies(stmt.outs, stmt.then.results)
@@ -638,38 +704,38 @@ class _Emitter:
             if not then and not orelse:
                 return []
             if not then:
-                test, then, orelse = gast.UnaryOp(op=gast.Not(), operand=test), orelse, []
-            return [gast.If(test=test, body=then, orelse=orelse)]
+                test, then, orelse = ast.UnaryOp(op=ast.Not(), operand=test), orelse, []
+            return [ast.If(test=test, body=then, orelse=orelse)]
         return self.loop(stmt) + self.copies(stmt.outs, stmt.carried)
 
-    def loop(self, stmt: While | For) -> list[gast.stmt]:
+    def loop(self, stmt: While | For) -> list[ast.stmt]:
         before = self.copies(stmt.carried, stmt.inits)
         item = self.items.get(id(stmt))
         if item is not None:       # `for c in seq:` when the index serves only to read seq[index]
             self.skipped.add(id(item))
         body = self.block(stmt.body) + self.copies(stmt.carried, stmt.body.results)
         if item is not None:
-            return before + [gast.For(target=_name(self.name_of(item.outs[0]), True), iter=self.atom(item.args[0]),
-                                      body=body or [gast.Pass()], orelse=[], type_comment=None)]
+            return before + [ast.For(target=_name(self.name_of(item.outs[0]), True), iter=self.atom(item.args[0]),
+                                     body=body or [ast.Pass()], orelse=[], type_comment=None)]
         if isinstance(stmt, While):
             test = self.test_expression(stmt.test)
             if test is None:
-                body = self.block(stmt.test) + [gast.If(
-                    test=gast.UnaryOp(op=gast.Not(), operand=self.atom(stmt.test.results[0])),
-                    body=[gast.Break()], orelse=[])] + body
+                body = self.block(stmt.test) + [ast.If(
+                    test=ast.UnaryOp(op=ast.Not(), operand=self.atom(stmt.test.results[0])),
+                    body=[ast.Break()], orelse=[])] + body
                 test = _constant(True)
-            return before + [gast.While(test=test, body=body or [gast.Pass()], orelse=[])]
+            return before + [ast.While(test=test, body=body or [ast.Pass()], orelse=[])]
         bounds = [stmt.start, stmt.stop, stmt.step]
         if isinstance(stmt.step, Const) and stmt.step.value == 1:
             bounds = bounds[:2]
             if isinstance(stmt.start, Const) and stmt.start.value == 0:
                 bounds = bounds[1:]
-        iterator: gast.expr = _call(_name("range"), [self.atom(b) for b in bounds])
+        iterator: ast.expr = _call(_name("range"), [self.atom(b) for b in bounds])
         if stmt.reverse:
             iterator = _call(_name("reversed"), [iterator])
         index = self.name_of(stmt.index) if self.uses.get(id(stmt.index)) else "_"
-        return before + [gast.For(target=_name(index, True), iter=iterator, body=body or [gast.Pass()],
-                                  orelse=[], type_comment=None)]
+        return before + [ast.For(target=_name(index, True), iter=iterator, body=body or [ast.Pass()],
+                                 orelse=[], type_comment=None)]
 
     def sequence_item(self, stmt: For) -> Op | None:
         """The op `item = seq[index]` of a loop over range(len(seq)) whose index has no other use."""
@@ -685,17 +751,17 @@ class _Emitter:
                 return op
         return None
 
-    def test_expression(self, test: Block) -> gast.expr | None:
+    def test_expression(self, test: Block) -> ast.expr | None:
         """The loop test as one expression, when its statements are pure and each value is read once."""
-        local: dict[int, gast.expr] = {}
+        local: dict[int, ast.expr] = {}
         named = self.atom
 
-        def atom(a: Atom) -> gast.expr:
+        def atom(a: Atom) -> ast.expr:
             if isinstance(a, Value) and id(a) in local:
                 return local.pop(id(a))
             return named(a)
 
-        def build(block: Block) -> gast.expr | None:
+        def build(block: Block) -> ast.expr | None:
             for s in block.stmts:
                 if isinstance(s, Op):
                     if len(s.outs) != 1 or self.uses.get(id(s.outs[0]), 0) != 1 or s.prim in (
@@ -715,7 +781,7 @@ class _Emitter:
 
         return build(test)
 
-    def _expression_with(self, op: Op, atom: Any) -> gast.expr:
+    def _expression_with(self, op: Op, atom: Any) -> ast.expr:
         original = self.atom
         self.atom = atom          # type: ignore[method-assign]
         try:
@@ -724,21 +790,19 @@ class _Emitter:
             self.atom = original  # type: ignore[method-assign]
 
     def module(self, defaults: tuple = (), header: str = "") -> Emitted:
-        body = self.block(self.fn.body)
+        body = merge_initializations(self.block(self.fn.body), self.locs)     # a, b = [], []: one line
         results = self.fn.body.results
         value = self.atom(results[0]) if len(results) == 1 else \
-            gast.Tuple(elts=[self.atom(r) for r in results], ctx=gast.Load())
-        body.append(gast.Return(value=value))
-        params = [_name(self.name_of(p), False) for p in self.fn.params]
-        for p in params:
-            p.ctx = gast.Param()
+            ast.Tuple(elts=[self.atom(r) for r in results], ctx=_LOAD)
+        body.append(ast.Return(value=value))
+        params = [ast.arg(arg=self.name_of(p), annotation=None, type_comment=None) for p in self.fn.params]
         default_nodes = [self.constant(d) for d in defaults]
-        args = gast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                              defaults=default_nodes)
+        args = ast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                             defaults=default_nodes)
         markers: list[tuple[Any, bool]] = []
-        function = gast.FunctionDef(name=self.fn.name, args=args, body=self.mark(body, markers, None),
-                                    decorator_list=[], returns=None, type_comment=None, type_params=[])
-        body_lines = _unmark(to_source(gast.Module(body=[function], type_ignores=[])).rstrip().splitlines(),
+        function = ast.FunctionDef(name=self.fn.name, args=args, body=self.mark(body, markers, None),
+                                   decorator_list=[], returns=None, type_comment=None)
+        body_lines = _unmark(to_source(ast.Module(body=[function], type_ignores=[])).rstrip().splitlines(),
                              markers)
         signature = body_lines[0][0]
         function_source = "\n".join(line for line, _ in body_lines)
@@ -775,18 +839,18 @@ class _Emitter:
         head, sep, rest = emitted.source.partition("\n\n\n")
         return Emitted(f"{head}\n{line}{sep}{rest}", emitted.bindings, False, emitted.line_map)
 
-    def mark(self, stmts: list[gast.stmt], markers: list[tuple[Any, bool]], last: Any) -> list[gast.stmt]:
+    def mark(self, stmts: list[ast.stmt], markers: list[tuple[Any, bool]], last: Any) -> list[ast.stmt]:
         """The statements with a marker before each one that has a place in the user's code: visible (it
         becomes a comment quoting the line) where the line changes, silent otherwise (it only maps lines)."""
-        marked: list[gast.stmt] = []
+        marked: list[ast.stmt] = []
         for node in stmts:
             loc = self.locs.get(id(node))
             if loc is not None:
                 visible = last is None or (loc.file, loc.line) != (last.file, last.line)
                 markers.append((loc, visible))
-                marked.append(gast.Expr(value=_constant(f"{_MARKER}{len(markers) - 1}")))
+                marked.append(ast.Expr(value=_name(f"{_MARKER}{len(markers) - 1}")))     # a bare name: cheap to print
                 last = loc
-            if isinstance(node, (gast.If, gast.For, gast.While)):
+            if isinstance(node, (ast.If, ast.For, ast.While)):
                 node.body = self.mark(node.body, markers, last)
                 node.orelse = self.mark(node.orelse, markers, last)
             marked.append(node)
@@ -794,7 +858,7 @@ class _Emitter:
 
 
 _MARKER = "S2S_PLACE_"
-_MARKER_LINE = re.compile(r"^(\s*)(['\"]{1,3})" + _MARKER + r"(\d+)\2\s*$")
+_MARKER_LINE = re.compile(r"^(\s*)" + _MARKER + r"(\d+)\s*$")
 
 
 def _unmark(lines: list[str], markers: list[tuple[Any, bool]]) -> list[tuple[str, Any]]:
@@ -805,7 +869,7 @@ def _unmark(lines: list[str], markers: list[tuple[Any, bool]]) -> list[tuple[str
         match = _MARKER_LINE.match(line)
         depth = (len(line) - len(line.lstrip())) // 4
         if match:
-            loc, visible = markers[int(match.group(3))]
+            loc, visible = markers[int(match.group(2))]
             current = current[:depth] + [None] * (depth - len(current)) + [loc]
             if visible:
                 text = loc.text.strip()
@@ -840,16 +904,16 @@ def _import_line(name: str, obj: Any) -> str:
     return f"# {name}: bound by s2s when it runs this code ({type(obj).__name__})"
 
 
-def _conditional(cond: gast.expr, then: gast.expr, orelse: gast.expr, stmt: If) -> gast.expr:
+def _conditional(cond: ast.expr, then: ast.expr, orelse: ast.expr, stmt: If) -> ast.expr:
     then_const = stmt.then.results[0]
     else_res = stmt.orelse.results[0]
     if isinstance(then_const, Const) and then_const.value is False:
-        return gast.BoolOp(op=gast.And(), values=[gast.UnaryOp(op=gast.Not(), operand=cond), orelse])
+        return ast.BoolOp(op=ast.And(), values=[ast.UnaryOp(op=ast.Not(), operand=cond), orelse])
     if else_res is stmt.cond:
-        return gast.BoolOp(op=gast.And(), values=[cond, then])
+        return ast.BoolOp(op=ast.And(), values=[cond, then])
     if then_const is stmt.cond:
-        return gast.BoolOp(op=gast.Or(), values=[cond, orelse])
-    return gast.IfExp(test=cond, body=then, orelse=orelse)
+        return ast.BoolOp(op=ast.Or(), values=[cond, orelse])
+    return ast.IfExp(test=cond, body=then, orelse=orelse)
 
 
 def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any = None,

@@ -18,10 +18,14 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from . import registry, runtime
+import numpy as np
+
+from . import complex_values, registry, runtime
+from .errors import S2SError
 from .activity import NUMERIC, active_values, const_kind, value_kinds
 from .inline import inline_rule
-from .ir import Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, value_names
+from .ir import (Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, prim_name,
+                 value_names)
 from .naming import Namer, tangent_hint
 from .optimize import eliminate_dead_code_in
 from .reverse import _MASKING, _keyword_position, missing_rule
@@ -30,6 +34,11 @@ PARAMETER = "parameter"
 # operations whose tangent is themselves applied to the tangents, but for the arguments listed (keys, indices)
 _STRUCTURAL = {runtime.make_tuple: (), runtime.make_list: (), runtime.make_dict: (0,), runtime.list_append: (),
                runtime.setitem: (1,)}
+
+
+# keyword arguments whose value a linear function puts into its result (np.sum's initial, np.diff's prepend):
+# in the tangent of another argument they are zero
+_VALUE_KEYWORDS = ("initial", "prepend", "append")
 
 
 class _Forward:
@@ -42,6 +51,7 @@ class _Forward:
         self.tan: dict[int, Atom] = {}
         self.lazy: set[int] = set()        # tangents that may be smaller than their value (they broadcast)
         self.masked: set[int] = set()      # tangents exactly zero on a branch not taken (see reverse mode)
+        self.complex = complex_values.analyze(fn, active)      # which values may be complex (complex_values.py)
 
     def fresh(self, hint: str) -> Value:
         return self.namer.value(hint)
@@ -168,11 +178,29 @@ class _Forward:
         prim, ans = op.prim, op.outs[0]
         rule = registry.find_tangent(prim)
         argnums = registry.linear_argnums(prim)
+        if self.complex.any_complex and self.complex.touches_complex(op):     # complex values: complex_values.py
+            guard = complex_values.fence(op, self.complex)
+            rule = complex_values.tangent_rule(prim) or rule
+            if guard:
+                checked = self.contribution_of(op, i, t, out, rule, argnums)
+                return complex_values.guarded(checked, guard, prim, self, out, op.loc)
+        return self.contribution_of(op, i, t, out, rule, argnums)
+
+    def contribution_of(self, op: Op, i: int, t: Atom, out: list[Stmt], rule: Any, argnums: Any) -> Atom | None:
+        prim, ans = op.prim, op.outs[0]
         if rule is None and argnums is not None:
             if i not in argnums:          # read for its shape only
+                if i >= len(op.args) and any(_keyword_position(registry.find_adjoint(prim), n) == i
+                                             for n in _VALUE_KEYWORDS if n in op.kwargs):
+                    raise missing_rule(prim, op.loc, "tangent (for its keyword argument)")
                 return None
             result = self.fresh("")
             args, kwargs = list(op.args), dict(op.kwargs)
+            for name in _VALUE_KEYWORDS:    # values the result holds as they are: no tangent of their own
+                if name in kwargs:
+                    zero = self.fresh("")
+                    out.append(Op(np.zeros_like, [kwargs[name]], [zero], {}, op.loc))
+                    kwargs[name] = zero
             if i < len(args):
                 args[i] = t
             else:                   # a keyword argument, at its parameter's place
@@ -187,8 +215,10 @@ class _Forward:
         stmts, results = inline_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc)
         if i >= len(results):
             raise missing_rule(prim, op.loc, f"tangent (for argument {i + 1})")
-        if results[i] is None:
-            return None
+        if results[i] is None:          # as in reverse mode: a differentiated argument the rule does not differentiate
+            raise S2SError(f"{prim_name(prim)} is differentiated with respect to its argument {i + 1}, which its "
+                           f"rule does not differentiate", op.loc,
+                           hint="stop_gradient(...) it if that is meant, or register a rule that differentiates it")
         block = Block(stmts, [results[i]])
         eliminate_dead_code_in(block, [results[i]])
         out.extend(block.stmts)
@@ -230,7 +260,9 @@ class _Forward:
 
 
 def forward_function(fn: Function, seeds: dict[int, Any], param_kinds: list, with_value: bool,
-                     suffix: str = "jvp") -> Function:
+                     suffix: str = "jvp", several: bool = False) -> Function:
+    """several: the tangent in a tuple of one (a gradient with wrt a tuple). A function that returns
+    (output, aux) (has_aux) gives `(tangent, aux)`, or `((output, aux), tangent)` with the value."""
     namer = Namer()
     fn = clone_function(fn, lambda v: namer.value(v.hint))       # loops get tangents: work on a copy
     fwd = _Forward(fn, active_values(fn, list(seeds)), value_kinds(fn, param_kinds))
@@ -252,9 +284,21 @@ def forward_function(fn: Function, seeds: dict[int, Any], param_kinds: list, wit
         filled = fwd.fresh(tangent.hint)
         tail.append(Op(runtime._fill, [tangent, output], [filled], loc=fn.loc))
         tangent = filled
+    if several:
+        wrapped = fwd.fresh("grads")
+        tail.append(Op(runtime.make_tuple, [tangent], [wrapped]))
+        tangent = wrapped
+    aux = fn.body.results[1:]
     if with_value:
+        value: Atom = output
+        if aux:
+            value = fwd.fresh("value_and_aux")
+            tail.append(Op(runtime.make_tuple, [output, *aux], [value]))
         result = fwd.fresh("value_and_tangent")
-        tail.append(Op(runtime.make_tuple, [output, tangent], [result]))
+        tail.append(Op(runtime.make_tuple, [value, tangent], [result]))
+    elif aux:
+        result = fwd.fresh("grad_and_aux")
+        tail.append(Op(runtime.make_tuple, [tangent, *aux], [result]))
     else:
         result = tangent
     return Function(f"{fn.name}_{suffix}", params, Block(stmts + tail, [result]), fn.loc)

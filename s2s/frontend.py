@@ -304,7 +304,10 @@ def _instructions(code: types.CodeType) -> list:
 
 
 def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
-    if a.co_names != b.co_names or a.co_varnames != b.co_varnames or _instructions(a) != _instructions(b):
+    if a.co_names != b.co_names or a.co_varnames != b.co_varnames:
+        return False
+    same_bytes = a.co_code == b.co_code and a.co_cellvars == b.co_cellvars and a.co_freevars == b.co_freevars
+    if not same_bytes and _instructions(a) != _instructions(b):   # (disassembled only when the bytes differ)
         return False
     if len(a.co_consts) != len(b.co_consts):
         return False

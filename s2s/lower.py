@@ -34,7 +34,7 @@ from . import registry, runtime
 from .errors import S2SError, UnsupportedSyntax
 from .numba_backend import plain_function
 from .frontend import ParsedFunction, parse_function
-from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block
+from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from .naming import Namer
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
@@ -67,11 +67,12 @@ _COMPARE = {
 # Attributes of arrays that are functions of the array.
 # functions whose result may share memory with an argument (a view, or an item of a container)
 _VIEWS = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes,
-          np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.diagonal}
+          np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.imag, np.diagonal}
 _METHODS = {"flatten": "ravel"}
 _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
 _MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
-_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "real": np.real}
+_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "real": np.real,
+               "imag": np.imag}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -101,6 +102,12 @@ def _stored_names(nodes: list[gast.AST]) -> list[str]:
                     and node.func.attr == "append" and isinstance(node.func.value, gast.Name):
                 names[node.func.value.id] = None
     return list(names)
+
+
+def _base_name(env: dict, value: Any, name: str) -> str:
+    """A variable other than name whose value value was read from (for a message)."""
+    return next((other for other, held in env.items() if other != name and not other.startswith("$")
+                 and held is not value), "the array")
 
 
 def _takes_part(index: Any) -> bool:
@@ -138,6 +145,7 @@ class Lowerer:
         self.item_reads: dict[int, Value] = {}  # values read as x[i] with no slice: numbers (copies) or views
         self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
         self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
+        self.written: set[int] = set()                  # the objects (bases) those writes went into
         self.scalar_checks: list = []                   # see Function.scalar_checks
         self.dependencies: list = []                    # see Function.dependencies
         self.stmts: list = []
@@ -288,6 +296,10 @@ class Lowerer:
                 and isinstance(call.func.value, gast.Name) and call.func.value.id in self.local_names
                 and len(call.args) == 1 and not call.keywords):
             name = call.func.value.id
+            if self.env.get(name, UNDEF) is UNDEF and self.parsed.resolve(name)[0]:
+                raise self.error(f"s2s does not follow `{name}.append(...)` into a list the function does not own "
+                                 f"(a global or an enclosing function's): the derivative would not append to it",
+                                 node, hint="build a local list and return it (with has_aux=True), or log outside")
             items = self.writable(name, call.func.value)
             self.env[name] = self.op(runtime.list_append, [items, self.expr(call.args[0])], node, name)
             return
@@ -334,6 +346,7 @@ class Lowerer:
             raise self.error(f"{self.parsed.fn.__qualname__} writes into its argument {name!r}, which its caller "
                              f"would see", node, hint="return the new value instead, or write into a copy")
         self.writes.add(name)
+        self.written |= mine
         return value
 
     def stmt_Assign(self, node: gast.Assign) -> None:
@@ -383,6 +396,13 @@ class Lowerer:
         name = node.target.id
         current = self.name(name, node.target)
         mine = self.bases_of(current)
+        if id(current) in self.item_reads and any(
+                other != name and not other.startswith("$") and isinstance(held, Value)
+                and mine & (self.bases_of(held) | self.contents_of(held)) for other, held in self.env.items()):
+            # `s = b[i]` then `s -= ...`: a number read from b is a copy, a row a view (known when it runs)
+            self.op(runtime._assert_number, [current, Const(name), Const(_base_name(self.env, current, name))],
+                    node, n_outs=0)
+            mine = self.bases[id(current)] = frozenset({id(current)})
         for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) \
                     and mine & (self.bases_of(held) | self.contents_of(held)):
@@ -391,6 +411,12 @@ class Lowerer:
                                            f"{name!r} may be the same array as {other!r}: `{name} "
                                            f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
                 break
+        else:
+            if len(self.call_stack) > 1 and mine & self.param_bases:
+                self.scalar_checks.append((current, self.parsed.loc(node),
+                                           f"{self.parsed.fn.__qualname__} changes its argument {name!r} in place "
+                                           f"(`{name} {_AUGMENTED[type(node.op)]}= ...` on an array), which its "
+                                           f"caller would see"))
         value = self.expr(node.value)
         self.env[name] = self.op(_BINOPS[type(node.op)], [current, value], node, name)
 
@@ -455,12 +481,15 @@ class Lowerer:
             self.contents[id(c)] = self.contents_of(i)
 
     def merge_bases(self, node: Any, names: list[str], carried: list[Value], results: list[Atom],
-                    outs: list[Value]) -> None:
+                    outs: list[Value], body: list) -> None:
         """After a loop: a variable's value may share memory with whatever an iteration left in it. A write
-        into it inside the loop was checked against its first value only: refuse if later ones differ."""
+        into it inside the loop was checked against its first value only: refuse if later ones differ. A write
+        into a new object made in the iteration (`v = u.copy()` then `v[i] = ...`, a Jacobi sweep) is not
+        into the carried one, and needs nothing."""
+        made = {id(v) for stmt in walk(Block(body, [])) for v in stmt_defs(stmt)}     # new in the iteration
         for name, c, r, o in zip(names, carried, results, outs):
-            extra = self.bases_of(r) - self.bases_of(c) - {id(r)}
-            if extra and name in self.writes and not name.startswith("$"):
+            extra = self.bases_of(r) - self.bases_of(c) - ({id(r)} if id(r) in made else set())
+            if extra and id(c) in self.written and not name.startswith("$"):
                 raise self.error(f"{name!r} is written into inside a loop in which it may also become another "
                                  f"object: s2s does not follow that write", node,
                                  hint=f"assign a copy: {name} = ... .copy()")
@@ -520,7 +549,7 @@ class Lowerer:
         if any(r is UNDEF for r in results):
             raise self.error("a loop variable may be undefined at the end of an iteration", node)
         outs = [self.namer.value(c.hint) for c in carried]
-        self.merge_bases(node, names, carried, results, outs)
+        self.merge_bases(node, names, carried, results, outs, body_stmts)
         self.stmts.append(While(inits, carried, Block(test_stmts, [test_env[EXPR]]), Block(body_stmts, results),
                                 outs, self.parsed.loc(node)))
         self.finish_loop(body, names, outs, saved)
@@ -548,7 +577,7 @@ class Lowerer:
             self.block(node.body)
         body_stmts, body_env = self.sub_block(fill)
         outs = [self.namer.value(n) for n in names]
-        self.merge_bases(node, names, carried, [body_env[n] for n in names], outs)
+        self.merge_bases(node, names, carried, [body_env[n] for n in names], outs, body_stmts)
         self.stmts.append(For(start, stop, step, index, inits, carried, Block(body_stmts, [body_env[n] for n in names]),
                               outs, reverse, self.parsed.loc(node)))
         self.finish_loop([node.target, *node.body], names, outs, saved)
@@ -607,7 +636,10 @@ class Lowerer:
             name = node.target.id
             return start, stop, step, reverse, lambda index: self.env.__setitem__(name, index)
         if found and callee is builtins.enumerate:
-            offset = self.expr(it.args[1]) if len(it.args) > 1 else Const(0)
+            starts = it.args[1:] + [k.value for k in it.keywords if k.arg == "start"]
+            if len(starts) > 1 or any(k.arg != "start" for k in it.keywords) or not it.args:
+                raise self.error("enumerate() takes a sequence and one start here", it)
+            offset = self.expr(starts[0]) if starts else Const(0)
             if not (isinstance(node.target, (gast.Tuple, gast.List)) and len(node.target.elts) == 2):
                 raise self.error("unpack enumerate() into two names: `for i, v in enumerate(xs)`", node.target)
             count_target, item_target = node.target.elts
@@ -646,12 +678,16 @@ class Lowerer:
 
     def static(self, node: gast.AST) -> tuple[bool, Any]:
         """(True, object) when node names a module-level object: `np`, `np.linalg.norm`, `math.sin`."""
-        if isinstance(node, gast.Constant) and callable(node.value):     # placed by the desugaring
+        if isinstance(node, gast.Constant) and (callable(node.value) or isinstance(node.value, types.ModuleType)):
+            # placed by the desugaring (a module: imported inside the function)
             return True, node.value
         if isinstance(node, gast.Name):
             if node.id in self.functions and self.env.get(node.id) is self.env.get(f"$param:{node.id}"):
                 return True, self.functions[node.id]
-            if node.id in self.local_names:
+            if node.id in self.local_names:       # `f = np.exp` then `f(x)`: a function held as a constant
+                held = self.env.get(node.id)
+                if isinstance(held, Const) and callable(held.value) and not isinstance(held.value, type):
+                    return True, held.value
                 return False, None
             return self.resolve_free(node.id)
         if isinstance(node, gast.Attribute):
@@ -795,8 +831,14 @@ class Lowerer:
         if not found:
             raise self.error("s2s only differentiates calls to functions it can name statically", node,
                              hint="call the function by its name, not through a computed expression")
-        if callee in _MUTATING_FUNCTIONS or any(k.arg == "out" for k in node.keywords) or (
-                isinstance(callee, np.ufunc) and len(node.args) > callee.nin):
+        if isinstance(getattr(callee, "__self__", None), np.ufunc) and getattr(callee, "__name__", "") == "at":
+            raise self.error(f"s2s does not support np.{callee.__self__.__name__}.at, which changes the array it is "
+                             f"given in place", node, hint="build the result instead: for sums over repeated indices, "
+                             "out = out + np.bincount(idx, weights=w, minlength=out.size)")
+        if callee in _MUTATING_FUNCTIONS:
+            raise self.error(f"s2s does not support {getattr(callee, '__name__', callee)}, which changes the "
+                             f"array it is given in place", node, hint="write with indexing on a copy: y = x.copy(); y[i] = v")
+        if any(k.arg == "out" for k in node.keywords) or (isinstance(callee, np.ufunc) and len(node.args) > callee.nin):
             raise self.error(f"s2s does not support calls that write into an array they are given "
                              f"({getattr(callee, '__name__', callee)} with an output argument)", node,
                              hint="assign the result instead: y = np.exp(y)")
@@ -804,6 +846,9 @@ class Lowerer:
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if is_user_function(callee):
             return self.inline_call(callee, args, kwargs, node)
+        defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None
+        if defined is not None:                 # rules/definitions.py: np.ptp(x) is np.max(x) - np.min(x)
+            return self.inline_call(defined, args, kwargs, node)
         return self.op(callee, args, node, hint, kwargs)
 
     def inline_call(self, callee: types.FunctionType, args: list[Atom], kwargs: dict[str, Atom], node: Any) -> Atom:
@@ -841,7 +886,7 @@ class Lowerer:
                              node, hint=f"use the function that returns a new array (np.{node.func.attr} "
                                         f"for sort) and assign it")
         attr = _METHODS.get(node.func.attr, node.func.attr)
-        function = getattr(np, attr, None)
+        function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
         if not callable(function):
             raise self.error(f"s2s does not support the method call `.{attr}()`", node,
                              hint="call the NumPy function instead")

@@ -27,11 +27,12 @@ _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runti
 
 
 def is_pure(prim: Any) -> bool:
-    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element):
+    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element, runtime._assert_number):
         return False
     if prim in _PURE_RUNTIME or prim in runtime.EMITTED_HELPERS:
         return True
-    return registry.find_adjoint(prim) is not None or registry.is_nondifferentiable(prim)
+    return (registry.find_adjoint(prim) is not None or registry.is_nondifferentiable(prim)
+            or registry.refusal(prim) is not None)        # a helper of derivative code (registry.refused)
 
 
 # ---------------------------------------------------------------- dead code
@@ -228,6 +229,10 @@ _COMMUTATIVE = {operator.add: True, operator.mul: True, operator.sub: False, ope
                 np.add: True, np.multiply: True, np.subtract: False, np.divide: False}
 
 
+# elementwise functions that may return their argument or a view of it (np.real of a real array is the array)
+_VIEWS = {np.real, np.imag, np.real_if_close}
+
+
 def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Function:
     """`t2 = t1 * 0.5`, where t1 is a fresh float temporary read nowhere else, becomes `t1 *= 0.5`.
 
@@ -262,9 +267,12 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
             first = op.args[0]
             return (len(op.args) == 2          # ...or, given the result's shape, a read-only broadcast view
                     and isinstance(first, Value) and uses.get(id(first)) == 1 and fresh(first))
-        return registry.is_elementwise(op.prim) and op.in_place is None
+        if id(v) in written_into:               # `t *= 0.5`, `np.tanh(t, out=t)`: t's own (fresh) storage
+            return True
+        return registry.is_elementwise(op.prim) and op.in_place is None and op.prim not in _VIEWS
 
     carried_by: dict[int, tuple[Atom, Atom]] = {}     # a loop-carried value -> (its start, its update)
+    small = set(getattr(fn, "small", {}))   # arrays too small for in place to pay (s2s/specialize.py): nested
 
     def owned(v: Atom, block: Block) -> bool:
         """Storage created in this function that nothing else reads: it may be written into."""
@@ -276,9 +284,10 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
         op = defining.get(id(v))
         if op is None or (block is not None and block_of.get(id(v)) != id(block)):
             return False
-        return op.prim in _FRESH or registry.is_elementwise(op.prim)
+        return op.prim in _FRESH or (registry.is_elementwise(op.prim) and op.prim not in _VIEWS)
 
     written: set[int] = set()
+    written_into: set[int] = set()          # results written into a fresh array of this function (in place)
 
     def rewrite(block: Block) -> None:
         for stmt in block.stmts:
@@ -293,20 +302,54 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
             if isinstance(stmt, Op) and stmt.prim in (runtime.setitem, runtime.list_append) \
                     and owned(stmt.args[0], block):
                 stmt.in_place = 0
+        def array(target: Atom) -> bool:
+            """Known to be a NumPy array (not a number): `out=` can be written into it."""
+            found = arrays.get(id(target))
+            return big and found is not None and len(found[0]) > 0 and np.dtype(found[1]).kind == "f"
+
+        def reusable(target: Atom) -> bool:
+            return (isinstance(target, Value) and uses.get(id(target)) == 1 and id(target) in floats
+                    and id(target) not in small and block_of.get(id(target)) == id(block) and fresh(target))
+
         for stmt in block.stmts:
-            if not isinstance(stmt, Op) or stmt.prim not in _COMMUTATIVE or len(stmt.args) != 2 or stmt.kwargs:
+            if not isinstance(stmt, Op) or stmt.kwargs or len(stmt.outs) != 1:
+                continue
+            if _unary_ufunc(stmt.prim) and len(stmt.args) == 1 and reusable(stmt.args[0]) and array(stmt.args[0]):
+                stmt.kwargs = {"out": stmt.args[0]}         # np.tanh(t, out=t): no new array
+                written_into.add(id(stmt.outs[0]))
+                continue
+            if stmt.prim not in _COMMUTATIVE or len(stmt.args) != 2:
                 continue
             for k in ((0, 1) if _COMMUTATIVE[stmt.prim] else (0,)):
                 target, other = stmt.args[k], stmt.args[1 - k]
-                if (isinstance(target, Value) and uses.get(id(target)) == 1 and id(target) in floats
-                        and block_of.get(id(target)) == id(block) and fresh(target)
-                        and (stmt.same_shape or isinstance(other, Const) or id(other) in scalars)):
+                if reusable(target) and (stmt.same_shape or isinstance(other, Const) or id(other) in scalars
+                                         or arrays.get(id(target)) == arrays.get(id(stmt.outs[0])) is not None):
                     stmt.in_place = k
+                    written_into.add(id(stmt.outs[0]))
                     break
+            else:
+                target, other = stmt.args[1], stmt.args[0]        # `c - t`, `c / t`: np.subtract(c, t, out=t)
+                if stmt.prim in _UFUNC_OF and reusable(target) and array(target) and \
+                        isinstance(other, Const) and type(other.value) in (int, float):
+                    stmt.prim, stmt.kwargs = _UFUNC_OF[stmt.prim], {"out": target}
+                    written_into.add(id(stmt.outs[0]))
 
+    # shapes and dtypes where known (s2s/specialize.py): `t = g + t` is `t += g` when they match
+    arrays = {k: (shape, dtype) for k, (shape, dtype, v) in getattr(fn, "arrays", {}).items() if id(v) == k}
+    big = hasattr(fn, "small")         # the shapes are known: only there `out=` is written
     scan(fn.body)
     rewrite(fn.body)
     return fn
+
+
+_UFUNC_OF = {operator.sub: np.subtract, operator.truediv: np.divide}
+
+
+def _unary_ufunc(prim: Any) -> bool:
+    """An elementwise NumPy function of one array whose result has its argument's float dtype and shape."""
+    return isinstance(prim, np.ufunc) and prim.nin == 1 and prim.nout == 1 and registry.is_elementwise(prim) \
+        and prim.types is not None and prim not in (np.isnan, np.isinf, np.isfinite, np.signbit, np.sign) \
+        and "dd->d" not in prim.types and any(t == "d->d" for t in prim.types)
 
 
 # ---------------------------------------------------------------- loop invariants

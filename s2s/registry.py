@@ -32,8 +32,11 @@ _NONDIFFERENTIABLE: dict[Any, None] = {}
 _BROADCASTING: dict[Any, None] = {}
 _LINEAR: dict[Any, tuple[int, ...]] = {}
 _RESULT_KINDS: dict[Any, Callable] = {}
+_REFUSED: dict[Any, str] = {}
+_DEFINITIONS: dict[Any, Callable] = {}
 _BUILTIN_RULE_MODULES = ("python_operators", "sequences", "math_functions", "numpy_functions", "numpy_more", "linear_algebra",
-                         "linalg", "fft", "runtime_helpers", "special", "stats", "scipy_linalg")
+                         "linalg", "fft", "complex_numbers", "runtime_helpers", "special", "stats", "scipy_linalg",
+                         "integrate", "definitions")
 _loaded = False
 
 
@@ -116,6 +119,40 @@ def several_results(*prims: Any, kind: Callable) -> None:
     for a value known only at run time)."""
     for prim in prims:
         _RESULT_KINDS[_key(prim)] = kind
+
+
+def refused(*prims: Any, reason: str) -> None:
+    """Declare pure functions that derivative code calls (rules/integrate.py's ODE solvers) and that have no rule
+    in some mode (or in any): differentiating them there raises NoDerivativeRule with the reason, when the
+    derivative is made. (A rule of another mode, registered with tangent, is still used.)"""
+    for prim in prims:
+        _REFUSED[_key(prim)] = reason
+
+
+def refusal(prim: Any) -> str | None:
+    """Why prim is not differentiated, if it was declared with refused."""
+    _ensure_loaded()
+    return _REFUSED.get(_key(prim))
+
+
+def defined_as(*prims: Any) -> Callable[[Callable], Callable]:
+    """Define library functions by Python code over functions that have rules (rules/definitions.py:
+    `np.ptp(x)` is `np.max(x) - np.min(x)`): a call is inlined as a user's function is, so both modes and
+    every order follow from the definition's own operations."""
+    def register(fn: Callable) -> Callable:
+        fn.__module__ = "s2s_rule_definitions"        # inlined as a user's function (s2s's own are not)
+        for prim in prims:
+            _DEFINITIONS[_key(prim)] = fn
+        return fn
+    return register
+
+
+def definition(prim: Any) -> Callable | None:
+    _ensure_loaded()
+    try:
+        return _DEFINITIONS.get(_key(prim))
+    except TypeError:
+        return None
 
 
 UNKNOWN = object()

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from . import registry, runtime
+from . import complex_values, elements, registry, runtime
 from .checkpoint import reverse_loop as reverse_checkpointed
 from .activity import NUMERIC, active_values, is_container, value_kinds
 from .errors import NoDerivativeRule, NonScalarOutput, S2SError
@@ -38,6 +38,9 @@ from .optimize import eliminate_dead_code_in
 
 def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDerivativeRule:
     name = prim_name(prim)
+    reason = registry.refusal(prim)          # a helper of derivative code declared not differentiable again
+    if reason is not None:
+        return NoDerivativeRule(f"s2s does not differentiate {reason}", loc)
     family = "rules/math_functions.py" if name.startswith("math.") else \
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
     how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \
@@ -70,6 +73,8 @@ class _Reverse:
         self.checkpoint: Any = None      # snapshots for the loops no loop encloses: see checkpoint.py
         self.values = {id(p): p for p in fn.params}
         self.values.update((id(v), v) for s in walk(fn.body) for v in stmt_defs(s))
+        self.defining = {id(o): s for s in walk(fn.body) if isinstance(s, Op) for o in s.outs}
+        self.complex = complex_values.analyze(fn, active)      # which values may be complex (complex_values.py)
 
     # ---------------------------------------------------------------- helpers
 
@@ -119,6 +124,20 @@ class _Reverse:
             self.masked.add(id(total))
         self.adj[id(v)] = total
 
+    def real_part(self, v: Atom, contribution: Atom, source: int, out: list[Stmt], loc: Loc | None) -> Atom:
+        """The adjoint of a real value is real: a contribution computed with complex values (source's bits)
+        keeps its real part where v is real (np.real), or may be (a check when the code runs)."""
+        bits = self.complex.of(v)
+        if not (source & complex_values.COMPLEX) or bits == complex_values.COMPLEX or not isinstance(
+                contribution, Value) or not self.is_active(v) or not self.is_numeric(v):
+            return contribution
+        real = self.fresh(contribution.hint or adjoint_hint(v))
+        if bits == complex_values.REAL:
+            out.append(Op(np.real, [contribution], [real], loc=loc))
+        else:
+            out.append(Op(complex_values.match_real(), [contribution, v], [real], loc=loc))
+        return real
+
     def is_masked(self, atom: Atom) -> bool:
         return isinstance(atom, Value) and id(atom) in self.masked
 
@@ -164,6 +183,8 @@ class _Reverse:
         elementwise = registry.is_elementwise(op.prim)
         if not elementwise:
             g = self.full(g, op.outs[0], out, op.loc)
+        if elements.handles(self, op):        # x[i] and out[i] = v on an array: O(1) adjoints (elements.py)
+            return elements.reverse(self, op, g, needed, out)
         if op.prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
             # the variadic primitives: an item's adjoint is the container adjoint's item
             keys = op.args[0].value if op.prim is runtime.make_dict else range(len(op.args))
@@ -171,11 +192,14 @@ class _Reverse:
             for i in needed:
                 element = self.fresh(adjoint_hint(op.args[i]))
                 out.append(Op(runtime._item, [g, Const(keys[i - offset])], [element], loc=op.loc))
+                element = self.real_part(op.args[i], element, self.complex.of(op.outs[0]), out, op.loc)
                 self.accumulate(op.args[i], element, out, op.loc)
             return
-        rule = registry.find_adjoint(op.prim)
+        touches = self.complex.any_complex and self.complex.touches_complex(op)
+        rule = (touches and complex_values.adjoint_rule(op.prim)) or registry.find_adjoint(op.prim)
         if rule is None:
             raise missing_rule(op.prim, op.loc)
+        guard = complex_values.fence(op, self.complex) if touches else []     # real-only rules: refused
         stmts, results = inline_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc)
         missing = [i for i in needed if i >= len(results)]
         if missing:
@@ -212,6 +236,9 @@ class _Reverse:
                 contribution = unbroadcast
             elif isinstance(contribution, Value) and id(contribution) in defined_here and not contribution.hint:
                 self.rename(contribution, adjoint_hint(arg))
+            if touches:
+                contribution = complex_values.guarded(contribution, guard, op.prim, self, out, op.loc)
+                contribution = self.real_part(arg, contribution, complex_values.COMPLEX, out, op.loc)
             if lazy_results and isinstance(contribution, Value) and not self.is_scalar(arg):
                 self.lazy.add(id(contribution))
             if (elementwise and self.is_masked(g)) or op.prim in _MASKING:
@@ -230,6 +257,7 @@ class _Reverse:
             stmts: list[Stmt] = []
             for j, g in incoming:
                 if g is not None:
+                    g = self.real_part(branch.results[j], g, self.complex.of(stmt.outs[j]), stmts, stmt.loc)
                     self.accumulate(branch.results[j], g, stmts, stmt.loc)
             self.block(branch, stmts, depth)
             local = {id(v) for s in walk(branch) for v in stmt_defs(s)}
@@ -295,7 +323,8 @@ class _Reverse:
             self.adj[id(f)] = acc
         body: list[Stmt] = []
         for j, dc in zip(active_carried, carried):
-            self.accumulate(stmt.body.results[j], dc, body, stmt.loc)
+            g = self.real_part(stmt.body.results[j], dc, self.complex.of(stmt.carried[j]), body, stmt.loc)
+            self.accumulate(stmt.body.results[j], g, body, stmt.loc)
         self.block(stmt.body, body, depth + 1)
         results: list[Atom] = []
         for j, dc in zip(active_carried, carried):
@@ -312,18 +341,24 @@ class _Reverse:
         results.extend(self.full(self.adj[id(f)], acc, body, stmt.loc) for f, acc in zip(free, accumulators))
         self.adj = before
 
-        reverse_block = Block(body, results)
+        restored: tuple[list, list, list] = ([], [], [])      # arrays written element by element: elements.py
+        elements.restore_overwritten(self, stmt, body, *restored)
+        inits.extend(restored[0])
+        reverse_block = Block(body, results + restored[2])
         if isinstance(stmt, For):
             substitute(reverse_block, {id(stmt.index): index})
-        self.save_for_reverse(stmt.body, reverse_block.stmts, stmt.carried)
+        self.save_for_reverse(stmt.body, reverse_block.stmts, stmt.carried,
+                              {id(stmt.index): index} if isinstance(stmt, For) else {})
         if isinstance(stmt, While):
             bounds[1] = self._trip_count(stmt, out, depth)
-        outs = [self.fresh(v.hint) for v in carried + accumulators]
-        out.append(For(*bounds, index, inits, carried + accumulators, reverse_block, outs, backwards, stmt.loc))
+        outs = [self.fresh(v.hint) for v in carried + accumulators + restored[1]]
+        out.append(For(*bounds, index, inits, carried + accumulators + restored[1], reverse_block, outs, backwards,
+                       stmt.loc))
         for f, o in zip(free, outs[len(carried):]):
             self.adj[id(f)] = o
         for j, o in zip(active_carried, outs):
-            self.accumulate(stmt.inits[j], o, out, stmt.loc)
+            g = self.real_part(stmt.inits[j], o, self.complex.of(stmt.carried[j]), out, stmt.loc)
+            self.accumulate(stmt.inits[j], g, out, stmt.loc)
 
     def _trip_count(self, stmt: While, out: list[Stmt], depth: int) -> Value:
         """How many times a forward While ran: outside other loops, the length of a stack it pushes on
@@ -361,8 +396,10 @@ class _Reverse:
             mapping[id(v)] = out
         substitute(Block(reverse, []), mapping)
 
-    def save_for_reverse(self, forward: Block, reverse: list[Stmt], header: list[Value]) -> None:
-        """Push what the reverse block reads of this forward block's values; pop it there."""
+    def save_for_reverse(self, forward: Block, reverse: list[Stmt], header: list[Value],
+                         index: dict[int, Atom] | None = None) -> None:
+        """Push what the reverse block reads of this forward block's values; pop it there. An index
+        computed from the loop's index (`i - 1`, `(i, j)`) is computed again instead (elements.py)."""
         defined_here = {id(v): v for v in header}
         for s in forward.stmts:
             defined_here.update((id(v), v) for v in s.outs)
@@ -374,6 +411,10 @@ class _Reverse:
             return
         pops: list[Stmt] = []
         mapping: dict[int, Atom] = {}
+        if index is not None:
+            again = elements.recompute(self, forward, header, needed, index, mapping)
+            needed = {k: v for k, v in needed.items() if k not in mapping}
+            pops.extend(again)
         for v in needed.values():
             stack = self.fresh(stack_hint(v))
             self.stack_inits.append(Op(runtime.stack_new, [], [stack]))

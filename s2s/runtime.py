@@ -149,7 +149,8 @@ def _seed(y):
     if np.prod(np.shape(y)) != 1:            # not np.size: Dask computes an array to count it
         raise TypeError(f"grad needs a function with a scalar output, but it returned an array of shape {np.shape(y)}; "
                         "use s2s.vjp or s2s.jacobian for vector outputs")
-    return np.ones_like(y)
+    one = np.ones_like(y)
+    return one[()] if isinstance(y, np.generic) else one    # a NumPy number stays one: a 0-d array is slow in loops
 
 
 def _scatter(x, index, g):
@@ -224,6 +225,19 @@ def _assert_element(x, name, written):
         raise ValueError(f"s2s: {name!r} is a slice or row of {written!r} (a view), and {written!r} is written into "
                          f"while {name!r} is still used; s2s does not follow a write through one name to the other. "
                          f"Copy it first: {name} = {written}[...].copy()")
+
+
+def _assert_number(x, name, other):
+    """Before `name += ...` where name was read from other: it must be a number (a copy), not a row (a view)."""
+    if np.ndim(x) > 0:
+        raise ValueError(f"s2s: {name!r} is a slice or row of {other!r} (a view), so `{name} += ...` would change "
+                         f"{other!r} too; s2s does not follow a write through one name to the other. Copy it first: "
+                         f"{name} = {other}[...].copy()")
+
+
+def item(x):
+    """`x.item()`: the one number an array (or NumPy number) holds, as a Python number."""
+    return x.item() if hasattr(x, "item") else x
 
 
 def dict_key(d, index):
@@ -451,7 +465,10 @@ def _cumsum_adjoint(g, x, axis=None):
 
 
 def _unconcatenate(g, arrays, axis=0):
-    """The adjoints of the pieces of a concatenation along axis."""
+    """The adjoints of the pieces of a concatenation along axis (None: of the flattened pieces)."""
+    if axis is None:
+        flat = _unconcatenate(g, [np.ravel(a) for a in arrays], 0)
+        return [np.reshape(p, np.shape(a)) for p, a in zip(flat, arrays)]
     axis = axis % np.ndim(g)
     pieces, start = [], 0
     for a in arrays:                        # slices, not numpy.split: Dask does not implement it
@@ -562,7 +579,7 @@ def _unsupported(message):
 
 
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
+EMITTED_HELPERS = {_assert_number, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,

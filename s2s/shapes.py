@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import registry, runtime
+from . import complex_values, registry, runtime
 from .ir import Atom, Const, Op
 
 _PYTHON = (bool, int, float, complex)
@@ -38,17 +38,49 @@ class Abstract:
         return self.dtype(1) if self.python else np.ones((), self.dtype)
 
 
-def abstract_of(x: Any) -> Abstract | None:
+@dataclass(frozen=True)
+class Items:
+    """A tuple, list or dict of known length (keys): the abstract value of each item (None when unknown)."""
+    kind: str                   # "tuple", "list" or "dict"
+    keys: tuple                 # 0, 1, ... for a tuple or list; the keys, in order, for a dict
+    items: tuple                # Abstract | Items | None for each key
+
+    def item(self, key: Any) -> Abstract | Items | None:
+        return self.items[self.keys.index(key)] if key in self.keys else None
+
+
+def abstract_of(x: Any) -> Abstract | Items | None:
     if type(x) in _PYTHON:
         return Abstract((), type(x))
     if type(x) is np.ndarray or isinstance(x, np.generic):
         return Abstract(tuple(x.shape), x.dtype) if x.dtype.kind in "biufc" else None
+    if type(x) in (tuple, list) and len(x) <= 64 and not _numbers(x):
+        return Items(type(x).__name__, tuple(range(len(x))), tuple(abstract_of(v) for v in x))
+    if type(x) is dict and len(x) <= 64 and all(type(k) in (str, int) for k in x):
+        return Items("dict", tuple(x), tuple(abstract_of(v) for v in x.values()))
     return None
 
 
+def _numbers(x: Any) -> bool:
+    """A list of numbers: one kind whatever its length (activity.kind_of), so no length is specialized on."""
+    from .activity import kind_of
+    return isinstance(kind_of(x), tuple) and kind_of(x)[0] == "list*"
+
+
 def shape_key(args: tuple) -> tuple:
-    """What a shape-specialized derivative depends on beyond kinds: each NumPy array's shape (None else)."""
-    return tuple(a.shape if type(a) is np.ndarray else None for a in args)
+    """What a shape-specialized derivative depends on beyond kinds: each NumPy array's shape (None else),
+    inside tuples, lists and dicts too (their items' shapes are known to the code: abstract_of)."""
+    return tuple(_shape_key(a) for a in args)
+
+
+def _shape_key(a: Any) -> Any:
+    if type(a) is np.ndarray:
+        return a.shape
+    if type(a) in (tuple, list) and len(a) <= 64 and not _numbers(a):
+        return tuple(_shape_key(v) for v in a)
+    if type(a) is dict and len(a) <= 64:
+        return tuple((k, _shape_key(v)) for k, v in a.items())
+    return None
 
 
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
@@ -129,7 +161,8 @@ def _stand_in(x: Abstract) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(np.zeros(1, x.dtype), x.shape, (0,) * x.ndim)
 
 
-def _index(x: Abstract, index: Atom, get: Callable[[Atom], Abstract | None]) -> Abstract | None:
+def _index(x: Abstract, index: Atom, get: Callable[[Atom], Abstract | None],
+           full: Callable[[Atom], Any] | None = None) -> Abstract | None:
     if x.python:
         return None
     if isinstance(index, Const):
@@ -144,6 +177,11 @@ def _index(x: Abstract, index: Atom, get: Callable[[Atom], Abstract | None]) -> 
     i = get(index)
     if i is not None and i.shape == () and (i.dtype is int or (not i.python and i.dtype.kind in "iu")) and x.ndim:
         return Abstract(x.shape[1:], x.dtype)
+    items = full(index) if full is not None else None      # `A[i, j]`: a tuple of integers made when it runs
+    if isinstance(items, Items) and items.kind == "tuple" and len(items.items) <= x.ndim and all(
+            isinstance(a, Abstract) and a.shape == () and (a.dtype is int or (not a.python and a.dtype.kind in "iu"))
+            for a in items.items):
+        return Abstract(x.shape[len(items.items):], x.dtype)
     return None
 
 
@@ -205,12 +243,28 @@ def _helper(op: Op, inputs: list[Abstract | None]) -> Abstract | None:
     return None
 
 
-def infer(op: Op, get: Callable[[Atom], Abstract | None]) -> Abstract | None:
+def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract | Items | None:
     """The abstract value of op's (single) result, or None."""
     if len(op.outs) != 1:
         return None
     prim = op.prim
-    inputs = [get(a) for a in op.args]
+    inputs = [full(a) for a in op.args]
+    if prim in (runtime.make_tuple, runtime.make_list) and not op.kwargs:
+        return Items("tuple" if prim is runtime.make_tuple else "list", tuple(range(len(inputs))), tuple(inputs))
+    if prim is operator.getitem and isinstance(inputs[0], Items) and isinstance(op.args[1], Const) \
+            and not op.kwargs:
+        key = op.args[1].value
+        if type(key) is int and inputs[0].kind != "dict" and -len(inputs[0].keys) <= key < 0:
+            key += len(inputs[0].keys)
+        return inputs[0].item(key) if type(key) in (int, str) else None
+
+    def get(atom: Atom) -> Abstract | None:
+        found = full(atom)
+        return found if isinstance(found, Abstract) else None
+    inputs = [a if isinstance(a, Abstract) else None for a in inputs]
+    fft = complex_values.shape_of(op, inputs)        # the FFTs and their rules' helpers
+    if fft is not None:
+        return fft
     if prim in (np.size, len) and len(op.args) == 1 and not op.kwargs:
         return Abstract((), int) if inputs[0] is not None and (prim is np.size or inputs[0].ndim) else None
     if prim in (float, int) and len(inputs) == 1 and inputs[0] is not None and inputs[0].shape == ():
@@ -227,7 +281,9 @@ def infer(op: Op, get: Callable[[Atom], Abstract | None]) -> Abstract | None:
             and not op.kwargs:
         return Abstract(inputs[0].shape, np.asarray(inputs[0].proto()).dtype)
     if prim is operator.getitem and inputs[0] is not None and not op.kwargs:
-        return _index(inputs[0], op.args[1], get)
+        return _index(inputs[0], op.args[1], get, full)
+    if prim is np.copy and len(inputs) == 1 and inputs[0] is not None and not op.kwargs:
+        return inputs[0] if not inputs[0].python else Abstract((), np.asarray(inputs[0].proto()).dtype)
     if prim in runtime.EMITTED_HELPERS or prim in (runtime.zeros_like, runtime._seed):
         return _helper(op, inputs)
     if any(a is None for a in inputs) or any(get(a) is None for a in op.kwargs.values()
@@ -252,7 +308,7 @@ def infer(op: Op, get: Callable[[Atom], Abstract | None]) -> Abstract | None:
     return None
 
 
-__all__ = ["Abstract", "AnyShape", "abstract_of", "infer", "matmul_shape", "shape_key"]
+__all__ = ["Abstract", "AnyShape", "Items", "abstract_of", "infer", "matmul_shape", "shape_key"]
 
 
 class AnyShape(np.ndarray):

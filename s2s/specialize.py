@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from . import runtime
-from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, substitute, uses_in, walk
-from .shapes import Abstract, abstract_of, infer, matmul_shape
+from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, stmt_inputs, substitute, \
+    uses_in, walk
+from .shapes import Abstract, Items, abstract_of, infer, matmul_shape
 
 _GONE = object()        # a stack whose pushes disagree
 
@@ -43,6 +44,7 @@ class _Specializer:
         self.defining = {id(o): st for st in walk(fn.body) if isinstance(st, Op) for o in st.outs}
         self.folded: set[int] = set()
         self.owned: set[int] = set()        # loop-carried adjoint arrays that only their loop reads
+        self.containers = _Containers(self)
 
     # ------------------------------------------------------------ facts
 
@@ -51,11 +53,15 @@ class _Specializer:
             atom = self.alias[id(atom)]
         return atom
 
-    def get(self, atom: Atom) -> Abstract | None:
+    def full(self, atom: Atom) -> Abstract | Items | None:
         atom = self.sub(atom)
         if isinstance(atom, Const):
             return abstract_of(atom.value)
         return self.env.get(id(atom))
+
+    def get(self, atom: Atom) -> Abstract | None:
+        found = self.full(atom)
+        return found if isinstance(found, Abstract) else None
 
     def set(self, v: Value, a: Abstract | None) -> None:
         if a is None:
@@ -72,6 +78,9 @@ class _Specializer:
             if isinstance(stmt, Op):
                 kept.extend(self.op(stmt, mode))
                 continue
+            if mode != "none":      # a container adjoint kept apart that the statement reads: built first
+                read = list(stmt_inputs(stmt)) + [a for inner in stmt_blocks(stmt) for a in uses_in(inner)]
+                kept.extend(self.containers.materialize_all(read, stmt.loc))
             kept.append(stmt)
             if isinstance(stmt, If):
                 self.block(stmt.then, mode)
@@ -81,7 +90,9 @@ class _Specializer:
             else:
                 self.loop(stmt, mode)
         if mode != "none":
+            kept.extend(self.containers.materialize_all(b.results, None))
             b.stmts = kept
+            b.results = [self.sub(a) for a in b.results]
 
     def loop(self, stmt: While | For, mode: str) -> None:
         carried = [self.get(i) for i in stmt.inits]
@@ -157,7 +168,7 @@ class _Specializer:
             owned.add(id(op.outs[0]))
             self.folded.add(id(part))
             for new in (item, total):
-                self.set(new.outs[0], infer(new, self.get))
+                self.set(new.outs[0], infer(new, self.full))
             return [item, total, write]
         return None
 
@@ -178,14 +189,21 @@ class _Specializer:
             self.set(op.outs[0], found if isinstance(found, Abstract) else None)
             return [op]
         if len(op.outs) != 1:
-            return [op]
+            return self.containers.materialize_all(op.args, op.loc, op) + [op] if mode != "none" else [op]
+        if mode != "none":
+            handled = self.containers.op(op) if mode == "free" else None
+            if handled is not None:
+                return handled
+            before = self.containers.materialize_all(list(op.args) + list(op.kwargs.values()), op.loc, op)
+            if before:
+                return before + self.op(op, mode)
         rewritten = None if mode == "none" else self.rewrite(op, mode)
         if isinstance(rewritten, (Value, Const)):
             self.alias[id(op.outs[0])] = rewritten
             return []
         ops = rewritten or [op]
         for new in ops:
-            self.set(new.outs[0], infer(new, self.get))
+            self.set(new.outs[0], infer(new, self.full))
         return ops
 
     def new(self, prim: Any, args: list[Atom], like: Op, kwargs: dict | None = None,
@@ -366,15 +384,41 @@ def specialize(fn: Function, params: list[Abstract | None]) -> Function:
     s.block(fn.body, "free")
     if s.alias:
         substitute(fn.body, {k: s.sub(v) for k, v in s.alias.items()})
+    known = [(o, s.env[id(o)]) for st in walk(fn.body) if isinstance(st, Op) for o in st.outs
+             if isinstance(s.env.get(id(o)), Abstract)]
+    # for write_in_place (s2s/optimize.py): each value kept with its facts, so that an id is never another's.
+    # Numbers never gain from being written in place (`x *= 2` makes a new one): they are nested, as are arrays
+    # of fewer than SMALL elements
+    fn.arrays = {id(o): (a.shape, a.dtype, o) for o, a in known if not a.python}     # type: ignore[attr-defined]
+    fn.small = {id(o): o for o, a in known if int(np.prod(a.shape)) < SMALL}        # type: ignore[attr-defined]
     return fn
+
+
+SMALL = 1 << 13     # arrays of fewer elements are cheap to allocate: written as nested expressions, not in place
+
+
+def _checks(path: str, a: Any) -> list[tuple[str, str, str, Any]]:
+    """(the failing test, what it is about, the expression shown, the expected) for an argument's arrays: inside
+    tuples, lists and dicts too (the derivative is specialized on their items' shapes: s2s/shapes.py)."""
+    if type(a) is np.ndarray:
+        return [(f"np.shape({path}) != {tuple(a.shape)!r}", "shape", f"np.shape({path})", tuple(a.shape))]
+    if isinstance(abstract_of(a), Items):
+        keys = list(range(len(a))) if type(a) is not dict else list(a)
+        found = [(f"len({path}) != {len(a)}", "length", f"len({path})", len(a))]
+        for k, v in zip(keys, a if type(a) is not dict else a.values()):
+            found += _checks(f"{path}[{k!r}]", v)
+        return found if len(found) > 1 else []
+    return []
 
 
 def shape_checks(source: str, name: str, params: list[str], example: tuple) -> str:
     """An exported derivative specialized on its example arguments' shapes checks them on entry."""
-    checks = [f"    if np.shape({p}) != {tuple(a.shape)!r}:\n"
-              f"        raise ValueError(f\"{name}: argument {p!r} has the shape {{np.shape({p})}}; this derivative "
-              f"was exported for the shape {tuple(a.shape)!r}: export it again with an example of that shape\")\n"
-              for p, a in zip(params, example) if type(a) is np.ndarray]
+    checks = [f"    if {test}:\n"
+              f"        raise ValueError(f\"{name}: argument {p!r}{where} has the {what} {{{shown}}}; this "
+              f"derivative was exported for the {what} {expected!r}: export it again with an example of that "
+              f"shape\")\n"
+              for p, a in zip(params, example) for test, what, shown, expected in _checks(p, a)
+              for where in [f" at {shown[shown.index('(') + 1:-1]}" if "[" in shown else ""]]
     if not checks:
         return source
     lines = source.splitlines(keepends=True)
@@ -384,3 +428,205 @@ def shape_checks(source: str, name: str, params: list[str], example: tuple) -> s
         lines.insert(next(i for i, line in enumerate(lines) if not line.startswith("#")), "import numpy as np\n")
         end += 1
     return "".join(lines[:end + 1] + checks + lines[end + 1:])
+
+
+# ---------------------------------------------------------------- container adjoints, item by item
+
+class _Sparse:
+    """The adjoint of a tuple, list or dict of known structure, kept as its items' adjoints (no container is
+    built): `_scatter(params, 1, g)` is {1: g}, `_add` of two merges them, `_item` reads one, `_fill_tree`
+    builds the user's gradient from them directly. Whatever else reads it gets the container the helpers
+    would have built (`materialize`)."""
+
+    def __init__(self, like: Atom, items: Items, entries: dict, zeros: bool):
+        self.like = like            # the container it is the adjoint of
+        self.items = items
+        self.entries = entries      # key -> Atom | _Sparse; a missing key is no adjoint
+        self.zeros = zeros          # made by _zeros_like_tree: a missing item is zeros shaped like it
+
+
+def _is_zero(atom: Atom) -> bool:
+    return isinstance(atom, Const) and type(atom.value) in (int, float) and atom.value == 0
+
+
+class _Containers:
+    def __init__(self, s: _Specializer):
+        self.s = s
+        self.sparse: dict[int, _Sparse] = {}
+        self.keep: list[Op] = []
+
+    def of(self, atom: Atom) -> _Sparse | None:
+        atom = self.s.sub(atom)
+        return self.sparse.get(id(atom)) if isinstance(atom, Value) else None
+
+    def run(self, prim: Any, args: list[Atom], like: Op, out: Value | None = None) -> tuple[list[Op], Atom]:
+        """A new operation, itself specialized: the statements it became and the atom holding its result."""
+        new = self.s.new(prim, args, like, out=out)
+        self.keep.append(new)       # facts and aliases are keyed by id: what they name must stay alive
+        ops = self.s.op(new, "free")
+        return ops, self.s.sub(new.outs[0])
+
+    def op(self, op: Op) -> list[Op] | None:
+        prim, args = op.prim, op.args
+        if op.kwargs:
+            return None
+        out = op.outs[0]
+        if prim is runtime._zeros_like_tree and isinstance(self.s.full(args[0]), Items):
+            self.sparse[id(out)] = _Sparse(args[0], self.s.full(args[0]), {}, True)
+            return []
+        if prim is runtime._scatter and isinstance(args[1], Const):
+            items = self.s.full(args[0])
+            if isinstance(items, Items) and type(args[1].value) in (int, str) and args[1].value in items.keys:
+                self.sparse[id(out)] = _Sparse(args[0], items, {args[1].value: self.of(args[2]) or args[2]}, False)
+                return []
+            return None
+        if prim is runtime._add:
+            a, b = (self.of(x) or x for x in args)
+            if isinstance(a, _Sparse) and (isinstance(b, _Sparse) or _is_zero(b)) or \
+                    isinstance(b, _Sparse) and _is_zero(a):
+                ops: list[Op] = []
+                merged = self.merge(a, b, op, ops)
+                if merged is None:
+                    return None
+                self.sparse[id(out)] = merged
+                return ops
+            return None
+        if prim is runtime._item and isinstance(args[1], Const) and self.of(args[0]) is not None:
+            g, key = self.of(args[0]), args[1].value
+            if key not in g.items.keys:
+                return None
+            ops, atom = self.entry(g, key, op)
+            if isinstance(atom, _Sparse):
+                self.sparse[id(out)] = atom
+            else:
+                self.s.alias[id(out)] = atom
+            return ops
+        if prim is runtime._zeros_like_tree:
+            x = self.s.get(args[0])
+            if x is not None and not x.python:
+                return self.run(np.zeros_like, [args[0]], op, out)[0]
+            if x is not None and x.dtype in (int, float, bool):
+                self.s.alias[id(out)] = Const(0.0)
+                return []
+            return None
+        if prim is runtime._fill_tree:
+            g = self.of(args[0])
+            if isinstance(self.s.full(args[1]), Items) and (g is not None or _is_zero(args[0])):
+                ops = []
+                built = self.fill(g, args[1], self.s.full(args[1]), op, ops, out)
+                if built is not out:
+                    self.s.alias[id(out)] = built
+                return ops
+            return self.fill_leaf(op)
+        return None
+
+    def merge(self, a: Any, b: Any, like: Op, ops: list[Op]) -> _Sparse | None:
+        if _is_zero(b):
+            return a
+        if _is_zero(a):
+            return b
+        if a.items != b.items:
+            return None
+        entries = dict(a.entries)
+        for key, e in b.entries.items():
+            if key not in entries:
+                entries[key] = e
+            elif isinstance(e, _Sparse) and isinstance(entries[key], _Sparse):
+                inner = self.merge(entries[key], e, like, ops)
+                if inner is None:
+                    return None
+                entries[key] = inner
+            else:
+                left, right = (self.materialize(x, like.loc, ops) for x in (entries[key], e))
+                made, entries[key] = self.run(operator.add, [left, right], like)
+                ops.extend(made)
+        return _Sparse(a.like, a.items, entries, a.zeros or b.zeros)
+
+    def item_of(self, like: Atom, key: Any, op: Op, ops: list[Op]) -> Atom:
+        made, atom = self.run(operator.getitem, [like, Const(key)], op)
+        ops.extend(made)
+        return atom
+
+    def entry(self, g: _Sparse, key: Any, op: Op) -> tuple[list[Op], Any]:
+        """The adjoint of one item: the entry, or the zero the helpers give for a missing one."""
+        if key in g.entries:
+            return [], g.entries[key]
+        if not g.zeros:
+            return [], Const(0.0)
+        ops: list[Op] = []
+        item = self.item_of(g.like, key, op, ops)
+        made, atom = self.run(runtime._zeros_like_tree, [item], op)
+        return ops + made, self.of(atom) or atom
+
+    def fill(self, g: _Sparse | None, x: Atom, items: Items, op: Op, ops: list[Op], out: Value | None = None) -> Atom:
+        """_fill_tree(g, x) item by item: the user's gradient, built as a tuple, list or dict literal."""
+        parts = []
+        for key, abstract in zip(items.keys, items.items):
+            item = self.item_of(x, key, op, ops)
+            e = g.entries.get(key) if g is not None else None
+            if isinstance(abstract, Items):
+                parts.append(self.fill(e if isinstance(e, _Sparse) else None, item, abstract, op, ops)
+                             if e is None or isinstance(e, _Sparse) else self.leaf(runtime._fill_tree, [e, item], op, ops))
+            elif e is None:
+                parts.append(self.leaf(runtime._zeros_like_tree, [item], op, ops))
+            else:
+                parts.append(self.leaf(runtime._fill_tree, [self.materialize(e, op.loc, ops), item], op, ops))
+        if items.kind == "dict":
+            made, atom = self.run(runtime.make_dict, [Const(items.keys), *parts], op, out)
+        else:
+            made, atom = self.run(runtime.make_tuple if items.kind == "tuple" else runtime.make_list, parts, op, out)
+        ops.extend(made)
+        return atom
+
+    def leaf(self, prim: Any, args: list[Atom], op: Op, ops: list[Op]) -> Atom:
+        made, atom = self.run(prim, args, op)
+        ops.extend(made)
+        return atom
+
+    def fill_leaf(self, op: Op) -> list[Op] | None:
+        """_fill_tree(g, x) for one array or number x: what the helper returns for it, where shapes decide."""
+        g, x = op.args
+        G, X = self.s.get(g), self.s.get(x)
+        if G is None or X is None:
+            return None
+        if X.python:
+            if X.dtype is float and G.python and G.dtype is float:
+                self.s.alias[id(op.outs[0])] = g
+                return []
+            return [self.s.new(float, [g], op, out=op.outs[0])] if X.dtype is float and G.shape == () else None
+        if G.shape == X.shape:
+            self.s.alias[id(op.outs[0])] = g
+            return []
+        return None
+
+    def materialize(self, x: Any, loc: Any, ops: list[Op], like: Op | None = None) -> Atom:
+        """The container the helpers would have built for an adjoint kept apart (or the atom itself)."""
+        if not isinstance(x, _Sparse):
+            return x
+        template = like or Op(runtime.make_list, [], [Value("container", "t")], loc=loc)
+        self.keep.append(template)
+        parts = []
+        for key in x.items.keys:
+            if key in x.entries:
+                parts.append(self.materialize(x.entries[key], loc, ops, template))
+            elif x.zeros or x.items.kind != "dict":
+                made, atom = self.entry(x, key, template)
+                ops.extend(made)
+                parts.append(self.materialize(atom, loc, ops, template))
+        keys = tuple(k for k in x.items.keys if k in x.entries or x.zeros)
+        if x.items.kind == "dict":
+            made, atom = self.run(runtime.make_dict, [Const(keys), *parts], template)
+        else:
+            made, atom = self.run(runtime.make_list, parts, template)
+        ops.extend(made)
+        return atom
+
+    def materialize_all(self, atoms: list[Atom], loc: Any, like: Op | None = None) -> list[Op]:
+        ops: list[Op] = []
+        for a in atoms:
+            a = self.s.sub(a)
+            found = self.sparse.get(id(a)) if isinstance(a, Value) else None
+            if found is not None:
+                self.s.alias[id(a)] = self.materialize(found, loc, ops, like)
+                del self.sparse[id(a)]
+        return ops

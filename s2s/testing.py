@@ -217,7 +217,7 @@ def _reverse(f: Callable, args: tuple, indices: tuple[int, ...], cotangent: Any)
     """s2s's reverse-mode derivative (the gradient, or the vjp with cotangent), as the wrt arguments' leaves."""
     from .api import grad, vjp
     if cotangent is None:
-        adjoints = grad(f, wrt=indices)(*args)
+        adjoints = grad(f, wrt=indices, mode="reverse")(*args)
     else:
         adjoints = vjp(f, *args, wrt=indices)[1](cotangent)
     result = []

@@ -1115,7 +1115,7 @@ def check_mode(program: Program, f: Callable, value: float, fd: dict[int, np.nda
     scale = max([abs(value)] + [float(np.max(np.abs(d))) for d in fd.values() if d.size])
     try:
         if mode.startswith("reverse"):
-            got_value, grads = s2s.value_and_grad(f, wrt=program.diff, optimize=optimize, check=True)(
+            got_value, grads = s2s.value_and_grad(f, wrt=program.diff, optimize=optimize, check=True, mode="reverse")(
                 *copy.deepcopy(program.args))
             if not close(got_value, value, scale):
                 return Outcome("wrong", f"value {got_value!r} instead of {value!r}", "value")

@@ -61,3 +61,10 @@ def power_and_branch(x, n):
         else:
             y = y * x
     return y
+
+
+def rnn(Wh, Wx, b, xs, h0):
+    h = h0
+    for x in xs:
+        h = np.tanh(Wh @ h + Wx @ x + b)
+    return np.sum(h * h)

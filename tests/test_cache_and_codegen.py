@@ -68,7 +68,7 @@ def test_generated_source_is_registered_for_tracebacks_and_inspect():
     def f(x):
         return math.log(x)
 
-    g = s2s.grad(f)
+    g = s2s.grad(f, mode="reverse")
     g(1.0)
     compiled = next(iter(s2s.api._CACHE[f].values()))[1]
     assert inspect.getsource(compiled).startswith("def f_grad(x):")
@@ -107,7 +107,7 @@ def test_gradient_only_does_not_compute_the_output():
         y = math.exp(x)
         return y + 3.0 * x
 
-    body = code(s2s.source(f)).split("def f_grad")[1]
+    body = code(s2s.source(f, mode="reverse")).split("def f_grad")[1]
     assert "math.exp(x)" in body and "y + " not in body and "3.0 * x" not in body
 
 
@@ -115,7 +115,7 @@ def test_optimize_false_shows_the_raw_transform_with_the_same_numbers():
     def f(x):
         return x ** 2 * math.sin(x)
 
-    raw = code(s2s.source(f, optimize=False))
-    optimized = code(s2s.source(f))
+    raw = code(s2s.source(f, optimize=False, mode="reverse"))
+    optimized = code(s2s.source(f, mode="reverse"))
     assert len(raw.splitlines()) > len(optimized.splitlines())
     assert s2s.grad(f, optimize=False)(0.7) == pytest.approx(s2s.grad(f)(0.7), rel=1e-15)

@@ -106,6 +106,6 @@ def test_example_arguments_for_containers(tmp_path):
     example = ROOT / "examples" / "params_mlp.py"
     result = run(f"{example}:loss", "--wrt", "params", "--args", "init(), *make_task(n=4)")
     assert result.returncode == 0, result.stderr
-    assert "# For arguments params: {'W1': array" in result.stdout and "_fill_tree" in result.stdout
+    assert "# For arguments params: {'W1': array" in result.stdout and "dparams = {'W1': dW1" in result.stdout and "_fill_tree" not in result.stdout
     result = run(f"{example}:loss", "--args", "undefined_name")
     assert result.returncode == 1 and "--args 'undefined_name': NameError" in result.stderr

@@ -150,7 +150,7 @@ def sum_loop(x, n):
 
 def test_additive_loop_saves_nothing():
     assert pushes(sum_loop, 1.5, 4) == 0
-    source = code(s2s.source(sum_loop, 1.5, 4))
+    source = code(s2s.source(sum_loop, 1.5, 4, mode="reverse"))
     assert "append" not in source
 
 
@@ -338,19 +338,19 @@ def test_while_with_break():
 # ---------------------------------------------------------------- the shape of the generated code
 
 def test_reverse_of_a_loop_is_a_loop():
-    source = code(s2s.source(power_loop, 1.0, 3))
+    source = code(s2s.source(power_loop, 1.0, 3, mode="reverse"))
     assert "for _ in reversed(range(n)):" in source
     assert "y_stack.append(y)" in source and "y = y_stack.pop()" in source
 
 
 def test_reverse_of_a_while_loop_counts_its_iterations():
-    source = code(s2s.source(while_depends_on_x))
+    source = code(s2s.source(while_depends_on_x, mode="reverse"))
     assert "n_iter = n_iter + 1" in source
     assert "for _ in range(n_iter):" in source
 
 
 def test_reverse_of_a_branch_is_a_branch_on_the_recorded_condition():
-    source = code(s2s.source(power_and_branch, 1.0, 3))
+    source = code(s2s.source(power_and_branch, 1.0, 3, mode="reverse"))
     assert source.count("if ") >= 2
     assert "_stack.pop()" in source
 

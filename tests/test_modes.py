@@ -52,14 +52,16 @@ def _flat(g):
 
 @pytest.mark.parametrize("fn, args, wrt", CORPUS, ids=[f"{c[0].__name__}{i}" for i, c in enumerate(CORPUS)])
 def test_forward_mode_gradient_equals_reverse_mode(fn, args, wrt):
-    reverse = s2s.grad(fn, wrt=wrt)(*args)
+    reverse = s2s.grad(fn, wrt=wrt, mode="reverse")(*args)
     forward = s2s.grad(fn, wrt=wrt, mode="forward")(*args)
     assert _flat(forward) == pytest.approx(_flat(reverse), rel=1e-10, abs=1e-12)
+    auto = s2s.grad(fn, wrt=wrt)(*args)           # mode="auto": forward mode seeded with 1.0 along one float
+    assert _flat(auto) == pytest.approx(_flat(reverse), rel=1e-10, abs=1e-12)
 
 
 @pytest.mark.parametrize("fn, args, wrt", CORPUS[:12], ids=[c[0].__name__ for c in CORPUS[:12]])
 def test_optimized_and_raw_transforms_agree(fn, args, wrt):
-    for mode in ("reverse", "forward"):
+    for mode in ("auto", "reverse", "forward"):
         raw = s2s.grad(fn, wrt=wrt, mode=mode, optimize=False)(*args)
         assert _flat(raw) == pytest.approx(_flat(s2s.grad(fn, wrt=wrt, mode=mode)(*args)), rel=1e-12)
 
@@ -118,6 +120,7 @@ def test_defaults_in_every_mode():
     """The defaults of the user's signature stay with its parameters, not with tangent parameters."""
     x = 3.0
     assert s2s.grad(with_default)(x) == 30.0
+    assert s2s.grad(with_default, mode="reverse")(x) == 30.0
     assert s2s.grad(with_default, mode="forward")(x) == 30.0
     assert s2s.jvp(with_default, (x,), (1.0,)) == (50.0, 30.0)
     assert s2s.hessian(with_default)(x) == 10.0 and s2s.hvp(with_default)(x, 1.0) == 10.0

@@ -152,6 +152,54 @@ def test_element_loops_add_into_the_gradient_in_place_and_stacks_are_preallocate
     assert "reversed(" not in text and ", 0, -1):" in text        # range(1, n) backwards
 
 
+def damped(a, xs, h0):
+    h = h0
+    for x in xs:
+        h = np.tanh(a * h + x)
+    return np.sum(h * h)
+
+
+def test_elementwise_lines_are_fused_and_stacks_of_arrays_preallocated():
+    args = (0.8, RNG.normal(size=(6, 4)), RNG.normal(size=4))
+    text = s2s.source(damped, *args, wrt=(0, 2), backend="numba")
+    assert ".append(" not in text and text.count("# rows shaped at the first push") == 2
+    assert re.search(r"if \w+\.shape == \w+\.shape:  # no operand broadcasts: the \d lines below as one loop\n", text)
+    assert re.search(r"\n +for k in range\(\w+\.shape\[0\]\):\n", text) and "\n        else:\n" in text
+    da, dh0 = s2s.grad(damped, (0, 2), backend="numba")(*args)
+    expected = s2s.grad(damped, (0, 2))(*args)
+    assert da == pytest.approx(expected[0], rel=1e-12)
+    np.testing.assert_allclose(dh0, expected[1], rtol=1e-12, atol=1e-15)
+    assert da == pytest.approx(central(damped, args, 0), rel=1e-6)
+    np.testing.assert_allclose(dh0, central(damped, args, 2), rtol=1e-6, atol=1e-9)
+
+
+EMITTED = """import numpy as np
+
+
+def f_grad(x, c):
+    t1 = np.sin(x)
+    t1 = t1 * c
+    y = t1 + c / x
+    return y
+"""
+
+
+def test_fused_lines_run_as_written_when_an_operand_broadcasts():
+    from s2s.numba_backend import to_numba
+    vector = {"array(float64, 1d, C)"}
+    text, _ = to_numba(EMITTED, "f_grad", {}, {"x": vector, "c": vector, "t1": vector, "y": vector})
+    assert "if c.shape == x.shape:  # no operand broadcasts: the 3 lines below as one loop" in text
+    assert "np.divide(c[k], x[k])" in text and "\n    else:\n        t1 = np.sin(x)" in text
+    python: dict = {}
+    exec(EMITTED, python)
+    compiled: dict = {}
+    exec(text, compiled)
+    fused = numba.njit(compiled["f_grad"])
+    x = RNG.normal(size=5)
+    for c in (RNG.normal(size=5), np.array([0.3])):         # the loop; the lines as written (c broadcasts)
+        np.testing.assert_array_equal(fused(x, c), python["f_grad"](x, c))
+
+
 # ---------------------------------------------------------------- differentiating @njit functions
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))

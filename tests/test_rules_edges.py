@@ -108,3 +108,62 @@ def test_a_rule_refuses_an_argument_it_does_not_differentiate(make_fn):
         s2s.grad(f, wrt=0)(1.5, 2.0)
     assert s2s.grad(f, wrt=1)(1.5, 2.0) == pytest.approx(0.5 * (__import__("scipy.special").special.jv(0.5, 2.0)
                                                               - __import__("scipy.special").special.jv(2.5, 2.0)))
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_cumprod_at_zeros_is_exact(make_fn, mode):
+    """d/dx_j sum_i c_i with c = cumprod(x): the products of the other elements, not c / x (which is 0/0 at 0)."""
+    f = make_fn("def f(x):\n    return np.sum(np.cumprod(x))\n")
+    x = np.array([2.0, 0.0, 3.0, 0.0])
+    expected = [1.0, 2.0 + 2.0 * 3.0 + 0.0, 0.0, 0.0]      # c = (2, 0, 0, 0): only c_1 = x0 x1 moves with x1...
+    expected = [1.0 + 0.0, 2.0 + 6.0, 0.0, 0.0]            # ...and c_2 = x0 x1 x2 moves with x1 by x0 x2 = 6
+    assert s2s.grad(f, mode=mode)(x) == pytest.approx(expected)
+
+
+def test_cumprod_hessian_at_a_zero(make_fn):
+    f = make_fn("def f(x):\n    return np.sum(np.cumprod(x))\n")
+    x = np.array([2.0, 0.0, 3.0])
+    # sum = x0 + x0 x1 + x0 x1 x2: second derivatives x1 x2 terms
+    expected = np.array([[0.0, 1.0 + 3.0, 0.0], [4.0, 0.0, 2.0], [0.0, 2.0, 0.0]])
+    assert s2s.hessian(f)(x) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("method, weights", [("lower", [0, 1, 0, 0, 0]), ("higher", [0, 0, 0, 1, 0]),
+                                             ("nearest", [0, 1, 0, 0, 0]), ("midpoint", [0, 0.5, 0, 0.5, 0]),
+                                             ("linear", [0, 0.8, 0, 0.2, 0])])
+@pytest.mark.parametrize("mode", BOTH)
+def test_quantile_methods_pick_their_order_statistics(make_fn, method, weights, mode):
+    """x sorted is (x1, x3, ...): q = 0.3 of 5 values sits at 1.2 between the 2nd and 3rd smallest."""
+    f = make_fn(f"def f(x):\n    return np.quantile(x, 0.3, method='{method}')\n")
+    x = np.array([5.0, 1.0, 9.0, 3.0, 7.0])           # sorted: 1 (x1), 3 (x3), 5 (x0), 7 (x4), 9 (x2)
+    by_rank = {0: 1, 1: 3, 2: 0, 3: 4, 4: 2}
+    expected = np.zeros(5)
+    rank_weights = {"lower": {1: 1.0}, "higher": {2: 1.0}, "nearest": {1: 1.0}, "midpoint": {1: 0.5, 2: 0.5},
+                    "linear": {1: 0.8, 2: 0.2}}[method]
+    for rank, w in rank_weights.items():
+        expected[by_rank[rank]] = w
+    assert s2s.grad(f, mode=mode)(x) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_gradient_with_coordinates_is_numpys_stencil(make_fn, mode):
+    """np.gradient is linear in f: its gradient for weights w is the transposed stencil applied to w."""
+    coords = np.array([0.0, 0.5, 1.5, 1.75])
+    w = np.array([1.0, -2.0, 0.5, 3.0])
+    f = make_fn("def f(x):\n    return np.sum(np.gradient(x, C, edge_order=2) * W)\n", namespace={"C": coords, "W": w})
+    matrix = np.stack([np.gradient(e, coords, edge_order=2) for e in np.eye(4)], axis=1)     # column j: f = e_j
+    assert s2s.grad(f, mode=mode)(np.ones(4)) == pytest.approx(matrix.T @ w)
+
+
+def test_full_svd_of_a_non_square_matrix_refuses_its_extra_vectors(make_fn):
+    f = make_fn("def f(x):\n    u, s, vt = np.linalg.svd(x)\n    return np.sum(u * u[0])\n")
+    with pytest.raises(NotImplementedError, match="extra singular vectors"):
+        s2s.grad(f)(np.array([[1.0, 2.0], [0.5, -1.0], [0.0, 3.0]]))
+    _, tangent = s2s.jvp(lambda x: np.linalg.svd(x)[0], (np.ones((3, 2)) + np.eye(3, 2),), (np.ones((3, 2)),))
+    assert np.all(np.isnan(tangent[:, 2])) and np.all(np.isfinite(tangent[:, :2]))     # NaN, never made up
+
+
+def test_complete_qr_of_a_tall_matrix_is_refused(make_fn):
+    f = make_fn("def f(x):\n    q, r = np.linalg.qr(x, mode='complete')\n    return np.sum(q) + np.sum(r)\n")
+    with pytest.raises(NotImplementedError, match="mode='complete' of a matrix with more rows"):
+        s2s.grad(f)(np.array([[1.0, 2.0], [0.5, -1.0], [0.0, 3.0]]))

@@ -18,16 +18,15 @@ _BODIES = ("body", "orelse", "finalbody")
 class Context:
     def __init__(self, parsed: "ParsedFunction"):
         self.parsed = parsed
-        self.used = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
+        names = [n for n in gast.walk(parsed.node) if isinstance(n, gast.Name)]       # one walk for the three
+        self.used = {n.id for n in names}
         self.used |= {a.id for a in _all_params(parsed.node.args)}
         self._resolving: set[str] = set()
         # the names the function binds, found once (walking the tree at every look-up made desugaring
         # quadratic in the function's size); a fresh name a rewrite makes is added as it is made
         self._params = {a.id for a in _all_params(parsed.node.args)}
-        self._stored = {n.id for n in gast.walk(parsed.node)
-                        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
-        self._assigned = {n.id for n in gast.walk(parsed.node)
-                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self._stored = {n.id for n in names if isinstance(n.ctx, (gast.Store, gast.Del))}
+        self._assigned = {n.id for n in names if isinstance(n.ctx, gast.Store)}
         self._locals: dict[str, tuple[bool, Any]] = {}
 
     @property

@@ -33,7 +33,7 @@ def prepare(derivative: Any, loc: Any) -> None:
     if registry.find_adjoint(derivative) is not None:
         return
     fn, options = derivative.__s2s__
-    if options.mode != "reverse" or options.with_value or options.has_aux or options.several:
+    if options.mode not in ("reverse", "auto") or options.with_value or options.has_aux or options.several:
         raise UnsupportedSyntax(
             f"s2s differentiates through a call of a gradient it made (s2s.grad(f)), not of this derivative "
             f"({derivative.__qualname__})", loc, hint="call s2s.grad(f) inside, and differentiate that")

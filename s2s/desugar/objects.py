@@ -35,7 +35,7 @@ from .context import Context, constant, is_literal, is_user_object, located, map
 
 # methods the lowering or the container rewrites handle (or refuse) on values whose type is known only at run
 # time: the methods that change a list, dict, set or array in place are left to lowering, which refuses them
-_HANDLED = {"append", "copy", "items", "keys", "values", "get", "extend", "insert", "astype",
+_HANDLED = {"append", "copy", "items", "keys", "values", "get", "extend", "insert", "astype", "item",
             "reverse", "sort", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
             "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
 
@@ -95,6 +95,9 @@ def _known_items(ctx: Context, stmt: gast.For) -> tuple[bool, list, Any]:
     if not isinstance(target, gast.Name):
         return False, [], None
     found, items = ctx.static(it)
+    if isinstance(it, (gast.Tuple, gast.List)) and it.elts:      # `for act in (np.sin, np.cos):`
+        known = [ctx.static(e) for e in it.elts]
+        found, items = all(f for f, _ in known), [obj for _, obj in known]
     if found and isinstance(items, (list, tuple)) and items and all(map(_structural, items)):
         return True, list(items), lambda k, item: {target.id: constant(item, stmt)}
     return False, [], None
@@ -120,7 +123,7 @@ class _Calls(gast.NodeTransformer):
         ctx = self.ctx
         node = _frozen_distribution(ctx, node)
         func = node.func
-        found, obj = ctx.static(func)
+        found, obj = _super_method(ctx, func) or ctx.static(func)
         if found and not is_literal(obj) and not isinstance(obj, types.ModuleType):
             form = callable_form(ctx, obj, func)
             if form is not None:
@@ -143,6 +146,25 @@ class _Calls(gast.NodeTransformer):
         return _specialize_call(ctx, node)
 
 
+def _super_method(ctx: Context, func: Any) -> tuple | None:
+    """`super().forward` in a method of an object known now: the method the class's parent gives, bound to
+    that object (Python finds the class in the method's `__class__` cell)."""
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call)
+            and isinstance(func.value.func, gast.Name) and func.value.func.id == "super"
+            and ctx.static(func.value.func) == (True, builtins.super)) or func.value.args or func.value.keywords:
+        return None                           # super(Cls, self) names its class: read as any call is
+    fn = ctx.parsed.fn
+    code = getattr(fn, "__code__", None)
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters) if code is not None else []
+    owner = ctx.parsed.facts.known.get(params[0]) if params else None
+    if code is None or "__class__" not in code.co_freevars or owner is None:
+        raise ctx.error("s2s reads `super().method(...)` only in a method of an object it knows when the "
+                        "derivative is made", func.value, hint="call the parent's method by name: "
+                        "Base.method(self, ...)")
+    cls = fn.__closure__[code.co_freevars.index("__class__")].cell_contents
+    return True, getattr(super(cls, owner), func.attr)
+
+
 def _data_or_namespace(base: Any) -> bool:
     """A module or class (lowering names its functions), or data whose methods lowering maps to NumPy's
     functions and which must be read when the derivative runs (an array attribute may be rebound)."""
@@ -153,6 +175,10 @@ def _data_or_namespace(base: Any) -> bool:
 def _frozen_distribution(ctx: Context, node: gast.Call) -> gast.Call:
     """`norm(m, s).logpdf(x)` is `norm.logpdf(x, m, s)`, as SciPy's frozen distribution calls it."""
     func = node.func
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
+        made = _frozen_once(ctx, func.value.id)        # `d = norm(m, s)` earlier, then `d.logpdf(x)`
+        if made is not None:
+            func = located(gast.Attribute(value=clone_tree(made), attr=func.attr, ctx=gast.Load()), func)
     if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call)):
         return node
     found, dist = ctx.static(func.value.func)
@@ -168,6 +194,26 @@ def _frozen_distribution(ctx: Context, node: gast.Call) -> gast.Call:
     method = located(gast.Attribute(value=func.value.func, attr=func.attr, ctx=gast.Load()), func)
     return located(gast.Call(func=method, args=node.args + func.value.args,
                              keywords=func.value.keywords + node.keywords), node)
+
+
+def _frozen_once(ctx: Context, id_: str) -> Any:
+    """The call `norm(m, s)` a variable is assigned once from, when the names it reads are each bound once (so
+    that reading them where the variable is used reads the same values); None otherwise."""
+    if id_ not in ctx.local_names():
+        return None
+    stores = [n for n in gast.walk(ctx.node) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))]
+    mine = [n for n in stores if n.id == id_]
+    value = next((s.value for s in gast.walk(ctx.node) if isinstance(s, gast.Assign) and len(s.targets) == 1
+                  and mine and s.targets[0] is mine[0]), None)
+    if len(mine) != 1 or not isinstance(value, gast.Call):
+        return None
+    found, dist = ctx.static(value.func)
+    if not found or not type(dist).__module__.startswith("scipy.stats"):
+        return None
+    read = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+    if any(sum(1 for n in stores if n.id == r) > 1 for r in read):
+        return None
+    return value
 
 
 def callable_form(ctx: Context, obj: Any, like: Any) -> tuple | None:

@@ -1,4 +1,4 @@
-"""`max(xs)` and `min(xs)` of one sequence: a loop over its items with the two-argument form, which has a
+"""`max(a, b, c)` as `max(max(a, b), c)`; `max(xs)` and `min(xs)` of one sequence: a loop over its items with the two-argument form, which has a
 rule (Python's own order: the first of equal items wins, as `max(best, v)` keeps best on a tie).
 
     top = max(items)   ->   best = items[0]
@@ -20,6 +20,14 @@ def rewrite(ctx: Context) -> None:
 
 
 def _visit(ctx: Context, node: Any, pre: list) -> Any:
+    if isinstance(node, gast.Call) and len(node.args) > 2 and not node.keywords \
+            and not any(isinstance(a, gast.Starred) for a in node.args) \
+            and (ctx.names(node.func, builtins.max) or ctx.names(node.func, builtins.min)):
+        # max(a, b, c) is max(max(a, b), c): Python's order, the first of equal items wins
+        fold = node.args[0]
+        for arg in node.args[1:]:
+            fold = located(gast.Call(func=node.func, args=[fold, arg], keywords=[]), node)
+        return fold
     if not (isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords
             and not isinstance(node.args[0], gast.Starred)):
         return node

@@ -1,0 +1,143 @@
+"""Library functions defined by Python code over functions that have rules.
+
+A call of one of these is inlined as a user's function is, so forward mode, reverse mode and every higher
+order follow from the definition's own operations; the generated code shows the definition's lines. Each
+definition gives NumPy's (or math's) value, which the checking mode compares on the derivative's first call.
+"""
+import math
+
+import numpy as np
+
+from s2s.registry import defined_as
+
+
+@defined_as(np.ptp)
+def ptp(a, axis=None, out=None, keepdims=False):
+    return np.max(a, axis=axis, keepdims=keepdims) - np.min(a, axis=axis, keepdims=keepdims)
+
+
+@defined_as(np.average)
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    assert not returned, "s2s differentiates np.average without returned=True"
+    if weights is None:
+        return np.mean(a, axis=axis, keepdims=keepdims)
+    if np.ndim(weights) == 1 and np.ndim(a) > 1:     # weights along the one axis given, as NumPy reads them
+        weights = np.reshape(weights, (-1,) + (1,) * (np.ndim(a) - 1 - axis % np.ndim(a)))
+    return np.sum(a * weights, axis=axis, keepdims=keepdims) / np.sum(weights * np.ones_like(a), axis=axis,
+                                                                      keepdims=keepdims)
+
+
+@defined_as(np.nansum)
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.sum(np.where(np.isnan(a), 0.0, a), axis=axis, keepdims=keepdims)
+
+
+@defined_as(np.nanmean)
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    present = ~np.isnan(a)
+    return np.sum(np.where(present, a, 0.0), axis=axis, keepdims=keepdims) / np.sum(present, axis=axis,
+                                                                                   keepdims=keepdims)
+
+
+@defined_as(np.nanmax)
+def nanmax(a, axis=None, out=None, keepdims=False):
+    return np.max(np.where(np.isnan(a), -np.inf, a), axis=axis, keepdims=keepdims)
+
+
+@defined_as(np.nanmin)
+def nanmin(a, axis=None, out=None, keepdims=False):
+    return np.min(np.where(np.isnan(a), np.inf, a), axis=axis, keepdims=keepdims)
+
+
+@defined_as(np.polyval)
+def polyval(p, x):                      # Horner's rule, as NumPy evaluates it
+    y = np.zeros_like(x * 1.0)
+    for k in range(len(p)):
+        y = y * x + p[k]
+    return y
+
+
+@defined_as(np.vander)
+def vander(x, N=None, increasing=False):
+    n = len(x) if N is None else N
+    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
+    return np.reshape(x, (-1, 1)) ** powers
+
+
+@defined_as(np.cov)
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    assert fweights is None and aweights is None, "s2s differentiates np.cov without fweights= or aweights="
+    X = np.atleast_2d(m)
+    if not rowvar and np.shape(X)[0] != 1:
+        X = np.transpose(X)
+    if y is not None:                   # NumPy's stacking of the second set of variables
+        Y = np.atleast_2d(y)
+        if not rowvar and np.shape(Y)[0] != 1:
+            Y = np.transpose(Y)
+        X = np.concatenate((X, Y), axis=0)
+    n = np.shape(X)[1]
+    dof = (0 if bias else 1) if ddof is None else ddof
+    centered = X - np.mean(X, axis=1, keepdims=True)
+    return np.squeeze(centered @ np.transpose(centered) / (n - dof))
+
+
+@defined_as(np.corrcoef)
+def corrcoef(x, y=None, rowvar=True):
+    c = cov(x, y, rowvar)
+    if np.ndim(c) == 0:
+        return c / c
+    stddev = np.sqrt(np.diagonal(c))
+    return np.clip(c / np.reshape(stddev, (-1, 1)) / np.reshape(stddev, (1, -1)), -1.0, 1.0)
+
+
+@defined_as(np.interp)
+def interp(x, xp, fp, left=None, right=None, period=None):
+    assert period is None, "s2s differentiates np.interp without period="
+    n = len(xp)
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, n - 2)
+    x0 = np.take(xp, i)
+    y0 = np.take(fp, i)
+    slope = (np.take(fp, i + 1) - y0) / (np.take(xp, i + 1) - x0)
+    inside = y0 + slope * (x - x0)
+    below = fp[0] if left is None else left
+    above = fp[n - 1] if right is None else right
+    return np.where(x < xp[0], below, np.where(x > xp[n - 1], above, inside))
+
+
+@defined_as(np.correlate)
+def correlate(a, v, mode="valid"):
+    return np.convolve(a, np.flip(v), mode)
+
+
+@defined_as(np.compress)
+def compress(condition, a, axis=None, out=None):
+    kept = np.nonzero(condition)[0]
+    if axis is None:
+        return np.take(np.ravel(a), kept)
+    return np.take(a, kept, axis=axis)
+
+
+@defined_as(math.radians)
+def radians(x):
+    return x * (math.pi / 180.0)
+
+
+@defined_as(math.degrees)
+def degrees(x):
+    return x * (180.0 / math.pi)
+
+
+@defined_as(math.fsum)
+def fsum(items):
+    total = 0.0
+    for item in items:
+        total = total + item
+    return total
+
+
+@defined_as(math.prod)
+def prod(items, *, start=1):
+    total = start
+    for item in items:
+        total = total * item
+    return total

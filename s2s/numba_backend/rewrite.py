@@ -1,0 +1,43 @@
+"""The emitted module rewritten into the subset Numba compiles in nopython mode: the rewrites in order (each in
+its own module), then the module reassembled (assemble.py)."""
+from __future__ import annotations
+
+import ast
+
+from .assemble import assemble
+from .fuse import fuse
+from .helpers import called_helpers, zeros_like_of_numbers
+from .lines import Source, refuse
+from .ranges import count_down
+from .rows import loops_over_rows
+from .scatters import scatters_in_place
+from .stacks import drop_dead_stacks, preallocate
+from .typed import Types
+from .ufunc_out import out_by_position
+from .unpack import split_parallel
+
+
+def to_numba(source: str, name: str, line_map: dict, types: Types | None = None) -> tuple[str, dict]:
+    """The emitted module `source` (defining `name`) rewritten for Numba; its new line map. types: the
+    variables' types (Numba's names) when a first compilation found them: stacks pushed in a loop of known trip
+    count become preallocated arrays, and elementwise lines over arrays of one shape are fused."""
+    source, line_map = split_parallel(source, line_map)
+    tree = ast.parse(source)
+    defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    main = defs.pop(name)
+    edits = Source(source)
+    helpers = called_helpers(main, defs, source, line_map)
+    count_down(main, source, edits, line_map)
+    out_by_position(main, source, edits)
+    scatters_in_place(main, source, edits)
+    loops_over_rows(main, source, edits)
+    drop_dead_stacks(main, edits)
+    if types:                   # what a first compilation's typing decides
+        preallocate(main, source, edits, types)
+        fuse(main, source, edits, types)
+    helpers += zeros_like_of_numbers(main, edits)
+    for node in ast.walk(main):
+        if isinstance(node, (ast.Dict, ast.DictComp, ast.Lambda, ast.GeneratorExp, ast.Try, ast.Raise)):
+            raise refuse(f"`{ast.get_source_segment(source, node)}`", line_map, node.lineno)
+    helpers.append("_add_outer")
+    return assemble(source, main, defs, edits, helpers, line_map)
