@@ -146,8 +146,8 @@ def chain(lines: int) -> str:
 
 
 def transform_scaling(sizes: tuple = (50, 200, 800, 3200), limit: float = 60.0) -> dict:
-    """First call (transform, compile, run) of `chain(n)`, for each n, and the peak memory it takes (how far the
-    process's resident high-water mark rises): each size in a fresh process, s2s warmed up there on a 12-line
+    """First call (transform, compile, run) of `chain(n)`, for each n, and the peak memory it takes (the peak of
+    Python's allocations, traced in a second first call): each size in a fresh process, s2s warmed up there on a 12-line
     chain first (imports are not the transform's cost). Larger sizes are skipped once one takes longer than
     limit seconds."""
     import subprocess
@@ -166,7 +166,7 @@ def transform_scaling(sizes: tuple = (50, 200, 800, 3200), limit: float = 60.0) 
 def scaling_child(n: int) -> dict:
     """In a fresh process: the first call of chain(n), checked against central differences."""
     import math
-    import resource
+    import tracemalloc
 
     def model_of(lines: int) -> Callable:
         text = chain(lines)
@@ -179,11 +179,15 @@ def scaling_child(n: int) -> dict:
 
     s2s.grad(model_of(12), wrt=(0, 1))(0.3, 0.7)
     model = model_of(n)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     value = s2s.grad(model, wrt=(0, 1))(0.3, 0.7)
     elapsed = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before          # kilobytes on Linux
+    # the peak of Python's allocations during a second first call (of a fresh copy), traced apart from the timing
+    # (the process's resident high-water mark may already stand above it from imports)
+    tracemalloc.start()
+    s2s.grad(model_of(n), wrt=(0, 1))(0.3, 0.7)
+    peak = tracemalloc.get_traced_memory()[1] / 1024
+    tracemalloc.stop()
     eps = 1e-6
     numeric = (model(0.3 + eps, 0.7) - model(0.3 - eps, 0.7)) / (2 * eps)
     assert abs(value[0] - numeric) <= 1e-5 * max(1.0, abs(numeric)), (n, value[0], numeric)
