@@ -57,6 +57,7 @@ def _unroll_block(block: Block, kinds: dict, defining: dict, namer: Namer, mappi
             current = list(copy.results)
         for out, a in zip(stmt.outs, current):
             mapping[id(out)] = a
+        mapping.setdefault("unrolled", []).append(stmt)    # kept alive: its values' ids key mapping
         changed = True
     block.stmts = stmts
     return changed
@@ -73,10 +74,12 @@ def unroll(fn: Function, param_kinds: list) -> Function:
         mapping: dict = {}
         if not _unroll_block(fn.body, kinds, defining, namer, mapping):
             break
+        unrolled = mapping.pop("unrolled", [])      # the loops replaced: alive until their outs are substituted
         while True:                     # an out may map to another unrolled loop's out
             resolved = {k: mapping.get(id(v), v) if isinstance(v, Value) else v for k, v in mapping.items()}
             if resolved == mapping:
                 break
             mapping = resolved
         substitute(fn.body, mapping)
+        del unrolled
     return fn

@@ -336,3 +336,15 @@ def test_user_regression(source, args, diff, modes, accepted):
     assert outcomes is not None, "this regression program no longer has a checkable derivative at its point"
     bad = [f"{mode}: {o.status}: {o.detail[:300]}" for mode, o in outcomes.items() if o.status not in accepted]
     assert not bad, bad
+
+
+def test_unrolled_loops_over_tuples_keep_the_values_they_map_alive():
+    """F21 (session 3): s2s/unroll.py keyed its map from a dropped loop's results to their unrolled values by id()
+    while nothing held the dropped loop, so a value made later could reuse an id and be replaced (InvalidIR in
+    optimized modes). The fuzzer's program, as it found it; the same in a fresh process:
+    `python tests/fuzz_programs.py -n 1 --start 70062 --category helpers`."""
+    program = fp.generate("helpers", 70062)
+    outcomes = fp.run_program(program)
+    assert outcomes is not None
+    bad = [f"{mode}: {o.status}: {o.detail[:300]}" for mode, o in outcomes.items() if o.status not in ("ok", "refused")]
+    assert not bad, bad
