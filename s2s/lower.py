@@ -479,6 +479,10 @@ class Lowerer:
         for c, i in zip(carried, inits):
             self.bases[id(c)] = self.bases_of(i) | {id(c)}
             self.contents[id(c)] = self.contents_of(i)
+            if isinstance(i, Value) and id(i) in self.item_reads:
+                # starts as a part read from an array (`s = b[i]` before `for j: s -= ...`): a number or a view,
+                # which a write into it or into b checks when it runs
+                self.item_reads[id(c)] = c
 
     def merge_bases(self, node: Any, names: list[str], carried: list[Value], results: list[Atom],
                     outs: list[Value], body: list) -> None:

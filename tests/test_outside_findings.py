@@ -380,3 +380,45 @@ def logs_to_a_global(x):
 def test_appending_to_a_global_list_is_refused_clearly():
     with pytest.raises(s2s.S2SError, match=r"LOG\.append"):
         s2s.grad(logs_to_a_global)(np.ones(2))
+
+
+def gauss_seidel_with_an_accumulator(b, A):
+    x = np.zeros(3)
+    for sweep in range(4):
+        for i in range(3):
+            s = b[i]
+            for j in range(3):
+                if j != i:
+                    s -= A[i, j] * x[j]
+            x[i] = s / A[i, i]
+    return np.sum(x * x)
+
+
+def accumulate_into_a_row(B):
+    s = B[0]
+    for j in range(2):
+        s -= 1.0
+    return np.sum(s * B)
+
+
+MATRIX = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gauss_seidel_with_a_scalar_accumulator(mode):
+    b = np.array([1.0, 2.0, -0.5])
+    agrees(gauss_seidel_with_an_accumulator, (b, MATRIX), 0, mode=mode)
+    agrees(gauss_seidel_with_an_accumulator, (b, MATRIX), 1, mode=mode)
+
+
+def test_gauss_seidel_with_a_scalar_accumulator_second_order():
+    b = np.array([1.0, 2.0, -0.5])
+    h = s2s.hessian(lambda v: gauss_seidel_with_an_accumulator(v, MATRIX))(b)
+    g = s2s.grad(lambda v: gauss_seidel_with_an_accumulator(v, MATRIX))
+    rows = [(g(b + e * 1e-5) - g(b - e * 1e-5)) / 2e-5 for e in np.eye(3)]
+    np.testing.assert_allclose(h, np.array(rows), rtol=1e-5, atol=1e-7)
+
+
+def test_a_row_accumulated_in_a_loop_is_refused_when_it_runs():
+    with pytest.raises(s2s.S2SError, match="would change 'B' too"):
+        s2s.grad(accumulate_into_a_row)(np.ones((2, 2)))
