@@ -422,3 +422,49 @@ def test_gauss_seidel_with_a_scalar_accumulator_second_order():
 def test_a_row_accumulated_in_a_loop_is_refused_when_it_runs():
     with pytest.raises(s2s.S2SError, match="would change 'B' too"):
         s2s.grad(accumulate_into_a_row)(np.ones((2, 2)))
+
+
+def first_above(x, t):
+    total = 0.0
+    for k in range(len(x)):
+        if x[k] > t:
+            total = total + x[k] * 2.0
+            break
+        total = total + np.sin(x[k])
+    else:
+        total = total * 10.0
+    return total
+
+
+def newton_sqrt(a):
+    x = a
+    n = 0
+    while n < 50:
+        x = 0.5 * (x + a / x)
+        if abs(x * x - a) < 1e-12:
+            break
+        n += 1
+    else:
+        x = -1.0
+    return x
+
+
+def else_without_break(x):
+    s = 0.0
+    for k in range(3):
+        for j in range(2):
+            if j > 5:
+                break
+        else:
+            s = s + x * k
+    else:
+        s = s * x
+    return s
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_else_on_loops(mode):
+    agrees(first_above, (np.array([0.1, 0.2, 0.9]), 0.5), mode=mode)
+    agrees(first_above, (np.array([0.1, 0.2, 0.3]), 0.5), mode=mode)
+    assert agrees(newton_sqrt, (2.0,), mode=mode) == pytest.approx(0.5 / np.sqrt(2.0))
+    assert agrees(else_without_break, (1.5,), mode=mode) == pytest.approx(9.0)

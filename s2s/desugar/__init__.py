@@ -5,6 +5,7 @@ Runs between the front end and lowering, on the gast tree of one function
 gast-to-gast rewrite in a module of this package, small and testable alone:
 
 - `imports`: `import` inside the function, read when the derivative is made;
+- `loop_else`: `else` on a loop, as a flag its `break`s set;
 - `signature`: keyword-only and positional-only parameters become ordinary
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
 - `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
@@ -30,14 +31,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import closures, comprehensions, containers, imports, objects, reductions, signature, statements
+from . import closures, comprehensions, containers, imports, loop_else, objects, reductions, signature, statements
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
-REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, closures.rewrite, containers.rewrite,
+REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, closures.rewrite, containers.rewrite,
             comprehensions.rewrite, reductions.rewrite, objects.rewrite)
 
 
