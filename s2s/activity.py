@@ -45,6 +45,61 @@ def _casts_to_integers(op: Op) -> bool:
         return False
 
 
+_MADE_WITH_DTYPE = ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.full, 2), (np.zeros_like, 1), (np.ones_like, 1),
+                    (np.empty_like, 1), (np.full_like, 2))
+
+
+def integer_arrays(fn: Function) -> set[int]:
+    """Values that are arrays of an integer or boolean dtype (`np.zeros(3, dtype=int)`, `x.astype(int)`, and
+    those written into with `out[i] = v`): a float written into one is truncated, so it carries no derivative."""
+    found: set[int] = set()
+    denied: set[int] = set()
+
+    def made_integer(op: Op) -> bool:
+        if _casts_to_integers(op):
+            return True
+        position = next((k for prim, k in _MADE_WITH_DTYPE if op.prim is prim), None)
+        if position is None:
+            return False
+        dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
+        if not isinstance(dtype, Const) or dtype.value is None:
+            return False
+        try:
+            return not np.issubdtype(np.dtype(dtype.value), np.inexact)
+        except TypeError:
+            return False
+
+    def block(b: Block) -> bool:
+        retry = False
+        for stmt in b.stmts:
+            if isinstance(stmt, Op):
+                if made_integer(stmt) or (stmt.prim is runtime.setitem and isinstance(stmt.args[0], Value)
+                                          and id(stmt.args[0]) in found):
+                    found.update(id(o) for o in stmt.outs)
+            elif isinstance(stmt, If):
+                retry |= block(stmt.then) | block(stmt.orelse)
+                found.update(id(o) for o, a, c in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
+                             if isinstance(a, Value) and isinstance(c, Value) and id(a) in found and id(c) in found)
+            elif isinstance(stmt, (For, While)):
+                for c, i in zip(stmt.carried, stmt.inits):
+                    if isinstance(i, Value) and id(i) in found and id(c) not in denied:
+                        found.add(id(c))
+                for inner in stmt_blocks(stmt):
+                    retry |= block(inner)
+                for c, r, o in zip(stmt.carried, stmt.body.results, stmt.outs):
+                    if id(c) in found:
+                        if isinstance(r, Value) and id(r) in found:
+                            found.add(id(o))
+                        else:                  # the loop makes it another array: not an integer one
+                            denied.add(id(c))
+                            retry = True
+        return retry
+
+    while block(fn.body):
+        found.clear()
+    return found
+
+
 def _fixpoint(step: Callable[[], bool]) -> None:
     while step():
         pass
@@ -52,6 +107,7 @@ def _fixpoint(step: Callable[[], bool]) -> None:
 
 def varied_values(fn: Function, wrt: list[int]) -> set[int]:
     varied = {id(fn.params[i]) for i in wrt}
+    integers = integer_arrays(fn)
 
     def is_varied(atom: Atom) -> bool:
         return isinstance(atom, Value) and id(atom) in varied
@@ -69,6 +125,9 @@ def varied_values(fn: Function, wrt: list[int]) -> set[int]:
                 if stmt.prim is runtime.push:           # a stack varies once a varying value is pushed on it
                     if is_varied(stmt.args[1]):
                         changed |= mark([stmt.args[0]])
+                elif stmt.prim is runtime.setitem and id(stmt.outs[0]) in integers:
+                    if is_varied(stmt.args[0]):      # a float written into an integer array is truncated
+                        changed |= mark(stmt.outs)
                 elif _differentiable(stmt) and any(is_varied(a) for a in args):
                     changed |= mark(stmt.outs)
             elif isinstance(stmt, If):

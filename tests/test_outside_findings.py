@@ -468,3 +468,28 @@ def test_else_on_loops(mode):
     agrees(first_above, (np.array([0.1, 0.2, 0.3]), 0.5), mode=mode)
     assert agrees(newton_sqrt, (2.0,), mode=mode) == pytest.approx(0.5 / np.sqrt(2.0))
     assert agrees(else_without_break, (1.5,), mode=mode) == pytest.approx(9.0)
+
+
+def into_an_integer_buffer(x):
+    out = np.zeros(3, dtype=int)
+    out[0] = x[0] * 10
+    flags = np.zeros(2, dtype=bool)
+    for k in range(2):
+        flags[k] = x[k] > 0.5
+    floats = np.zeros(3)
+    floats[1] = x[1] * 10
+    return np.sum(out * x) + np.sum(flags * x[:2]) + np.sum(floats * x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_float_written_into_an_integer_array_carries_no_derivative(mode):
+    x = np.array([0.31, 1.7, 2.2])
+    got = agrees(into_an_integer_buffer, (x,), mode=mode)
+    np.testing.assert_allclose(got, [3.0, 1.0 + 20 * 1.7, 0.0])
+
+
+def test_a_float_written_into_an_integer_array_second_order():
+    h = s2s.hessian(into_an_integer_buffer)(np.array([0.31, 1.7, 2.2]))
+    expected = np.zeros((3, 3))
+    expected[1, 1] = 20.0
+    np.testing.assert_allclose(h, expected)
