@@ -554,13 +554,49 @@ def _current(owner: Callable, name: str) -> Any:
     return owner.__globals__.get(name, getattr(builtins, name, _MISSING))
 
 
+def _numeric_globals(fn: Callable) -> list:
+    """(owner, name) of each global variable fn (or a function it inlines) reads when its derivative runs."""
+    cached = _PRIMAL.get(root_function(fn))
+    if cached is None or hasattr(fn, "__s2s__"):
+        return []
+    found = {}
+    for op in walk(cached[1].body):
+        if isinstance(op, Op) and op.prim is runtime.free_name:
+            owner, name = op.args[1].value, op.args[0].value
+            owner = getattr(owner, "__func__", owner)
+            if hasattr(owner, "__globals__") and name not in owner.__code__.co_freevars:
+                found[(id(owner), name)] = (owner, name)
+    return list(found.values())
+
+
+# per function: whether each global it reads held complex values when its derivative was made (complex_values
+# decides on the values as they are then; one that turns complex, or real, makes the derivative anew)
+_COMPLEX_GLOBALS: "weakref.WeakKeyDictionary[Callable, list]" = weakref.WeakKeyDictionary()
+
+
+# per function: how many times its derivatives were found stale (each derivative object compares with its own count)
+_GENERATION: "weakref.WeakKeyDictionary[Callable, int]" = weakref.WeakKeyDictionary()
+
+
+def _complex_now(owner: Callable, name: str) -> bool:
+    value = _current(owner, name)
+    return value is not _MISSING and bool(np.iscomplexobj(value))
+
+
 def stale(fn: Callable) -> bool:
-    """Whether a function fn names by a bare name is now another object: then its derivative is made anew."""
+    """Whether a function fn names by a bare name is now another object, or a global it reads turned complex (or
+    real): then its derivative is made anew."""
     root = root_function(fn)
     cached = _PRIMAL.get(root)
     if cached is None:
         return False
-    if any(_current(owner, name) is not obj for owner, name, obj in cached[1].dependencies):
+    seen = _COMPLEX_GLOBALS.get(root)
+    if seen is None:
+        _COMPLEX_GLOBALS[root] = [(o, n, _complex_now(o, n)) for o, n in _numeric_globals(fn)]
+    if any(_current(owner, name) is not obj for owner, name, obj in cached[1].dependencies) or (
+            seen is not None and any(_complex_now(owner, name) != was for owner, name, was in seen)):
+        _COMPLEX_GLOBALS.pop(root, None)
+        _GENERATION[root] = _GENERATION.get(root, 0) + 1
         with _LOCK:
             _PRIMAL.pop(root, None)
             _CACHE.pop(fn, None)
@@ -582,6 +618,10 @@ def _watch_list(fn: Callable) -> list:
             return [None]
         if not isinstance(obj, types.ModuleType):      # a module (np, math) is not redefined as a function is
             found.append((owner.__globals__, name, obj, name in owner.__globals__))
+    for owner, name in _numeric_globals(fn):         # a global value rebound: `stale` asks whether it turned complex
+        value = owner.__globals__.get(name, _MISSING)
+        if value is not _MISSING and not isinstance(value, (types.ModuleType, type)) and not callable(value):
+            found.append((owner.__globals__, name, value, True))
     return found
 
 
@@ -650,7 +690,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     path (`general`), which makes or finds the derivative and installs the fast path for such arguments."""
     root = root_function(fn)
     code = root.__code__
-    watched = bool(lowered(fn).dependencies) if not hasattr(fn, "__s2s__") else True
+    watched = bool(lowered(fn).dependencies or _numeric_globals(fn)) if not hasattr(fn, "__s2s__") else True
     positional = code.co_argcount
     keyword_only = bool(code.co_kwonlyargcount)
     numba = options.backend == "numba"
@@ -658,6 +698,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     table: dict = {}            # the fast path: the arguments' types -> generated function, or a router
     shaped: dict = {}           # the arguments' types -> the router's table (shapes, dtypes -> function)
     watch: list = []            # the bare names fn's code reads, checked cheaply on every call (_unchanged)
+    generation = [_GENERATION.get(root, 0)]      # fn's derivatives made stale so far (by any derivative of fn)
 
     def general(args: tuple, kwargs: dict) -> Any:
         if kwargs or keyword_only or len(args) != positional:
@@ -666,11 +707,13 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
             if not numba else numba_backend.call_key(args)
         function = cache.get(key)
         if watched and (function is None or watch and not _unchanged(watch)):
-            if stale(fn):                     # a function fn calls by name was rebound: made anew
+            if stale(fn) or _GENERATION.get(root, 0) != generation[0]:
+                # a function fn calls by name was rebound (seen here or by another derivative of fn): made anew
                 cache.clear()
                 table.clear()
                 shaped.clear()
                 function = None
+                generation[0] = _GENERATION.get(root, 0)
             watch[:] = _watch_list(fn)
         through = None
         if function is None:

@@ -493,3 +493,48 @@ def test_a_float_written_into_an_integer_array_second_order():
     expected = np.zeros((3, 3))
     expected[1, 1] = 20.0
     np.testing.assert_allclose(h, expected)
+
+
+def _rebound_helper(x):
+    return x * x
+
+
+def _uses_rebound_helper(x):
+    return _rebound_helper(x) * 2.0
+
+
+def test_every_derivative_of_a_function_sees_a_helper_rebound():
+    g1 = s2s.grad(_uses_rebound_helper, mode="reverse")
+    g2 = s2s.value_and_grad(_uses_rebound_helper, mode="reverse")
+    assert g1(3.0) == pytest.approx(12.0) and g2(3.0) == (pytest.approx(18.0), pytest.approx(12.0))
+    original = globals()["_rebound_helper"]
+    globals()["_rebound_helper"] = lambda x: x * x * x
+    try:
+        assert g1(3.0) == pytest.approx(54.0)
+        assert g2(3.0) == (pytest.approx(54.0), pytest.approx(54.0))
+    finally:
+        globals()["_rebound_helper"] = original
+
+
+SCALE = 2.0
+
+
+def _scaled_power(x):
+    return np.sum(np.abs(SCALE * x) ** 2)
+
+
+def test_a_global_that_turns_complex_makes_the_derivative_anew():
+    global SCALE
+    x = np.array([1.0, 3.0])
+    a, b = s2s.grad(_scaled_power), s2s.value_and_grad(_scaled_power)
+    np.testing.assert_allclose(a(x), 8 * x)
+    np.testing.assert_allclose(b(x)[1], 8 * x)
+    SCALE = 2.0j
+    try:
+        for got in (a(x), b(x)[1]):
+            assert not np.iscomplexobj(got)
+            np.testing.assert_allclose(got, 8 * x)
+        SCALE = 3.0
+        np.testing.assert_allclose(a(x), 18 * x)
+    finally:
+        SCALE = 2.0
