@@ -29,11 +29,13 @@ def _differentiable(op: Op) -> bool:
 
 
 _CASTS = ((np.astype, 1), (np.array, 1), (np.asarray, 1), (np.asanyarray, 1), (np.ascontiguousarray, 1))
+_MADE_WITH_DTYPE = ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.full, 2), (np.zeros_like, 1), (np.ones_like, 1),
+                    (np.empty_like, 1), (np.full_like, 2))
 
 
-def _casts_to_integers(op: Op) -> bool:
-    """`x.astype(int)`, `np.array(x, dtype=bool)`: integers hold no derivative (as int(x) holds none)."""
-    position = next((k for prim, k in _CASTS if op.prim is prim), None)
+def _integer_dtype(op: Op, positions: tuple) -> bool:
+    """Whether op is one of positions' functions given a constant integer or boolean dtype (there or by keyword)."""
+    position = next((k for prim, k in positions if op.prim is prim), None)
     if position is None:
         return False
     dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
@@ -45,8 +47,9 @@ def _casts_to_integers(op: Op) -> bool:
         return False
 
 
-_MADE_WITH_DTYPE = ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.full, 2), (np.zeros_like, 1), (np.ones_like, 1),
-                    (np.empty_like, 1), (np.full_like, 2))
+def _casts_to_integers(op: Op) -> bool:
+    """`x.astype(int)`, `np.array(x, dtype=bool)`: integers hold no derivative (as int(x) holds none)."""
+    return _integer_dtype(op, _CASTS)
 
 
 def integer_arrays(fn: Function) -> set[int]:
@@ -56,18 +59,7 @@ def integer_arrays(fn: Function) -> set[int]:
     denied: set[int] = set()
 
     def made_integer(op: Op) -> bool:
-        if _casts_to_integers(op):
-            return True
-        position = next((k for prim, k in _MADE_WITH_DTYPE if op.prim is prim), None)
-        if position is None:
-            return False
-        dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
-        if not isinstance(dtype, Const) or dtype.value is None:
-            return False
-        try:
-            return not np.issubdtype(np.dtype(dtype.value), np.inexact)
-        except TypeError:
-            return False
+        return _casts_to_integers(op) or _integer_dtype(op, _MADE_WITH_DTYPE)
 
     def block(b: Block) -> bool:
         retry = False
