@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .callables import as_function
-from .activity import Kind, float_values, kind_of, scalar_values, value_kinds
+from .activity import Kind, float_values, global_is_scalar, kind_of, scalar_values, value_kinds
 from .activity import _SCALAR_TYPES as _ACTIVITY_SCALARS
 from .checkpoint import checked_option
 from .compile import collection_paused, compile_function
@@ -36,7 +36,7 @@ from .errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenR
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
 from .ir import Const, Function, Op, Value, clone_function, format_function, verify, walk
-from . import complex_values, foreign, numba_backend, runtime, selfcheck, sequences
+from . import complex_values, dtypes, foreign, numba_backend, runtime, selfcheck, sequences
 from .naming import Namer
 from .lower import clear_callee_cache, lower
 from .in_place import write_elements_in_place
@@ -138,6 +138,7 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], s
     auto = options.mode == "auto"
     options = resolve_mode(options, kinds)[0]
     base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
+    base = checked(dtypes.guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     if base.scalar_checks:
         found = value_kinds(base, kinds)
         for value, loc, message in base.scalar_checks:
@@ -569,8 +570,9 @@ def _numeric_globals(fn: Callable) -> list:
     return list(found.values())
 
 
-# per function: whether each global it reads held complex values when its derivative was made (complex_values
-# decides on the values as they are then; one that turns complex, or real, makes the derivative anew)
+# per function: whether each global it reads held complex values, and a number, when its derivative was made
+# (complex_values and the kinds decide on the values as they are then; one that turns complex or real, or from a
+# number into something else, makes the derivative anew)
 _COMPLEX_GLOBALS: "weakref.WeakKeyDictionary[Callable, list]" = weakref.WeakKeyDictionary()
 
 
@@ -578,9 +580,10 @@ _COMPLEX_GLOBALS: "weakref.WeakKeyDictionary[Callable, list]" = weakref.WeakKeyD
 _GENERATION: "weakref.WeakKeyDictionary[Callable, int]" = weakref.WeakKeyDictionary()
 
 
-def _complex_now(owner: Callable, name: str) -> bool:
+def _global_state(owner: Callable, name: str) -> tuple:
+    """What a derivative is specialized on about a global it reads: whether it is complex, and a number."""
     value = _current(owner, name)
-    return value is not _MISSING and bool(np.iscomplexobj(value))
+    return value is not _MISSING and bool(np.iscomplexobj(value)), global_is_scalar(owner, name)
 
 
 def stale(fn: Callable) -> bool:
@@ -592,9 +595,9 @@ def stale(fn: Callable) -> bool:
         return False
     seen = _COMPLEX_GLOBALS.get(root)
     if seen is None:
-        _COMPLEX_GLOBALS[root] = [(o, n, _complex_now(o, n)) for o, n in _numeric_globals(fn)]
+        _COMPLEX_GLOBALS[root] = [(o, n, _global_state(o, n)) for o, n in _numeric_globals(fn)]
     if any(_current(owner, name) is not obj for owner, name, obj in cached[1].dependencies) or (
-            seen is not None and any(_complex_now(owner, name) != was for owner, name, was in seen)):
+            seen is not None and any(_global_state(owner, name) != was for owner, name, was in seen)):
         _COMPLEX_GLOBALS.pop(root, None)
         _GENERATION[root] = _GENERATION.get(root, 0) + 1
         with _LOCK:
