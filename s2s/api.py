@@ -893,6 +893,8 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                 if isinstance(value, (tuple, list, dict)) or np.size(value) != 1:
                     raise NonScalarOutput("grad needs a function with a scalar output; use s2s.jvp or "
                                           "s2s.jacobian for other outputs")
+                if np.ndim(directional):            # an output of one element, as reverse mode takes it
+                    directional = np.reshape(directional, ())[()]
                 if isinstance(g, np.ndarray):
                     g[k] = directional
                 else:

@@ -105,6 +105,8 @@ class Context:
                       and s.targets[0] is assigns[0]), None)
         if value is None:
             return False, None
+        if isinstance(value, (gast.List, gast.Tuple)):
+            return self._static_functions(id_, value)
         self._resolving.add(id_)
         try:
             found, obj = self.static(value)
@@ -112,6 +114,23 @@ class Context:
             self._resolving.discard(id_)
         if found and (is_user_object(obj) or isinstance(obj, types.ModuleType)):
             return True, obj
+        return False, None
+
+    def _static_functions(self, id_: str, value: gast.expr) -> tuple[bool, Any]:
+        """`fs = [np.sin, np.cos]` assigned once and only iterated (`for g in fs:`): the functions, as a tuple."""
+        loads = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == id_
+                 and isinstance(n.ctx, gast.Load)]
+        iterated = [s for s in gast.walk(self.node) if isinstance(s, gast.For) and isinstance(s.iter, gast.Name)
+                    and s.iter.id == id_]
+        if not value.elts or len(loads) != len(iterated):
+            return False, None
+        self._resolving.add(id_)
+        try:
+            known = [self.static(e) for e in value.elts]
+        finally:
+            self._resolving.discard(id_)
+        if all(found and callable(obj) and not isinstance(obj, type) for found, obj in known):
+            return True, tuple(obj for _, obj in known)
         return False, None
 
     @staticmethod

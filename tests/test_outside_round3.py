@@ -1,0 +1,105 @@
+"""Findings of the third outside tester (programs in other people's style), each against central differences."""
+import numpy as np
+import pytest
+
+import s2s
+
+
+def central(f, x, *rest, eps=1e-6):
+    return (f(x + eps, *rest) - f(x - eps, *rest)) / (2 * eps)
+
+
+DT = 0.01
+
+
+def damped(x0):
+    x = x0
+    for _ in range(3):
+        x += DT             # x0 a float: `+=` makes a new number, never writes into x0
+    return x * x
+
+
+@pytest.mark.parametrize("mode", ["auto", "reverse", "forward"])
+def test_augmented_assignment_of_a_global_number_in_a_loop(mode):
+    # the outside tester's F1: the global's kind was unknown, so x might have been an array x0 also names
+    assert s2s.grad(damped, mode=mode)(0.3) == pytest.approx(central(damped, 0.3), rel=1e-7)
+
+
+def test_a_global_that_stops_being_a_number_makes_the_derivative_anew(monkeypatch):
+    gradient = s2s.grad(damped, mode="reverse")
+    assert gradient(0.3) == pytest.approx(2 * 0.33)
+    monkeypatch.setitem(globals(), "DT", 0.02)
+    assert gradient(0.3) == pytest.approx(2 * 0.36)
+    monkeypatch.setitem(globals(), "DT", np.array([0.01, 0.02]))       # x becomes an array: refused, not misread
+    with pytest.raises(s2s.UnsupportedSyntax, match="x"):
+        gradient(0.3)
+
+
+def one_element_output(x):
+    return np.array([np.sum(x ** 2)])
+
+
+def scalar_to_one_element(x):
+    return np.array([x ** 3])
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_an_output_of_one_element_is_a_scalar_output_in_both_modes(mode):
+    # the outside tester's F10: forward mode crashed setting an array element with a sequence
+    x = np.array([0.7, -1.3, 2.1])
+    assert np.allclose(s2s.grad(one_element_output, mode=mode)(x), 2 * x, rtol=1e-12)
+    assert float(s2s.grad(scalar_to_one_element, mode=mode)(0.5)) == pytest.approx(3 * 0.25)
+
+
+CFG = {"scale": 2.0, "shift": 0.5}
+
+
+def config_get(x):
+    return CFG.get("scale", 1.0) * x ** 2 + CFG.get("missing", 3.0) * x
+
+
+def config_items(x):
+    t = sum(v * x for v in CFG.values())
+    for k, v in CFG.items():
+        t = t + v * x ** 2
+    for k in CFG.keys():
+        t = t + CFG[k] * x ** 3
+    return t
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("f", [config_get, config_items], ids=lambda f: f.__name__)
+def test_methods_of_a_global_configuration_dict(f, mode, monkeypatch):
+    # F5: `.get()`, `.values()`, `.items()` on a module-level dict were refused ("call the NumPy function")
+    assert s2s.grad(f, mode=mode)(1.5) == pytest.approx(central(f, 1.5), rel=1e-7)
+    monkeypatch.setitem(CFG, "scale", 4.0)          # read when the derivative runs
+    assert s2s.grad(f, mode=mode)(1.5) == pytest.approx(central(f, 1.5), rel=1e-7)
+
+
+def local_function_list(x):
+    fs = [np.sin, np.cos]
+    t = 0.0
+    for g in fs:
+        t = t + g(x)
+    more = (np.exp, lambda v: v ** 3)
+    for h in more:
+        t = t + h(x)
+    return t
+
+
+def local_function_list_changed(x):
+    fs = [np.sin, np.cos]
+    fs.append(np.tan)           # no longer the list it was made: not named statically
+    t = 0.0
+    for g in fs:
+        t = t + g(x)
+    return t
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_functions_held_in_a_local_list(mode):
+    # F6: `fs = [np.sin, np.cos]; for g in fs:` was refused, while a global list or a tuple display worked
+    assert s2s.grad(local_function_list, mode=mode)(1.4) == pytest.approx(central(local_function_list, 1.4),
+                                                                          rel=1e-7)
+    with pytest.raises(s2s.S2SError, match=r"test_outside_round3\.py:\d+:\d+: .*name statically"):
+        s2s.grad(local_function_list_changed, mode=mode)(1.4)
