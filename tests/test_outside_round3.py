@@ -103,3 +103,98 @@ def test_functions_held_in_a_local_list(mode):
                                                                           rel=1e-7)
     with pytest.raises(s2s.S2SError, match=r"test_outside_round3\.py:\d+:\d+: .*name statically"):
         s2s.grad(local_function_list_changed, mode=mode)(1.4)
+
+
+SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+
+
+def cholesky_entries(A):
+    L = np.linalg.cholesky(A)
+    return L[1, 0] + 2 * L[2, 1] + L[2, 2]
+
+
+def cholesky_upper(A):
+    U = np.linalg.cholesky(A, upper=True)
+    return U[0, 1] + 2 * U[1, 2] + U[2, 2] ** 2
+
+
+def cho_solved(A):
+    import scipy.linalg as la
+    return np.sum(la.cho_solve(la.cho_factor(A), np.array([1.0, -2.0, 0.5])) ** 2)
+
+
+def symmetric_central(f, A, eps=1e-6):
+    """The derivative along symmetric perturbations, as a symmetric matrix (the convention of the rules)."""
+    g = np.zeros_like(A)
+    for i in range(A.shape[0]):
+        for j in range(i + 1):
+            E = np.zeros_like(A)
+            E[i, j] = E[j, i] = eps
+            d = (f(A + E) - f(A - E)) / (2 * eps)
+            g[i, j] = g[j, i] = d if i == j else d / 2
+    return g
+
+
+@pytest.mark.parametrize("f", [cholesky_entries, cholesky_upper, cho_solved], ids=lambda f: f.__name__)
+def test_cholesky_tangents_are_symmetrized_as_its_adjoints(f):
+    # F13: forward mode (and jvp, jacobian) had not symmetrized the tangent; reverse mode had
+    if f is cho_solved:
+        pytest.importorskip("scipy", reason="cho_factor and cho_solve are SciPy's")
+    expected = symmetric_central(f, SPD)
+    for mode in ("reverse", "forward"):
+        assert np.allclose(s2s.grad(f, mode=mode)(SPD), expected, rtol=1e-6, atol=1e-8), mode
+    E01 = np.zeros((3, 3))
+    E01[0, 1] = 1.0
+    assert s2s.jvp(f, (SPD,), (E01,))[1] == pytest.approx(expected[0, 1], rel=1e-6, abs=1e-9)
+
+
+def quadratic(w):
+    return np.sum(w * w)
+
+
+def regularized(w, lam=0.1):
+    return np.sum(np.sin(w)) + lam * w @ w
+
+
+D_QUADRATIC = s2s.grad(quadratic)
+D_REGULARIZED = s2s.grad(regularized)
+
+
+def two_steps(lr):
+    w = np.array([0.1, 0.2])
+    w = w - lr * D_QUADRATIC(w)
+    w = w - lr * D_QUADRATIC(w)
+    return quadratic(w)
+
+
+def steps_in_a_loop(lr):
+    w = np.array([0.1, 0.2])
+    for _ in range(3):
+        w = w - lr * D_REGULARIZED(w, 0.1)
+    return regularized(w)
+
+
+def steps_with_the_default(lr):
+    w = np.array([0.1, 0.2])
+    for _ in range(3):
+        w = w - lr * D_REGULARIZED(w)
+    return regularized(w)
+
+
+def gradient_dot(w):
+    return D_REGULARIZED(w, 0.3) @ np.array([1.0, 0.5, -0.5])
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("f", [two_steps, steps_in_a_loop, steps_with_the_default], ids=lambda f: f.__name__)
+def test_gradient_steps_inside_a_differentiated_function(f, mode):
+    # F16: reverse mode met s2s's own helpers without rules; forward mode evaluated a tangent for every argument
+    assert s2s.grad(f, mode=mode)(0.3) == pytest.approx(central(f, 0.3), rel=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_jax_style_hessian_vector_product(mode):
+    w = np.array([0.2, -0.3, 0.1])
+    v = np.array([1.0, 0.5, -0.5])
+    expected = s2s.hvp(regularized)(w, 0.3, v)
+    assert np.allclose(s2s.grad(gradient_dot, mode=mode)(w), expected, rtol=1e-10)
