@@ -198,3 +198,26 @@ def test_a_jax_style_hessian_vector_product(mode):
     v = np.array([1.0, 0.5, -0.5])
     expected = s2s.hvp(regularized)(w, 0.3, v)
     assert np.allclose(s2s.grad(gradient_dot, mode=mode)(w), expected, rtol=1e-10)
+
+
+def complex_loop(w):
+    z = 0.3 + 0.1j
+    for _ in range(6):
+        z = z * z * w + 0.1j
+    return abs(z)
+
+
+def phasor(a):
+    z = 0.0 + 0.0j
+    for k in range(3):
+        z = z + a * np.exp(1j * k)
+    return abs(z) ** 2
+
+
+@pytest.mark.parametrize("f", [complex_loop, phasor], ids=lambda f: f.__name__)
+def test_checkpointed_loops_carrying_complex_values(f):
+    # F18: the checkpointed step's copies of the body had lost which values may be complex
+    for snapshots in (2, 5):
+        g = s2s.grad(f, mode="reverse", checkpoint=snapshots)(0.8)
+        assert isinstance(g, float) or np.isrealobj(g)
+        assert g == pytest.approx(central(f, 0.8), rel=1e-6)
