@@ -335,9 +335,15 @@ def _param_names(fn: Callable) -> list[str]:
     return list(code.co_varnames[:code.co_argcount])
 
 
+def _all_param_names(fn: Callable) -> list[str]:
+    """The positional parameters, then the keyword-only ones: the derivative's parameters, in order (_bind)."""
+    code = root_function(fn).__code__
+    return list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
 def _resolve_wrt(fn: Callable, wrt: Any) -> tuple[tuple[int, ...], bool]:
-    """(indices, several) for wrt given as a position, a name, or a tuple of them."""
-    names = _param_names(fn)
+    """(indices, several) for wrt given as a position, a name (keyword-only ones too), or a tuple of them."""
+    positional, names = _param_names(fn), _all_param_names(fn)
     qualname = root_function(fn).__qualname__
     several = isinstance(wrt, (tuple, list))
     items = list(wrt) if several else [wrt]
@@ -352,17 +358,17 @@ def _resolve_wrt(fn: Callable, wrt: Any) -> tuple[tuple[int, ...], bool]:
                 raise BadArgument(f"wrt={item!r} names no argument of {qualname}{tuple(names)}")
             indices.append(names.index(item))
         else:
-            if not -len(names) <= item < len(names):
-                raise BadArgument(f"wrt={item} is out of range: {qualname} has {len(names)} arguments "
-                                  f"{tuple(names)}")
-            indices.append(item % len(names))
+            if not -len(positional) <= item < len(positional):
+                raise BadArgument(f"wrt={item} is out of range: {qualname} has {len(positional)} positional "
+                                  f"arguments {tuple(positional)}", hint="name a keyword-only argument: wrt='name'")
+            indices.append(item % len(positional))
     if len(set(indices)) != len(indices):
         raise BadArgument(f"wrt={wrt!r} names an argument twice")
     return tuple(indices), several
 
 
 def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> None:
-    names = _param_names(fn)
+    names = _all_param_names(fn)
     qualname = root_function(fn).__qualname__
     for i in wrt:
         if i >= len(args):

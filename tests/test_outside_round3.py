@@ -221,3 +221,18 @@ def test_checkpointed_loops_carrying_complex_values(f):
         g = s2s.grad(f, mode="reverse", checkpoint=snapshots)(0.8)
         assert isinstance(g, float) or np.isrealobj(g)
         assert g == pytest.approx(central(f, 0.8), rel=1e-6)
+
+
+def keyword_only(x, *, scale=2.0, shift):
+    return scale * x ** 2 + np.sin(shift * x)
+
+
+@pytest.mark.parametrize("mode", ["auto", "reverse", "forward"])
+def test_wrt_a_keyword_only_argument(mode):
+    # F17: wrt='shift' was "names no argument of f('x',)"
+    d_shift = s2s.grad(keyword_only, wrt="shift", mode=mode)(0.5, shift=0.3)
+    assert d_shift == pytest.approx(0.5 * np.cos(0.15), rel=1e-12)
+    dx, dscale = s2s.grad(keyword_only, wrt=("x", "scale"), mode=mode)(0.5, scale=1.5, shift=0.3)
+    assert (dx, dscale) == pytest.approx((3 * 0.5 + 0.3 * np.cos(0.15), 0.25), rel=1e-12)
+    with pytest.raises(s2s.BadArgument, match="keyword-only argument: wrt='name'"):
+        s2s.grad(keyword_only, wrt=1, mode=mode)
