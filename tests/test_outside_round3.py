@@ -236,3 +236,21 @@ def test_wrt_a_keyword_only_argument(mode):
     assert (dx, dscale) == pytest.approx((3 * 0.5 + 0.3 * np.cos(0.15), 0.25), rel=1e-12)
     with pytest.raises(s2s.BadArgument, match="keyword-only argument: wrt='name'"):
         s2s.grad(keyword_only, wrt=1, mode=mode)
+
+
+def stats_loglik(mu, x):
+    import scipy.stats as st
+    return np.sum(st.norm.logpdf(x, mu, 1.5)) + np.sum(st.t.logpdf(x, 3.0, mu))
+
+
+def test_export_of_a_function_reading_scipy_stats_distributions():
+    # F14: refused ("logpdf, a method that a module cannot import"), and without a location
+    pytest.importorskip("scipy", reason="scipy.stats is SciPy's")
+    x = np.array([0.1, 0.5, -0.2])
+    text = s2s.export(stats_loglik, 0.3, x, mode="reverse", with_value=True)
+    assert "import scipy.stats\n" in text and text.count("import scipy.stats\n") == 1
+    scope = {}
+    exec(compile(text, "<exported>", "exec"), scope)
+    value, gradient = scope["stats_loglik_value_and_grad"](0.3, x)
+    assert value == pytest.approx(stats_loglik(0.3, x), rel=1e-12)
+    assert gradient == pytest.approx(central(stats_loglik, 0.3, x), rel=1e-7)
