@@ -24,12 +24,19 @@ from . import complex_values, numba_backend
 from .optimize import PASSES
 from .shapes import abstract_of, shape_key  # noqa: F401  (shape_key: reached as s2s.api.shape_key)
 from .specialize import shape_checks
-from .dispatch import dispatcher
+from .dispatch import dispatcher, stale
 # and the pipeline's names that tools, benchmarks and tests reach through s2s.api
 from .pipeline import (MODES, Options, __version__, _CACHE, _bind, _check_differentiable, _param_names,
                        _refuse_early, _resolve_wrt, _signature, _verify_reading, call, compiled, derivative_ir,
                        function_ir, generate, lowered, primal_ir, resolve_mode, root_function, specializes,
                        verify_every_pass, _defaults, _header)  # noqa: F401
+
+
+def _current(fn: Callable, *rest: Any) -> tuple:
+    """compiled(fn, ...) for the wrappers that call it directly (jvp, hvp, vjp, forward-mode grad, jacobian):
+    first, whether a function fn names or a global it reads was rebound since (then made anew)."""
+    stale(fn)
+    return compiled(fn, *rest)
 
 
 def _argnums(wrt: Any, argnums: Any) -> Any:
@@ -164,7 +171,7 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                 raise BadArgument(f"mode='forward' differentiates real arguments; {_param_names(fn)[i]!r} is "
                                   f"complex", hint="use mode='reverse' (or 'auto'), or s2s.jvp along a direction")
         options = Options(indices, False, "forward", True, optimize)
-        jvp_function = compiled(fn, options, args, check)[1]
+        jvp_function = _current(fn, options, args, check)[1]
         grads, value = [], None
         for i in indices:
             g = np.zeros_like(args[i], dtype=np.result_type(args[i], np.float32)) \
@@ -215,7 +222,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimi
                               f"{_tree_shape(tangents[i])}, the argument {_tree_shape(primals[i])}",
                               hint="give a tangent of the argument's structure and shapes, or None")
     options = Options(indices, False, "forward", True, optimize, backend=backend, numba_options=numba_options)
-    return call(compiled(fn, options, primals, check)[1], (*primals, *[tangents[i] for i in indices]))
+    return call(_current(fn, options, primals, check)[1], (*primals, *[tangents[i] for i in indices]))
 
 
 def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None) -> Callable:
@@ -239,7 +246,7 @@ def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None
         if _tree_shape(v) != _tree_shape(primals[indices[0]]) and np.ndim(v) != 0:
             raise BadArgument(f"the direction v has the shape {_tree_shape(v)}, the argument "
                               f"{_tree_shape(primals[indices[0]])}")
-        return call(compiled(fn, options, primals, check)[1], (*primals, v))
+        return call(_current(fn, options, primals, check)[1], (*primals, v))
 
     return _wrap(fn, options, product, "hvp")
 
@@ -262,7 +269,7 @@ def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | 
             if not isinstance(args[i], (float, int, np.floating, np.ndarray)):
                 raise BadArgument(f"hessian differentiates a float or an array, not a {type(args[i]).__name__}",
                                   hint="use s2s.hvp with a direction of the same structure")
-        function = compiled(fn, options, args, check)[1]
+        function = _current(fn, options, args, check)[1]
         blocks = [[None] * len(indices) for _ in indices]
         for b, j in enumerate(indices):
             columns = []
@@ -293,7 +300,7 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
     indices, several = _resolve_wrt(fn, wrt)
     options = Options(indices, True, "vjp", True, optimize)
     args = _bind(fn, args, {})
-    function = compiled(fn, options, args, check)[1]
+    function = _current(fn, options, args, check)[1]
     value = fn(*args)
 
     def pullback(cotangent: Any) -> tuple:
@@ -318,7 +325,7 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
     def forward_blocks(args: tuple, index: int, outputs: list) -> list:
         """d(output k)/d(argument index) for every output k, from one forward sweep per coordinate."""
         x = args[index]
-        function = compiled(fn, Options((index,), False, "forward", True, optimize), args, check)[1]
+        function = _current(fn, Options((index,), False, "forward", True, optimize), args, check)[1]
         columns = [call(function, (*args, e))[1] for _, e in _basis(x)]
         if len(outputs) == 1:
             columns = [(c,) for c in columns]
@@ -330,7 +337,7 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
         x = args[index]
         if np.size(x) <= out.size:
             return forward_blocks(args, index, [out])[0]
-        function = compiled(fn, Options((index,), True, "vjp", True, optimize), args, check)[1]
+        function = _current(fn, Options((index,), True, "vjp", True, optimize), args, check)[1]
         rows = [np.asarray(call(function, (*args, e))[1][0]) for _, e in _basis(out)]
         return np.stack(rows, axis=0).reshape(out.shape + np.shape(x))
 

@@ -19,6 +19,7 @@ from .activity import global_is_scalar
 from .activity import _SCALAR_TYPES as _ACTIVITY_SCALARS
 from .ir import Op, walk
 from . import foreign, numba_backend, pipeline, runtime
+from .frontend import AttributeOf
 from .lower import clear_callee_cache
 from .pipeline import (_LOCK, Options, _bind, annotate, compiled,
                        lowered, root_function)
@@ -35,6 +36,8 @@ _MISSING = object()
 
 
 def _current(owner: Callable, name: str) -> Any:
+    if isinstance(owner, AttributeOf):           # a method of an object known when the derivative was made
+        return inspect.getattr_static(owner.holder, name, _MISSING)
     code = owner.__code__
     if name in code.co_freevars:
         try:
@@ -106,6 +109,9 @@ def _watch_list(fn: Callable) -> list:
         return [None]
     found = []
     for owner, name, obj in cached[1].dependencies:
+        if isinstance(owner, AttributeOf):          # `self.e`: the object's own attributes, and its classes'
+            found.extend(_attribute_watch(owner.holder, name))
+            continue
         if name in owner.__code__.co_freevars:
             return [None]
         if not isinstance(obj, types.ModuleType):      # a module (np, math) is not redefined as a function is
@@ -115,6 +121,21 @@ def _watch_list(fn: Callable) -> list:
         if value is not _MISSING and not isinstance(value, (types.ModuleType, type)) and not callable(value):
             found.append((owner.__globals__, name, value, True))
     return found
+
+
+def _attribute_watch(holder: Any, name: str) -> list:
+    """Watch entries for holder.name: absent from (or the same in) the object's __dict__, and the same in the first
+    class of its type's MRO that defines it (absent from those before it)."""
+    entries = []
+    own = getattr(holder, "__dict__", None)
+    if isinstance(own, dict):
+        entries.append((own, name, own.get(name, _MISSING), name in own))
+    for cls in type(holder).__mro__:
+        present = name in cls.__dict__
+        entries.append((cls.__dict__, name, cls.__dict__.get(name, _MISSING), present))
+        if present:
+            break
+    return entries
 
 
 def _unchanged(watch: list) -> bool:

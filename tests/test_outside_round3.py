@@ -254,3 +254,47 @@ def test_export_of_a_function_reading_scipy_stats_distributions():
     value, gradient = scope["stats_loglik_value_and_grad"](0.3, x)
     assert value == pytest.approx(stats_loglik(0.3, x), rel=1e-12)
     assert gradient == pytest.approx(central(stats_loglik, 0.3, x), rel=1e-7)
+
+
+class Quartic:
+    def e(self, x):
+        return x ** 2
+
+    def tot(self, x):
+        return self.e(x) * 2
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_method_replaced_after_the_derivative_was_made(mode, monkeypatch):
+    # F8: the derivative of q.tot kept the old q.e after `q.e = lambda ...` (silently)
+    q = Quartic()
+    gradient = s2s.grad(q.tot, mode=mode)
+    assert gradient(0.7) == pytest.approx(4 * 0.7)
+    q.e = lambda x: x ** 4                              # on the object
+    assert gradient(0.7) == pytest.approx(8 * 0.7 ** 3)
+    del q.e
+    assert gradient(0.7) == pytest.approx(4 * 0.7)
+    monkeypatch.setattr(Quartic, "e", lambda self, x: x ** 3)      # on the class
+    assert gradient(0.7) == pytest.approx(6 * 0.7 ** 2)
+    q.unrelated = 1.0                                   # another attribute: the same derivative, still right
+    assert gradient(0.7) == pytest.approx(6 * 0.7 ** 2)
+
+
+def _inner(x):
+    return x ** 2
+
+
+def uses_inner(x):
+    return _inner(x) * 3.0
+
+
+def test_forward_mode_and_jvp_see_a_helper_rebound(monkeypatch):
+    # found with F8: grad(mode="forward"), jvp and hvp call the pipeline directly, and did not ask whether a
+    # function the code names was rebound (a notebook cell run again)
+    forward = s2s.grad(uses_inner, mode="forward")
+    assert forward(0.5) == pytest.approx(3.0)
+    assert s2s.jvp(uses_inner, (0.5,), (1.0,))[1] == pytest.approx(3.0)
+    monkeypatch.setitem(globals(), "_inner", lambda x: x ** 3)
+    assert forward(0.5) == pytest.approx(9 * 0.25)
+    assert s2s.jvp(uses_inner, (0.5,), (1.0,))[1] == pytest.approx(9 * 0.25)
+    assert s2s.hvp(uses_inner)(0.5, 1.0) == pytest.approx(18 * 0.5)

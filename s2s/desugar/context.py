@@ -1,12 +1,14 @@
 """What the rewrites share: fresh names, constants placed in the tree, static look-ups, statement walking."""
 from __future__ import annotations
 
+import inspect
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
 import gast
 
 from ..errors import UnsupportedSyntax
+from ..frontend import AttributeOf
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -82,11 +84,20 @@ class Context:
             found, base = self.static(node.value)
             if found and not isinstance(base, _LITERALS):
                 try:
-                    return True, getattr(base, node.attr)
+                    value = getattr(base, node.attr)
                 except Exception:
                     return False, None
+                if callable(value) and is_user_object(base) and not isinstance(base, type):
+                    self._depend_on_attribute(base, node.attr)
+                return True, value
         return False, None
 
+
+    def _depend_on_attribute(self, holder: Any, name: str) -> None:
+        """Remember `holder.name` (a method of an object known now): replaced later, it makes the derivative anew."""
+        key = (id(holder), name)
+        if key not in self.parsed.attributes:
+            self.parsed.attributes[key] = (AttributeOf(holder), name, inspect.getattr_static(holder, name, None))
 
     def names(self, node: Any, obj: Any) -> bool:
         """Whether node statically names obj (by identity)."""
