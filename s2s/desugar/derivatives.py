@@ -34,7 +34,9 @@ def adjoint_of_derivative(derivative: Any, g: Any, *args: Any) -> tuple:
     tangents: list = [None] * len(args)
     tangents[options.wrt[0]] = g
     directional = jvp(full, args, tangents)[1]
-    adjoints = dict(zip(wrt, directional))          # wrt a tuple: the gradients are a tuple
+    if len(wrt) == 1 and not isinstance(directional, (tuple, list)):
+        directional = (directional,)        # the tangent of a gradient of one argument: one number or array
+    adjoints = dict(zip(wrt, directional))
     return tuple(adjoints.get(i) for i in range(len(args)))
 
 
