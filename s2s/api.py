@@ -306,6 +306,19 @@ def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes
     return emitted.source, compiled
 
 
+_NON_SCALAR = "grad needs a function with a scalar output"          # runtime._seed's message starts so
+_NON_SCALAR_HINT = "use s2s.jacobian for the whole Jacobian, s2s.vjp (or s2s.jvp) for its products with a vector"
+
+
+def _function_place(fn: Callable) -> Any:
+    """The Loc of fn's definition, for an error about the function as a whole (None if unknown)."""
+    try:
+        parsed = parse_function(root_function(fn))
+        return parsed.loc(parsed.node)
+    except Exception:
+        return None
+
+
 def annotate(exc: BaseException, function: Callable) -> None:
     """Name, on an exception raised inside generated code, the user's line that code comes from."""
     code = function.__code__
@@ -318,6 +331,9 @@ def annotate(exc: BaseException, function: Callable) -> None:
     loc = lines.get(lineno)
     if loc is None:
         return
+    if isinstance(exc, TypeError) and not isinstance(exc, S2SError) and str(exc).startswith(_NON_SCALAR):
+        # the reverse sweep's seed found an array output: at the function's place, as forward mode says it
+        raise NonScalarOutput(str(exc).split("; use ")[0], loc, hint=_NON_SCALAR_HINT) from exc
     if isinstance(exc, ValueError) and not isinstance(exc, S2SError) and str(exc).startswith("s2s: "):
         # a refusal that only the arguments decide, raised by a check in the derivative: located, as an S2SError
         raise RefusedWhenRun(str(exc)[len("s2s: "):], loc) from exc
@@ -667,11 +683,14 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
     checkpoint = checked_option(checkpoint)
     if checkpoint is not None and backend != "python":
         raise BadArgument(f"checkpoint= runs its schedule as a Python generator: it does not combine with "
-                          f"backend={backend!r}")
+                          f"backend={backend!r}", _function_place(fn),
+                          hint="drop checkpoint= (Numba's stacks are arrays), or use backend='python'")
     if mode == "forward":
         if has_aux or checkpoint is not None or backend != "python":
-            raise BadArgument(f"{'has_aux' if has_aux else 'checkpoint' if checkpoint else 'backend'} is for "
-                              f"reverse mode")
+            given = "has_aux" if has_aux else "checkpoint" if checkpoint is not None else f"backend={backend!r}"
+            raise BadArgument(f"{given} is for reverse mode, not mode='forward'", _function_place(fn),
+                              hint="use mode='reverse' (or 'auto')" + (
+                                  ", or s2s.jvp(f, backend='numba') for forward mode" if backend != "python" else ""))
         return _forward_gradient(fn, indices, several, with_value, optimize, check)
     if mode not in ("auto", "reverse"):
         raise BadArgument(f"mode={mode!r}: grad takes mode='auto', 'reverse' or 'forward'")
@@ -888,8 +907,10 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                 tangents = [e if j == i else _zero_like(args[j]) for j in indices]
                 value, directional = call(jvp_function, (*args, *tangents))
                 if isinstance(value, (tuple, list, dict)) or np.size(value) != 1:
-                    raise NonScalarOutput("grad needs a function with a scalar output; use s2s.jvp or "
-                                          "s2s.jacobian for other outputs")
+                    shown = f"an array of shape {np.shape(value)}" if isinstance(value, np.ndarray) else \
+                        f"a {type(value).__name__}"
+                    raise NonScalarOutput(f"grad needs a function with a scalar output, but it returned {shown}",
+                                          _function_place(fn), hint=_NON_SCALAR_HINT)
                 if isinstance(g, np.ndarray):
                     g[k] = directional
                 else:

@@ -15,6 +15,8 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `comprehensions`: list comprehensions and generator expressions become the
   loops they are;
 - `containers`: `dict.items/values/keys/get`, `list.extend/insert`;
+- `reversed_items`: `reversed(xs)` of a list, tuple or array as `xs[::-1]`;
+- `chained_writes`: `B[i][j] = v` on a NumPy array as `B[i, j] = v` (checked when it runs);
 - `reductions`: `max(xs)` / `min(xs)` of one sequence as a loop over the two-argument form;
 - `objects`: calls through objects (`self.forward(x)`, `layer(x)`), methods of
   library objects, frozen distributions, loops over lists of layers unrolled;
@@ -31,7 +33,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import closures, comprehensions, containers, imports, loop_else, objects, reductions, signature, statements
+from . import (chained_writes, closures, comprehensions, containers, imports, loop_else, objects, reductions, reversed_items, signature,
+               statements)
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -39,7 +42,8 @@ if TYPE_CHECKING:
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, closures.rewrite, containers.rewrite,
-            comprehensions.rewrite, reductions.rewrite, objects.rewrite)
+            comprehensions.rewrite, reversed_items.rewrite, chained_writes.rewrite, reductions.rewrite,
+            objects.rewrite)
 
 
 def desugar(parsed: "ParsedFunction") -> None:
