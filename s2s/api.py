@@ -397,6 +397,15 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
         if i >= len(args):
             raise BadArgument(f"{qualname} was called without its differentiated argument {names[i]!r}")
         bad = _non_float_leaf(args[i])
+        if bad is not None and (dataclasses.is_dataclass(bad) and not isinstance(bad, type)
+                                or hasattr(bad, "__dict__") and not isinstance(bad, (np.ndarray, np.generic))):
+            kind = "a dataclass" if dataclasses.is_dataclass(bad) else "an object"
+            raise BadArgument(f"argument {names[i]!r} of {qualname} is differentiated but holds {kind}, "
+                              f"{type(bad).__name__}; s2s differentiates floats, float arrays, and tuples (namedtuples "
+                              f"too), lists and dicts of them", _function_place(fn),
+                              hint=f"make {type(bad).__name__} a typing.NamedTuple (its fields read as before: "
+                                   f"{names[i]}.{next(iter(vars(bad)), 'w')}), or pass its fields as separate "
+                                   f"arguments")
         if bad is not None:
             value = bad
             shown = f"an array of {value.dtype}" if isinstance(value, np.ndarray) else \
@@ -476,7 +485,8 @@ _VERIFIED: "weakref.WeakKeyDictionary[Callable, set]" = weakref.WeakKeyDictionar
 
 def _zero_tree(x: Any) -> Any:
     if isinstance(x, (tuple, list)):
-        return type(x)(_zero_tree(v) for v in x)
+        items = [_zero_tree(v) for v in x]
+        return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)
     if isinstance(x, dict):
         return {k: _zero_tree(v) for k, v in x.items()}
     return np.zeros_like(x) if isinstance(x, np.ndarray) else 0.0

@@ -1,6 +1,9 @@
 """Programs an outside tester wrote in their own style, which gave silent wrong gradients, crashed, or were refused
 with a confusing message: each is now right (against central differences, both modes) or refused with its place."""
+import collections
+import dataclasses
 import functools
+import typing
 
 import numpy as np
 import pytest
@@ -920,3 +923,59 @@ def hermitian_spectrum(x):
 def test_hfft_and_ihfft(f, x, mode):
     assert s2s.value_and_grad(f)(x)[0] == pytest.approx(f(x))
     agrees(f, (x,), mode=mode, rtol=1e-5)
+
+
+Params = collections.namedtuple("Params", "w b")
+
+
+class TypedParams(typing.NamedTuple):
+    w: np.ndarray
+    b: float
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenParams:
+    w: np.ndarray
+    b: float
+
+
+def _layer(q, x):
+    return np.tanh(q.w @ x + q.b)
+
+
+def namedtuple_loss(p, x):
+    return np.sum(p.w * x) + p.b ** 2 + _layer(p, x) + p[1]
+
+
+def namedtuple_inside(w, x):
+    p = Params(w, 0.5)
+    return np.sum(p.w * x)
+
+
+@pytest.mark.parametrize("kind", [Params, TypedParams])
+def test_a_namedtuple_of_parameters_reads_its_fields_by_position(kind):
+    p, x = kind(np.array([1.0, 2.0]), 0.5), np.array([1.0, -0.5])
+    got = s2s.grad(namedtuple_loss)(p, x)
+    assert type(got) is kind
+    dw, db = got
+    slope = 1.0 - np.tanh(p.w @ x + p.b) ** 2
+    np.testing.assert_allclose(dw, x + slope * x)
+    assert db == pytest.approx(2 * p.b + slope + 1.0)
+    s2s.check_grad(namedtuple_loss, p, x)
+    np.testing.assert_allclose(agrees(namedtuple_loss, (p, x), 1), p.w + slope * p.w)
+    tangent = s2s.jvp(namedtuple_loss, (p, x), (kind(np.array([1.0, 0.0]), 1.0), np.zeros(2)))[1]
+    assert tangent == pytest.approx(dw[0] + db)
+
+
+def test_a_dataclass_of_parameters_is_refused_with_the_namedtuple_fix():
+    with pytest.raises(s2s.BadArgument, match="dataclass, FrozenParams") as info:
+        s2s.grad(namedtuple_loss)(FrozenParams(np.ones(2), 0.5), np.ones(2))
+    text = str(info.value)
+    assert "test_outside_findings.py:" in text and "typing.NamedTuple" in text and "p.w" in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_namedtuple_built_inside_is_refused_by_name(mode):
+    with pytest.raises(s2s.NoDerivativeRule, match="namedtuple|attribute") as info:
+        s2s.grad(namedtuple_inside, mode=mode)(np.ones(2), np.ones(2))
+    assert "test_outside_findings.py:" in str(info.value) and "getattr" not in str(info.value).split("\n")[0]
