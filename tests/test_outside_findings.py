@@ -631,9 +631,30 @@ def test_odeint_with_a_lambda_that_reads_no_variable(mode):
                                 rel=1e-4)
 
 
-def test_odeint_with_a_lambda_closing_over_a_differentiated_value_is_refused_with_a_fix():
+def ode_nested_rhs(y0, k):
+    def rhs(y, t):
+        return -k * y + np.sin(t) * y0[0]
+    return np.sum(odeint(rhs, y0, TS, rtol=1e-10, atol=1e-10))
+
+
+def ode_rhs_given_elsewhere(y0, k):
+    return sorted([y0[0], y0[1]], key=lambda v: v * k)[0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", [ode_rate_through_closure, ode_nested_rhs])
+def test_odeint_rhs_reading_the_functions_variables_gets_them_through_args(f, mode):
+    args = (0.7,) if f is ode_rate_through_closure else (np.array([1.0, 2.0]), 0.7)
+    if f is ode_rate_through_closure:        # sum_t exp(-k t): its derivative -sum_t t exp(-k t)
+        assert s2s.grad(f, mode=mode)(0.7) == pytest.approx(-np.sum(TS * np.exp(-0.7 * TS)), rel=1e-5)
+    for i in range(len(args)):
+        got = s2s.grad(f, wrt=i, mode=mode)(*args)
+        np.testing.assert_allclose(got, numerical_gradient(f, args, i, 1e-6), rtol=1e-4, atol=1e-7)
+
+
+def test_a_lambda_closing_over_a_variable_given_to_another_function_is_refused_with_a_fix():
     with pytest.raises(s2s.UnsupportedSyntax, match="lambda") as info:
-        s2s.grad(ode_rate_through_closure)(0.5)
+        s2s.grad(ode_rhs_given_elsewhere, wrt=1)(np.array([1.0, 2.0]), 0.5)
     assert "test_outside_findings.py:" in str(info.value) and "args=(k,)" in str(info.value)
 
 

@@ -10,6 +10,7 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
 - `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
   inactive context managers become calls that run as Python runs them;
+- `odeint_closures`: the variables odeint's right-hand side reads passed through its `args=`;
 - `closures`: nested `def` and `lambda` become functions of their own (lifted,
   their free variables passed as arguments at each call); `map` a loop;
 - `comprehensions`: list comprehensions and generator expressions become the
@@ -33,17 +34,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import (chained_writes, closures, comprehensions, containers, imports, loop_else, objects, reductions, reversed_items, signature,
-               statements)
+from . import (chained_writes, closures, comprehensions, containers, imports, loop_else, objects, odeint_closures,
+               reductions, reversed_items, signature, statements)
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
-REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, closures.rewrite, containers.rewrite,
-            comprehensions.rewrite, reversed_items.rewrite, chained_writes.rewrite, reductions.rewrite,
-            objects.rewrite)
+REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
+            closures.rewrite, containers.rewrite, comprehensions.rewrite, reversed_items.rewrite, chained_writes.rewrite,
+            reductions.rewrite, objects.rewrite)
 
 
 def desugar(parsed: "ParsedFunction") -> None:

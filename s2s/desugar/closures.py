@@ -42,7 +42,7 @@ def rewrite(ctx: Context) -> None:
             if target is not None and _liftable(ctx, target):
                 fbody[:] = [_calls(ctx, lifted).visit(s) for s in fbody]     # calls of siblings lifted before
                 made = _lift(ctx, target, args, fbody, like)
-                if made is not None:
+                if made is not None and (not made[1] or _only_called(ctx, target)):
                     lifted[target] = made
                     continue
                 kept.add(target)
@@ -66,15 +66,17 @@ def _definition(stmt: Any) -> tuple:
 
 
 def _liftable(ctx: Context, target: str) -> bool:
-    """Bound once, and used only by calls (or reads no variable of f: checked when lifted)."""
+    """Bound once (used only by calls, or reading no variable of f: checked when lifted)."""
     stores = 0
     for node in gast.walk(ctx.node):
         if isinstance(node, gast.FunctionDef) and node.name == target and node is not ctx.node:
             stores += 1
         elif isinstance(node, gast.Name) and node.id == target and isinstance(node.ctx, gast.Store):
             stores += 1
-    if stores != 1:
-        return False
+    return stores == 1
+
+
+def _only_called(ctx: Context, target: str) -> bool:
     called = {id(n.func) for n in gast.walk(ctx.node) if isinstance(n, gast.Call)}
     return all(id(n) in called for n in gast.walk(ctx.node)
                if isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Load))
