@@ -66,7 +66,7 @@ def solve(g, ans, a, b):
 
 @adjoint(np.linalg.det)
 def det(g, ans, a):
-    return np.expand_dims(g, (-1, -2)) * _cofactors(a, ans)
+    return np.expand_dims(g * np.ones_like(ans), (-1, -2)) * _cofactors(a, ans)      # (float32 stays float32)
 
 
 def _cofactors(a, ans):
@@ -82,7 +82,7 @@ def _cofactors(a, ans):
     others = np.nonzero(1 - np.eye(n, dtype=int))[1].reshape(n, n - 1)      # row i: every index but i
     minors = np.swapaxes(np.take(np.take(a, others, axis=-2), others, axis=-1), -3, -2)
     determinants = np.linalg.det(minors)
-    return determinants * ((-1.0) ** np.add.outer(np.arange(n), np.arange(n)) * np.ones_like(determinants))
+    return np.where(np.add.outer(np.arange(n), np.arange(n)) % 2 == 1, -determinants, determinants)
 
 
 # ---- forward mode

@@ -815,8 +815,17 @@ def test_nested_recursion_is_refused_as_recursion(f, line):
     assert "statically" not in text
 
 
-def test_a_nested_helper_with_a_multi_line_docstring_is_read():
+class Documented:
+    def loss(self, x):
+        """A method's docstring
+        on two lines, indented in its class."""
+        return documented(x) * 2.0
+
+
+def test_functions_and_methods_with_multi_line_docstrings_are_read():
+    # the text s2s reads is re-indented before it is compared with the code that runs: the docstring is the same
     assert s2s.grad(documented)(3.0) == pytest.approx(6.0)
+    assert s2s.grad(Documented().loss)(3.0) == pytest.approx(12.0)
 
 
 def documented(x):
@@ -1000,3 +1009,27 @@ def test_a_namedtuple_built_inside_is_refused_by_name(mode):
     with pytest.raises(s2s.NoDerivativeRule, match="namedtuple|attribute") as info:
         s2s.grad(namedtuple_inside, mode=mode)(np.ones(2), np.ones(2))
     assert "test_outside_findings.py:" in str(info.value) and "getattr" not in str(info.value).split("\n")[0]
+
+
+def numba_einsum(x):
+    return np.sum(np.einsum("i,i->", x, x))
+
+
+def numba_list(xs):
+    return xs[0] * xs[1]
+
+
+@pytest.mark.parametrize("f, arg, phrase", [(numba_einsum, np.ones(3), "could not tell this one"),
+                                            (numba_list, [1.0, 2.0], "separate float or array arguments")])
+def test_numba_refusals_are_located_and_say_what_to_do(f, arg, phrase):
+    pytest.importorskip("numba")
+    with pytest.raises(s2s.S2SError) as info:
+        s2s.grad(f, backend="numba")(arg)
+    text = str(info.value)
+    assert "test_outside_findings.py:" in text and phrase in text and "backend='python'" in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_det_gradient_keeps_float32(mode):
+    for a in (SINGULAR.astype(np.float32), np.eye(3, dtype=np.float32)):
+        assert s2s.grad(det, mode=mode)(a).dtype == np.float32

@@ -119,8 +119,9 @@ WHY = {
 }
 
 
-_SHAPES = ("Numba needs the shapes known when the derivative is made: give s2s.source or s2s.export example "
-           "arguments of the shapes it will be called with; else differentiate with backend='python'")
+_SHAPES = ("Numba needs every shape known when the derivative is made, and s2s could not tell this one from the "
+           "arguments' shapes: differentiate this function with backend='python' (s2s.source and s2s.export "
+           "need example arguments of the shapes it will be called with)")
 HINTS = {"_unbroadcast": _SHAPES, "_expand": _SHAPES, "_shaped_like": _SHAPES, "_broadcast_back": _SHAPES,
          "_add": "pass the values as separate float or array arguments, or differentiate with backend='python'",
          "_foreign": "pass NumPy arrays, or differentiate with backend='python'"}
