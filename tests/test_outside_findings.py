@@ -1033,3 +1033,41 @@ def test_numba_refusals_are_located_and_say_what_to_do(f, arg, phrase):
 def test_det_gradient_keeps_float32(mode):
     for a in (SINGULAR.astype(np.float32), np.eye(3, dtype=np.float32)):
         assert s2s.grad(det, mode=mode)(a).dtype == np.float32
+
+
+def reversed_rows(X):
+    s = np.zeros(2)
+    for r in reversed(X):
+        s = s * 0.5 + r ** 2
+    return np.sum(s)
+
+
+def reversed_layers(W, x):
+    layers = [W, W * 2.0, np.sin(W)]
+    h = x
+    for M in reversed(layers):
+        h = np.tanh(M @ h)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reversed_rows_of_an_array_and_a_list_of_arrays(mode):
+    X = np.array([[1.0, 2.0], [0.5, -1.0], [0.2, 0.3]])
+    np.testing.assert_allclose(agrees(reversed_rows, (X,), mode=mode), [[2.0, 4.0], [0.5, -1.0], [0.1, 0.15]])
+    agrees(reversed_layers, (np.array([[0.5, -0.2], [0.1, 0.3]]), np.ones(2)), mode=mode)
+
+
+def two_dimensional_running_sums(A):
+    s = A[0, 1]
+    s -= A[1, 1] * A[0, 0]
+    t = A[1][0]
+    t -= A[1][1]
+    return s * t
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_number_read_with_a_two_dimensional_index_then_updated(mode):
+    A = np.array([[4.0, 2.0], [2.0, 3.0]])
+    # s = 2 - 12 = -10, t = 2 - 3 = -1
+    np.testing.assert_allclose(agrees(two_dimensional_running_sums, (A,), mode=mode),
+                               [[-3.0 * -1, -1.0], [-10.0, -4.0 * -1 + 10.0]])
