@@ -339,8 +339,8 @@ class Lowerer:
         for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) \
                     and mine & (self.bases_of(held) | self.contents_of(held)):
-                how = "the same object as" if held is value else "may share memory with"
-                raise self.error(f"{name!r} is {how} {other!r} (a view, an alias or an item of it): s2s does not "
+                how = "is the same object as" if held is value else "may share memory with"
+                raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
                                  f"follow a write through one name to the other", node,
                                  hint=f"copy it first: {name} = {name}.copy()")
         if len(self.call_stack) > 1 and mine & self.param_bases:
