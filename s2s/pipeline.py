@@ -133,8 +133,9 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], s
     base = checked(dtypes.guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     if base.scalar_checks:
         found = value_kinds(base, kinds)
-        for value, loc, message in base.scalar_checks:
-            if found.get(id(value)) != "scalar":
+        for (value, *others), loc, message in base.scalar_checks:     # fine if the value is a number, or
+            if found.get(id(value)) != "scalar" and (not others or any(     # every other name holds one
+                    found.get(id(o)) != "scalar" for o in others)):
                 raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
     if options.has_aux:
         base = split_aux(base, kinds)
