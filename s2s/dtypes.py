@@ -34,6 +34,10 @@ _SAME = {np.copy, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims
          np.atleast_3d, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.roll, np.tile, np.repeat,
          np.broadcast_to, np.diag, np.diagonal, np.triu, np.tril, operator.getitem, runtime.setitem}
 _JOINED = {np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, runtime.make_list, runtime.make_tuple}
+# what makes a list, tuple or dict (a float written into one stays a float)
+_CONTAINERS = {runtime.make_list, runtime.make_tuple, runtime.make_dict, runtime.list_append, runtime.concat,
+               runtime.repeat, builtins.list, builtins.dict}
+_WRITES = {runtime.setitem, runtime.list_append}        # the same object, written into
 # Python's functions that return integers whatever they are given
 _INTEGER_RESULTS = {builtins.len, builtins.int, builtins.round, math.floor, math.ceil, math.trunc, operator.floordiv}
 
@@ -166,11 +170,12 @@ def guard_writes(fn: Function, wrt: list[int], shapes: Any = None) -> Function:
             made.update((id(o), stmt) for o in stmt.outs)
         elif isinstance(stmt, (For, While)):
             made.update((id(c), (stmt, k)) for k, c in enumerate(stmt.carried))
+            made.update((id(o), (stmt, k, "out")) for k, o in enumerate(stmt.outs))
 
     def written_from(result: Any, carried: Value) -> bool:
         """Whether a loop body's result is its carried value with elements written (the same array)."""
         while isinstance(result, Value) and isinstance(made.get(id(result)), Op) \
-                and made[id(result)].prim is runtime.setitem:
+                and made[id(result)].prim in _WRITES:
             result = made[id(result)].args[0]
         return result is carried
 
@@ -178,8 +183,10 @@ def guard_writes(fn: Function, wrt: list[int], shapes: Any = None) -> Function:
         """The value to check for array: through writes, and out of loops that only write into it."""
         while True:
             maker = made.get(id(array))
-            if isinstance(maker, Op) and maker.prim is runtime.setitem and isinstance(maker.args[0], Value):
+            if isinstance(maker, Op) and maker.prim in _WRITES and isinstance(maker.args[0], Value):
                 array = maker.args[0]
+            elif isinstance(maker, tuple) and len(maker) == 3:      # after a loop: its carried value
+                array = maker[0].carried[maker[1]]
             elif isinstance(maker, tuple) and isinstance(maker[0].inits[maker[1]], Value) and \
                     written_from(maker[0].body.results[maker[1]], array):
                 array = maker[0].inits[maker[1]]
@@ -191,7 +198,9 @@ def guard_writes(fn: Function, wrt: list[int], shapes: Any = None) -> Function:
         if isinstance(stmt, Op) and stmt.prim is runtime.setitem and isinstance(stmt.args[0], Value) \
                 and isinstance(stmt.args[2], Value) and id(stmt.args[2]) in varied and id(stmt.args[0]) not in found:
             array = origin(stmt.args[0])
-            checks.setdefault(id(array), (array, stmt.loc))
+            maker = made.get(id(array))
+            if not (isinstance(maker, Op) and maker.prim in _CONTAINERS):     # a list or dict keeps floats
+                checks.setdefault(id(array), (array, stmt.loc))
     if not checks:
         return fn
 

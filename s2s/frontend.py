@@ -64,6 +64,9 @@ class ParsedFunction:
     # methods read from objects known when the derivative is made (`self.e(x)`): (AttributeOf(object), name,
     # what the name held then); a derivative is made anew when one is replaced (on the object or its class)
     attributes: dict = field(default_factory=dict)
+    # names the desugaring made for a value it hands on and never reads again (a comprehension's result): they
+    # do not count as another name of the object (`m = {k: 0.0 for k in ks}; m[k] = v`)
+    transient: set = field(default_factory=set)
 
     @property
     def globals(self) -> dict[str, Any]:

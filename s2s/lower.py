@@ -338,7 +338,7 @@ class Lowerer:
                 self.bases[id(held)] = frozenset({id(held)})
         for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) \
-                    and mine & (self.bases_of(held) | self.contents_of(held)):
+                    and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)):
                 how = "is the same object as" if held is value else "may share memory with"
                 raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
                                  f"follow a write through one name to the other", node,
@@ -406,7 +406,7 @@ class Lowerer:
             mine = self.bases[id(current)] = frozenset({id(current)})
         sharing = [(other, held) for other, held in self.env.items()
                    if other != name and not other.startswith("$") and isinstance(held, Value)
-                   and mine & (self.bases_of(held) | self.contents_of(held))]
+                   and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held))]
         if sharing:
             # on an array, `x += v` writes into the object `other` also names; on a number it does not (nor when
             # every other name holds a number: `x = x0; x += dt` with x0 a float makes x a new object)

@@ -215,6 +215,8 @@ class _Reverse:
                            f"which is differentiated here", op.loc)
         results = results + [None] * (max(positional) + 1 - len(results))       # arguments without adjoint
         for i in needed:
+            if results[i] is None and i == 1 and op.prim in (runtime.setitem, operator.getitem):
+                continue        # an index or key (`k, v` unpacked from d.items() carries d's activity) has none
             if results[i] is None and not (isinstance(results[i], Const)):
                 # no adjoint for a value that carries one: a zero only where the rule declares it
                 raise S2SError(f"{prim_name(op.prim)} is differentiated with respect to its argument {i + 1}, "

@@ -246,8 +246,9 @@ def _assert_number(x, name, other):
 def _assert_inexact(array, name):
     """Before `name[...] = v` where v has a derivative: name must hold floats. An integer array truncates v, so it
     keeps no derivative of it, and s2s could not tell from the code which of the two it is."""
-    if not np.issubdtype(np.asarray(array).dtype, np.inexact):
-        raise ValueError(f"s2s: {name!r} holds {np.asarray(array).dtype} numbers, so writing a float into it "
+    dtype = getattr(array, "dtype", None)      # a list or dict keeps the float it is given
+    if dtype is not None and not np.issubdtype(dtype, np.inexact):
+        raise ValueError(f"s2s: {name!r} holds {dtype} numbers, so writing a float into it "
                          f"truncates the float, and keeps no derivative of it; s2s could not tell this from the "
                          f"code. Make {name!r} a float array ({name} = {name}.astype(float), or np.zeros(n) for a "
                          f"new one), or write int(v) if truncating is meant")

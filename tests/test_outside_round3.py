@@ -332,3 +332,31 @@ def test_augmented_assignment_of_a_float_argument_in_a_loop(mode):
     assert s2s.grad(scaled_by_config, mode=mode)(0.3) == pytest.approx((1.0 + CFG["scale"]) ** 3, rel=1e-12)
     with pytest.raises(s2s.UnsupportedSyntax, match="'v' may be the same array as 'v0'"):
         s2s.grad(written_into_argument_array, mode=mode)(np.array([0.3, 0.4]))
+
+
+def adam_like(w0):
+    params = {"w": w0, "b": 0.1}
+    m = {k: np.zeros_like(v) for k, v in params.items()}
+    for k in params:
+        m[k] = 0.9 * m[k] + 0.1 * params[k]
+        params[k] = params[k] - 0.5 * m[k]
+    return np.sum(params["w"] ** 2) + params["b"] ** 2
+
+
+def written_comprehension(w0):
+    m = {k: 0.0 for k in ("a", "b")}
+    ms = [0.0 for _ in range(2)]
+    m["a"] = m["a"] + np.sum(w0)
+    ms[1] = ms[1] + w0[0]
+    return m["a"] ** 2 + ms[1] * m["a"]
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("f", [adam_like, written_comprehension], ids=lambda f: f.__name__)
+def test_items_written_into_a_container_a_comprehension_made(f, mode):
+    # the fourth tester's G1: refused as "'m' is the same object as 'table'" (the comprehension's own name), and
+    # then the keys unpacked from d.items() were taken for values with a derivative
+    w0 = np.array([0.5, -0.3, 0.2])
+    expected = [(f(w0 + e) - f(w0 - e)) / 2e-6 for e in np.eye(3) * 1e-6]
+    assert np.allclose(s2s.grad(f, mode=mode)(w0), expected, rtol=1e-6, atol=1e-9)
+    assert "_assert_inexact" not in s2s.source(f, w0, mode=mode)       # lists and dicts keep floats
