@@ -334,6 +334,13 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         and prim not in (operator.getitem, operator.contains))
     if elementwise and all(k == "scalar" for k in arg_kinds):
         return "scalar"
+    if prim is builtins.sorted and arg_kinds:       # a list of the items, in another order: their kind
+        items = arg_kinds[0]
+        if items == "array" or (is_container(items) and items[0] == "list*"):
+            return ("list*", "scalar" if items == "array" else items[1])
+        if is_container(items) and items[1] is not None and len(set(items[1])) == 1:
+            return ("list*", items[1][0])
+        return ("list", None)
     try:
         declared = registry.result_kind(prim, [a.value if isinstance(a, Const) else registry.UNKNOWN for a in op.args],
                                         {k: a.value if isinstance(a, Const) else registry.UNKNOWN

@@ -19,7 +19,7 @@ from .activity import global_is_scalar
 from .activity import _SCALAR_TYPES as _ACTIVITY_SCALARS
 from .ir import Op, walk
 from . import foreign, numba_backend, pipeline, runtime
-from .frontend import AttributeOf
+from .frontend import AttributeOf, ItemOf
 from .lower import clear_callee_cache
 from .pipeline import (_LOCK, Options, _bind, annotate, compiled,
                        lowered, root_function)
@@ -38,6 +38,8 @@ _MISSING = object()
 def _current(owner: Callable, name: str) -> Any:
     if isinstance(owner, AttributeOf):           # a method of an object known when the derivative was made
         return inspect.getattr_static(owner.holder, name, _MISSING)
+    if isinstance(owner, ItemOf):                # a function read from a dict by a known key
+        return owner.holder.get(name, _MISSING)
     code = owner.__code__
     if name in code.co_freevars:
         try:
@@ -111,6 +113,9 @@ def _watch_list(fn: Callable) -> list:
     for owner, name, obj in cached[1].dependencies:
         if isinstance(owner, AttributeOf):          # `self.e`: the object's own attributes, and its classes'
             found.extend(_attribute_watch(owner.holder, name))
+            continue
+        if isinstance(owner, ItemOf):               # `LOSSES["mse"]`: the dict's item
+            found.append((owner.holder, name, obj, name in owner.holder))
             continue
         if name in owner.__code__.co_freevars:
             return [None]

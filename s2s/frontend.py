@@ -51,6 +51,12 @@ class AttributeOf:
     holder: Any
 
 
+@dataclass(frozen=True, eq=False)
+class ItemOf:
+    """The owner in a dependency on an item of a dict (`LOSSES["mse"](x)`: a function read from a global dict)."""
+    holder: dict
+
+
 @dataclass
 class ParsedFunction:
     fn: Any

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import gast
 
 from ..errors import UnsupportedSyntax
-from ..frontend import AttributeOf
+from ..frontend import AttributeOf, ItemOf
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -80,6 +80,17 @@ class Context:
                     return True, base[index]
                 except Exception:
                     return False, None
+            if found and isinstance(base, dict):      # a function from a dict of functions, by a known key
+                known, key = self.static(node.slice)
+                if known and isinstance(key, (str, int)) and callable(base.get(key)):
+                    if isinstance(node.slice, gast.Attribute):        # `self.fns[self.kind]`: the key watched too
+                        owner = self.static(node.slice.value)
+                        if owner[0] and is_user_object(owner[1]):
+                            self._depend_on_attribute(owner[1], node.slice.attr)
+                    dependency = (id(base), key)
+                    if dependency not in self.parsed.attributes:
+                        self.parsed.attributes[dependency] = (ItemOf(base), key, base[key])
+                    return True, base[key]
         if isinstance(node, gast.Attribute):
             found, base = self.static(node.value)
             if found and not isinstance(base, _LITERALS):

@@ -132,6 +132,8 @@ class _Calls(gast.NodeTransformer):
                 node.keywords = keywords + node.keywords
             elif isinstance(func, gast.Attribute) and not _data_or_namespace(ctx.static(func.value)[1]):
                 node.func = constant(obj, func)      # a method of a library object: the bound method it is
+            elif isinstance(func, gast.Subscript):   # `LOSSES["mse"](r)`: the function the dict holds
+                node.func = constant(obj, func)
             if obj is dict and not node.args and all(k.arg for k in node.keywords):
                 return located(gast.Dict(keys=[constant(k.arg, node) for k in node.keywords],
                                          values=[k.value for k in node.keywords]), node)
