@@ -416,3 +416,56 @@ def test_functions_held_in_a_dict_by_a_known_key(mode, monkeypatch):
     assert np.allclose(loss(x), np.cos(x))
     model.kind = "tanh"                                                     # the key changed: made anew
     assert np.allclose(loss(x), 1 - np.tanh(x) ** 2)
+
+
+def two_draws(mu):
+    r = np.random.default_rng(0)
+    a = r.standard_normal(3)
+    b = r.standard_normal(3)          # the same call: a second draw, not the first one again
+    return np.sum((mu + a) ** 2 * b)
+
+
+def legacy_draws(mu):
+    r = np.random.RandomState(3)
+    a = r.rand(4)
+    r.rand(4)                         # its numbers are not used, but it moves the generator on
+    b = r.rand(4)
+    return np.sum(mu * a * b)
+
+
+def draws_in_a_loop(mu):
+    r = np.random.default_rng(1)
+    s = 0.0
+    for _ in range(4):
+        s = s + mu * r.normal()
+    return s * s
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("f", [two_draws, legacy_draws, draws_in_a_loop], ids=lambda f: f.__name__)
+def test_draws_from_a_generator_object_are_effects(f, mode, monkeypatch):
+    # G11: two draws of the same call were merged (common subexpressions): a silently wrong gradient
+    monkeypatch.setenv("S2S_CHECK", "0")            # the checking mode would catch it; the default would not
+    assert s2s.grad(f, mode=mode)(0.3) == pytest.approx(central(f, 0.3), rel=1e-7)
+
+
+def test_a_checkpointed_loop_that_draws_is_refused():
+    with pytest.raises(s2s.UnsupportedSyntax, match=r"test_outside_round3\.py:\d+:\d+: checkpoint= runs the loop"):
+        s2s.grad(draws_in_a_loop, mode="reverse", checkpoint=2)(0.3)
+
+
+def two_sums(x, y):
+    s = 0.0
+    for i in range(3):
+        s = s + x * x
+    t = 0.0
+    for i in range(3):
+        t = t + np.exp(y)
+    return s + t
+
+
+@pytest.mark.parametrize("snapshots", [2, 3, 5])
+def test_checkpointed_loops_with_the_same_range_and_start(snapshots):
+    # G10: the two loops' schedules were merged as one common subexpression; the first loop's adjoint was lost
+    gradient = s2s.grad(two_sums, wrt=(0, 1), mode="reverse", checkpoint=snapshots)(0.3, 0.5)
+    assert gradient == pytest.approx((1.8, 3 * np.exp(0.5)), rel=1e-12)

@@ -137,6 +137,7 @@ def method_call(arity: int) -> Any:
     def call(obj: Any, name: str, *args: Any) -> Any:
         return call_method(obj, name, *args)
     call.__name__ = call.__qualname__ = f"method_call_{arity}"
+    call._s2s_effect = True             # type: ignore[attr-defined]  # `rng.normal()`: a draw, never merged or dropped
     params = ", ".join(f"a{i}" for i in range(arity))
     comma = ", " if arity else ""
     adjoint_text = (f"def rule(g, ans, obj, name{comma}{params}):\n"

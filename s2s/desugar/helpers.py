@@ -51,6 +51,9 @@ def call_method(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
     return getattr(obj, name)(*args, **kwargs)
 
 
+call_method._s2s_effect = True      # type: ignore[attr-defined]  # `rng.normal()`: may change obj (optimize.is_pure)
+
+
 def keys_of(table: Any) -> list:
     """The keys of a dict, as a list: they carry no derivative (its values do)."""
     return list(table)
