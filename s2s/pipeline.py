@@ -27,7 +27,7 @@ from .errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenR
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
 from .ir import Const, Function, Op, Value, clone_function, verify, walk
-from . import complex_values, dtypes, foreign, numba_backend, runtime, selfcheck, sequences
+from . import complex_values, dtypes, foreign, mutation, numba_backend, runtime, selfcheck, sequences
 from .naming import Namer
 from .lower import lower
 from .in_place import write_elements_in_place
@@ -131,6 +131,7 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], s
     options = resolve_mode(options, kinds)[0]
     base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
     base = checked(dtypes.guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
+    base = mutation.refuse_hidden_changes(base, list(options.wrt))         # an object a method call changed
     if base.scalar_checks:
         found = value_kinds(base, kinds)
         for (value, *others), loc, message in base.scalar_checks:     # fine if the value is a number, or

@@ -469,3 +469,56 @@ def test_checkpointed_loops_with_the_same_range_and_start(snapshots):
     # G10: the two loops' schedules were merged as one common subexpression; the first loop's adjoint was lost
     gradient = s2s.grad(two_sums, wrt=(0, 1), mode="reverse", checkpoint=snapshots)(0.3, 0.5)
     assert gradient == pytest.approx((1.8, 3 * np.exp(0.5)), rel=1e-12)
+
+
+class Accumulator:
+    def __init__(self):
+        self.vals = []
+
+    def add(self, v):
+        self.vals.append(v)
+        return len(self.vals)
+
+    def total(self):
+        return sum(self.vals)
+
+
+class Scaler:
+    def __init__(self):
+        self.factor = 3.0
+
+    def mean(self, v):                # named like NumPy's functions: a method of the class all the same
+        return self.factor * v
+
+    def clip(self, v):
+        return v * v
+
+
+def scaler_inside(x):
+    s = Scaler()
+    return s.mean(x) + s.clip(x)
+
+
+def accumulated_then_read(x):
+    a = Accumulator()
+    a.add(x * 2)
+    a.add(x * 3)
+    return sum(a.vals)
+
+
+def accumulated_then_totalled(x):
+    a = Accumulator()
+    a.add(x * 2)
+    return a.total()
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_methods_of_objects_made_inside_the_function(mode, monkeypatch):
+    # G13: `s.mean(x)` was read as numpy.mean(s, x) and `a.add(v)` as numpy.add (the appends lost: value 0,
+    # gradient 0, silently with the checking mode off)
+    monkeypatch.setenv("S2S_CHECK", "0")
+    assert s2s.grad(scaler_inside, mode=mode)(0.7) == pytest.approx(3 + 2 * 0.7)
+    for f in (accumulated_then_read, accumulated_then_totalled):
+        with pytest.raises(s2s.UnsupportedSyntax, match=r"test_outside_round3\.py:\d+:\d+: .* an object that "
+                                                          r"`\.add\(\.\.\.\)` \(line \d+\) was given a differentiated"):
+            s2s.grad(f, mode=mode)(0.7)

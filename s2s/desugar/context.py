@@ -208,7 +208,14 @@ def is_user_object(obj: Any) -> bool:
     if isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
                         types.MethodType)) or is_literal(obj):
         return False
-    top = (type(obj).__module__ or "").split(".")[0]
+    return is_user_class(type(obj))
+
+
+def is_user_class(cls: type) -> bool:
+    """A class the user wrote (not a library's, nor Python's)."""
+    from ..lower import _NOT_INLINED
+    import sys
+    top = (cls.__module__ or "").split(".")[0]
     return top not in _NOT_INLINED and top not in sys.stdlib_module_names and top != "builtins"
 
 
