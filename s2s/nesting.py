@@ -15,7 +15,6 @@ operation is nested only where that changes nothing Python does but the order of
 """
 from __future__ import annotations
 
-import ast
 import operator
 import re
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 from . import runtime
 from .ir import Block, Const, For, Function, Op, Value, stmt_blocks, walk
 from .optimize import is_pure
+from .source_text import Stmt
 
 MAX_NESTED = 4
 _TEMPORARY = re.compile(r"(d?v\d+(_dot)?|t|)")
@@ -50,11 +50,24 @@ def _accumulates(op: Op, part: Value) -> bool:
     return len(op.outs) == 1 and op.outs[0].hint == part.hint
 
 
-def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op]) -> dict[int, Op]:
-    """id of a value -> the operation written in its place, for the values nested into their reader."""
-    indices = {id(s.index) for s in walk(fn.body) if isinstance(s, For)}
+def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op],
+           stmts: list | None = None) -> dict[int, Op]:
+    """id of a value -> the operation written in its place, for the values nested into their reader.
+    stmts: every statement of fn in program order (ir.walk), when the caller has them. One pass: each
+    operation is looked at once, and a write into an array finds the expressions reading it by an index."""
+    if stmts is None:
+        stmts = list(walk(fn.body))
+    indices = {id(s.index) for s in stmts if isinstance(s, For)}
     chosen: dict[int, Op] = {}
     size: dict[int, int] = {}           # an operation -> how many operations its statement holds
+    purity: dict[int, bool] = {}        # id of a primitive -> is_pure
+    temporary: dict[str, bool] = {}     # a hint -> whether it names a temporary
+
+    def pure(op: Op) -> bool:
+        found = purity.get(id(op.prim))
+        if found is None:
+            found = purity[id(op.prim)] = bool(is_pure(op.prim))
+        return found or _attribute(op)
 
     def reads(op: Op) -> set[int]:
         """The values op's expression reads, through what is nested into it."""
@@ -67,8 +80,8 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op]) -> dict[i
                     found |= reads(inner)
         return found
 
-    def candidate(op: Op) -> bool:
-        if len(op.outs) != 1 or op.in_place is not None or op.prim in _NEVER or not (is_pure(op.prim) or _attribute(op)):
+    def candidate(op: Op, is_pure_op: bool) -> bool:
+        if len(op.outs) != 1 or op.in_place is not None or not is_pure_op or op.prim in _NEVER:
             return False
         out = op.outs[0]
         if id(out) in inlined or uses.get(id(out)) != 1:
@@ -76,43 +89,64 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op]) -> dict[i
         return not (op.prim is operator.getitem and isinstance(op.args[1], Value) and id(op.args[1]) in indices)
 
     def block(b: Block) -> None:
-        pending: dict[int, tuple[Op, int]] = {}       # a candidate's result -> (its op, its position)
-        for position, stmt in enumerate(b.stmts):
-            for inner in stmt_blocks(stmt):
-                block(inner)
-            if not isinstance(stmt, Op):
+        pending: dict[int, Op] = {}             # a candidate's result -> its op
+        readers: dict[int, list[int]] = {}      # a value -> the pending results whose expressions read it
+        indexed = False                         # readers is kept once a write into an array needs it
+        for stmt in b.stmts:
+            if stmt.__class__ is not Op:
+                for inner in stmt_blocks(stmt):
+                    block(inner)
                 pending.clear()             # a loop or branch between: not looked through
+                readers.clear()
+                indexed = False
                 continue
             total = 1
-            for a in list(stmt.args) + list(stmt.kwargs.values()):
-                found = pending.pop(id(a), None) if isinstance(a, Value) else None
-                if found is None:
+            for a in (stmt.args if not stmt.kwargs else list(stmt.args) + list(stmt.kwargs.values())):
+                op = pending.pop(id(a), None) if a.__class__ is Value else None
+                if op is None:
                     continue
-                op, _ = found
-                if not (_TEMPORARY.fullmatch(a.hint or "") or _accumulates(stmt, a)):
+                hint = a.hint or ""
+                is_temporary = temporary.get(hint)
+                if is_temporary is None:
+                    is_temporary = temporary[hint] = _TEMPORARY.fullmatch(hint) is not None
+                if not (is_temporary or _accumulates(stmt, a)):
                     continue
-                if op.loc is not None and (stmt.loc is None or (op.loc.file, op.loc.line) !=
-                                           (stmt.loc.file, stmt.loc.line)):
+                if op.loc is not None and (stmt.loc is None or op.loc.line != stmt.loc.line
+                                           or op.loc.file != stmt.loc.file):
                     continue
                 if stmt.in_place is not None and stmt.args[stmt.in_place] is a:
                     continue
-                if total + size.get(id(op), 1) > MAX_NESTED + 1:
+                inner_size = size.get(id(op), 1)
+                if total + inner_size > MAX_NESTED + 1:
                     continue
                 chosen[id(a)] = op
-                total += size.get(id(op), 1)
+                total += inner_size
             size[id(stmt)] = total
             written = _mutated(stmt)
-            if written is not None or not (is_pure(stmt.prim) or _attribute(stmt)) and stmt.prim is not runtime.pop:
-                spoiled = [k for k, (op, _) in pending.items()
-                           if written is None or id(written) in reads(op) or k == id(written)]
-                for k in spoiled:
-                    del pending[k]
-            if candidate(stmt):
-                pending[id(stmt.outs[0])] = (stmt, position)
+            is_pure_op = pure(stmt)
+            if written is not None:
+                if not indexed:
+                    for key, op in pending.items():
+                        for r in reads(op):
+                            readers.setdefault(r, []).append(key)
+                    indexed = True
+                for key in readers.pop(id(written), ()):
+                    pending.pop(key, None)
+                pending.pop(id(written), None)
+            elif not is_pure_op and stmt.prim is not runtime.pop:
+                pending.clear()             # a call with effects: nothing moves across it
+                readers.clear()
+                indexed = False
+            if candidate(stmt, is_pure_op):
+                key = id(stmt.outs[0])
+                pending[key] = stmt
+                if indexed:
+                    for r in reads(stmt):
+                        readers.setdefault(r, []).append(key)
     block(fn.body)
     params = {id(p) for p in fn.params}
-    for stmt in walk(fn.body):          # `len(xs)` of a parameter: written where it is read, however often
-        if isinstance(stmt, Op) and stmt.prim is len and len(stmt.args) == 1 and not stmt.kwargs \
+    for stmt in stmts:          # `len(xs)` of a parameter: written where it is read, however often
+        if stmt.__class__ is Op and stmt.prim is len and len(stmt.args) == 1 and not stmt.kwargs \
                 and isinstance(stmt.args[0], Value) and id(stmt.args[0]) in params and len(stmt.outs) == 1 \
                 and id(stmt.outs[0]) not in inlined:
             chosen[id(stmt.outs[0])] = stmt
@@ -121,53 +155,38 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op]) -> dict[i
 
 # ---------------------------------------------------------------- initializations on one line
 
-def _initialization(node: ast.stmt) -> str | None:
-    """The kind of a statement `name = []` ("list") or `name = np.zeros_like(other)` ("zeros"), else None."""
-    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-        return None
-    value = node.value
-    if isinstance(value, ast.List) and not value.elts:
-        return "list"
-    if isinstance(value, ast.Call) and not value.keywords and len(value.args) == 1 \
-            and isinstance(value.args[0], ast.Name) and isinstance(value.func, ast.Attribute) \
-            and value.func.attr == "zeros_like" and isinstance(value.func.value, ast.Name) \
-            and value.func.value.id == "np":
-        return "zeros"
-    return None
-
-
-def merge_initializations(stmts: list[ast.stmt], locs: dict[int, Any]) -> list[ast.stmt]:
+def merge_initializations(stmts: list[Stmt]) -> list[Stmt]:
     """Consecutive `a = []; b = []` or `da = np.zeros_like(a); db = np.zeros_like(b)` from one line of the
-    user's code as one statement, `da, db = np.zeros_like(a), np.zeros_like(b)`, as people write them."""
-    out: list[ast.stmt] = []
-    run: list[ast.stmt] = []
+    user's code as one statement, `da, db = np.zeros_like(a), np.zeros_like(b)`, as people write them.
+    (source_text.assign marks them: `init` is ("list", target) or ("zeros", target, arg).)"""
+    out: list[Stmt] = []
+    run: list[Stmt] = []
 
-    def place(node: ast.stmt) -> Any:
-        loc = locs.get(id(node))
+    def place(node: Stmt) -> Any:
+        loc = node.loc
         return None if loc is None else (loc.file, loc.line)
 
     def flush() -> None:
         if len(run) > 1:
-            merged = ast.Assign(targets=[ast.Tuple(elts=[n.targets[0] for n in run], ctx=ast.Store())],
-                                value=ast.Tuple(elts=[n.value for n in run], ctx=ast.Load()), type_comment=None)
-            if id(run[0]) in locs:
-                locs[id(merged)] = locs[id(run[0])]
+            values = ["[]" if n.init[0] == "list" else f"np.zeros_like({n.init[2]})" for n in run]
+            merged = Stmt(f"{', '.join(n.init[1] for n in run)} = {', '.join(values)}", odd=run[0].odd)
+            merged.loc = run[0].loc
             out.append(merged)
         else:
             out.extend(run)
         run.clear()
 
     for node in stmts:
-        for field in ("body", "orelse"):
-            inner = getattr(node, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                setattr(node, field, merge_initializations(inner, locs))
-        kind = _initialization(node)
-        if run and (kind != _initialization(run[0]) or place(node) != place(run[0])
-                    or node.targets[0].id in {n.targets[0].id for n in run}
-                    or kind == "zeros" and node.value.args[0].id in {n.targets[0].id for n in run}):
+        if node.body:
+            node.body = merge_initializations(node.body)
+        if node.orelse:
+            node.orelse = merge_initializations(node.orelse)
+        init = node.init
+        if run and (init is None or init[0] != run[0].init[0] or place(node) != place(run[0])
+                    or init[1] in {n.init[1] for n in run}
+                    or init[0] == "zeros" and init[2] in {n.init[1] for n in run}):
             flush()
-        if kind is None:
+        if init is None:
             out.append(node)
         else:
             run.append(node)
