@@ -54,6 +54,8 @@ _OPERATOR_OF = {np.add: operator.add, np.subtract: operator.sub, np.multiply: op
 _MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"), ("np.fft", np.fft, "numpy"))
 _NP_ZEROS_LIKE = ("np.zeros_like", st.ATOM)
 _TRUE = st.constant(True)
+_SPECIAL = {operator.contains, operator.getitem, getattr, runtime.make_tuple, runtime.make_dict, runtime.make_list,
+            runtime.stack_new, runtime.pop, runtime.push, runtime.zeros_like, runtime.free_name}
 
 
 
@@ -82,6 +84,9 @@ class _Emitter:
         self.visiting: set[str] = set()
         self.reads_user_names = False
         self.odd = False                # a constant astor spells its own way was written (source_text.py)
+        self.swapped = False            # self.atom replaced while a loop's test is written as one expression
+        self.references: dict[int, st.Expr] = {}     # id of an object -> how the module names it
+        self.plain_calls: dict[int, st.Expr] = {}    # id of a primitive written `f(args)` -> f
         self.skipped: set[int] = set()                      # ops written as part of another statement
         self.bindings: dict[str, Any] = {}
         self.inlined: dict[int, Op] = {}
@@ -93,7 +98,7 @@ class _Emitter:
             reserved |= set(root.__code__.co_freevars)
         self.items = {id(s): item for s in self.stmts if isinstance(s, For)
                       for item in [self.sequence_item(s)] if item is not None}
-        self.names = _python_names(fn, self.inlined, reserved, self.items, self.stmts)
+        self.names = _python_names(fn, self.inlined, reserved, self.items)
         self.named = {k: (v, st.ATOM) for k, v in self.names.items()}      # a value's name as an expression
 
     def _survey(self, reserved: set[str]) -> tuple[list[Stmt], dict[int, Op], dict[int, int]]:
@@ -102,7 +107,8 @@ class _Emitter:
         stmts: list[Stmt] = []
         defining: dict[int, Op] = {}
         counts: dict[int, int] = {}
-        free_name = runtime.free_name
+        free_name, make_tuple = runtime.free_name, runtime.make_tuple
+        tuples = self.tuples = []
 
         def count(atoms: Any) -> None:
             for a in atoms:
@@ -110,16 +116,24 @@ class _Emitter:
                     counts[id(a)] = counts.get(id(a), 0) + 1
 
         def block(b: Block) -> None:
+            append, get = stmts.append, counts.get
             for s in b.stmts:
-                stmts.append(s)
+                append(s)
                 if s.__class__ is Op:
                     for o in s.outs:
                         defining[id(o)] = s
-                    count(s.args)
+                    for a in s.args:
+                        if a.__class__ is Value:
+                            key = id(a)
+                            counts[key] = get(key, 0) + 1
                     if s.kwargs:
                         count(s.kwargs.values())
                     if s.prim is free_name:
                         reserved.add(s.args[0].value)
+                        if len(s.outs) == 1:
+                            self.inlined[id(s.outs[0])] = s         # a global read: written where it is read
+                    elif s.prim is make_tuple and len(s.outs) == 1:
+                        tuples.append(s)
                     continue
                 if isinstance(s, If):
                     count([s.cond])
@@ -135,14 +149,10 @@ class _Emitter:
 
     def _find_inlined(self) -> None:
         """Values written as expressions where they are read: global reads, the returned tuple."""
-        returned = {id(a) for a in self.fn.body.results}
-        for stmt in self.stmts:
-            if stmt.__class__ is not Op or len(stmt.outs) != 1:
-                continue
+        returned = {id(a) for a in self.fn.body.results}      # (global reads: found by _survey)
+        for stmt in self.tuples:
             out = stmt.outs[0]
-            if stmt.prim is runtime.free_name:
-                self.inlined[id(out)] = stmt
-            elif stmt.prim is runtime.make_tuple and id(out) in returned and self.uses.get(id(out), 0) == 1:
+            if id(out) in returned and self.uses.get(id(out), 0) == 1:
                 self.inlined[id(out)] = stmt
         top: set[int] | None = None
         for stmt in self.fn.body.stmts:
@@ -202,7 +212,14 @@ class _Emitter:
         return None if value is None else self.constant(value)
 
     def reference(self, obj: Any) -> st.Expr:
-        """How the module names an object: `math.sin`, `np.sum`, `abs`, or a bound name."""
+        """How the module names an object: `math.sin`, `np.sum`, `abs`, or a bound name (once per object:
+        the imports and bindings it adds are made the first time)."""
+        found = self.references.get(id(obj))
+        if found is None:
+            found = self.references[id(obj)] = self._reference(obj)
+        return found
+
+    def _reference(self, obj: Any) -> st.Expr:
         name = getattr(obj, "__name__", None)
         if isinstance(name, str):
             if getattr(builtins, name, None) is obj:
@@ -248,11 +265,18 @@ class _Emitter:
         if prim is runtime.free_name:
             return self.free_name(args[0].value, args[1].value)
         atom = self.atom
-        values = [atom(a) for a in args]
+        if self.swapped:
+            values = [atom(a) for a in args]
+        else:
+            named = self.named
+            values = [named.get(id(a)) or atom(a) for a in args]
         binary = _BINARY.get(prim)
         if binary is not None and len(values) == 2:
             return st.binary(binary[0], binary[1], values[0], values[1])
         keywords = {k: atom(a) for k, a in op.kwargs.items()} if op.kwargs else None
+        callee = self.plain_calls.get(id(prim))
+        if callee is not None:
+            return st.call(callee, values, keywords)
         unary = _UNARY.get(prim)
         if unary is not None and len(values) == 1:
             return st.unary(unary[0], unary[1], values[0])
@@ -282,7 +306,10 @@ class _Emitter:
         if prim in runtime.EMITTED_HELPERS:
             self.use_helper(prim)
             return st.call(st.name(prim.__name__), values, keywords)
-        return st.call(self.reference(prim), values, keywords)
+        callee = self.reference(prim)
+        if not (prim in _BINARY or prim in _UNARY or prim in _COMPARE or prim in _SPECIAL):
+            self.plain_calls[id(prim)] = callee
+        return st.call(callee, values, keywords)
 
     def use_helper(self, helper: Any) -> None:
         """Copy a helper into the module, with the helpers it calls, each once."""
@@ -314,34 +341,45 @@ class _Emitter:
 
     def block(self, block: Block) -> list[st.Stmt]:
         out: list[st.Stmt] = []
+        inlined, skipped, names, assign = self.inlined, self.skipped, self.names, st.assign
         for stmt in block.stmts:
-            emitted = self.stmt(stmt)
+            if stmt.__class__ is Op:
+                outs = stmt.outs
+                if outs and id(outs[0]) in inlined or id(stmt) in skipped:
+                    continue
+                if stmt.in_place is not None:
+                    emitted = self.in_place(stmt)
+                elif not outs:
+                    emitted = st.Stmt(self.expression(stmt)[0])
+                elif len(outs) == 1:
+                    emitted = assign([names[id(outs[0])]], self.expression(stmt))
+                else:
+                    emitted = assign([names[id(o)] for o in outs], self.expression(stmt))
+                emitted.loc = stmt.loc
+                out.append(emitted)
+                continue
+            emitted_list = self.stmt(stmt)
             if stmt.loc is not None:
-                for node in emitted:
+                for node in emitted_list:
                     node.loc = stmt.loc
-            out.extend(emitted)
+            out.extend(emitted_list)
         return out
 
+    def in_place(self, stmt: Op) -> st.Stmt:
+        """`x[i] = v`, `xs.append(v)`, `x += v`."""
+        if stmt.prim is runtime.setitem:
+            container, index, value = stmt.args
+            target = st.subscript(self.atom(container), self.index(index))
+            return st.Stmt(f"{target[0]} = {self.atom(value)[0]}")
+        if stmt.prim is runtime.list_append:
+            append = st.attribute(self.atom(stmt.args[0]), "append")
+            return st.Stmt(st.call(append, [self.atom(stmt.args[1])])[0])
+        target = self.atom(stmt.args[stmt.in_place])
+        symbol = _BINARY[_OPERATOR_OF.get(stmt.prim, stmt.prim)][0]
+        return st.Stmt(f"{target[0]}{symbol[:-1]}= {self.atom(stmt.args[1 - stmt.in_place])[0]}")
+
     def stmt(self, stmt: Stmt) -> list[st.Stmt]:
-        if isinstance(stmt, Op):
-            outs = stmt.outs
-            if outs and id(outs[0]) in self.inlined or id(stmt) in self.skipped:
-                return []
-            if stmt.in_place is not None:
-                if stmt.prim is runtime.setitem:
-                    container, index, value = stmt.args
-                    target = st.subscript(self.atom(container), self.index(index))
-                    return [st.Stmt(f"{target[0]} = {self.atom(value)[0]}")]
-                if stmt.prim is runtime.list_append:
-                    append = st.attribute(self.atom(stmt.args[0]), "append")
-                    return [st.Stmt(st.call(append, [self.atom(stmt.args[1])])[0])]
-                target = self.atom(stmt.args[stmt.in_place])
-                symbol = _BINARY[_OPERATOR_OF.get(stmt.prim, stmt.prim)][0]
-                return [st.Stmt(f"{target[0]}{symbol[:-1]}= {self.atom(stmt.args[1 - stmt.in_place])[0]}")]
-            value = self.expression(stmt)
-            if not outs:
-                return [st.Stmt(value[0])]
-            return [st.assign([self.name_of(o) for o in outs], value)]
+        """A branch or a loop (operations are written by block)."""
         if id(stmt) in self.skipped:
             return []
         if isinstance(stmt, If):
@@ -428,12 +466,12 @@ class _Emitter:
         return build(test)
 
     def _expression_with(self, op: Op, atom: Any) -> st.Expr:
-        original = self.atom
-        self.atom = atom          # type: ignore[method-assign]
+        original, swapped = self.atom, self.swapped
+        self.atom, self.swapped = atom, True          # type: ignore[method-assign]
         try:
             return self.expression(op)
         finally:
-            self.atom = original  # type: ignore[method-assign]
+            self.atom, self.swapped = original, swapped  # type: ignore[method-assign]
 
     def module(self, defaults: tuple = (), header: str = "") -> Emitted:
         body = merge_initializations(self.block(self.fn.body))     # a, b = [], []: one line

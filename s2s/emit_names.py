@@ -15,7 +15,7 @@ import itertools
 import keyword
 from typing import Any
 
-from .ir import Atom, Block, For, Function, If, Op, Stmt, Value, While, walk
+from .ir import Atom, Block, For, Function, If, Op, Stmt, Value, While
 
 
 class _LiveRanges:
@@ -43,6 +43,11 @@ class _LiveRanges:
         # A value with one definition (an operation's result, a parameter) read in the scope it is defined in
         # (most of them) lives from its definition to its last such read: [point, innermost scope, scopes, last].
         self.single: dict[int, list] = {}
+        # what the names' assignment needs, found on the way: the values written by name in program order,
+        # the operations that write in place, the branches and loops
+        self.order: list[Value] = []
+        self.in_place: list[Op] = []
+        self.compound: list[Stmt] = []
 
     def tick(self) -> int:
         self.point += 2             # statements at even points; a branch is entered at the odd one before
@@ -82,6 +87,7 @@ class _LiveRanges:
             self.reads.setdefault(key, []).append((at, tuple(self.scopes)))
 
     def run(self, fn: Function) -> dict[int, list[tuple[int, int]]]:
+        self.order.extend(fn.params)
         self.define_once(fn.params, 0)
         self.block(fn.body)
         self.read(fn.body.results, self.tick())
@@ -129,25 +135,53 @@ class _LiveRanges:
         self.innermost = id(self.scopes[-1]) if self.scopes else 0
 
     def block(self, block: Block) -> None:
+        inlined, single, reads, items, order = self.inlined, self.single, self.reads, self.items, self.order
         for stmt in block.stmts:
             if stmt.__class__ is Op:
                 outs = stmt.outs
-                if outs and id(outs[0]) in self.inlined:
+                if outs and id(outs[0]) in inlined:
                     continue
                 self.point += 2
                 at = self.point
-                self.read(stmt.args, at)
+                innermost = self.innermost
+                for atom in stmt.args:          # self.read, unrolled for the common case
+                    if atom.__class__ is not Value:
+                        continue
+                    key = id(atom)
+                    if key in inlined:
+                        self.read((atom,), at)
+                        continue
+                    found = single.get(key)
+                    if found is not None and found[1] == innermost:
+                        if at > found[3]:
+                            found[3] = at
+                    else:
+                        reads.setdefault(key, []).append((at, tuple(self.scopes)))
                 if stmt.kwargs:
                     self.read(stmt.kwargs.values(), at)
-                loop = self.items.get(id(stmt))
+                if stmt.in_place is not None:
+                    self.in_place.append(stmt)
+                loop = items.get(id(stmt)) if items else None
                 if loop is not None:          # `for item in seq:` binds the item when an iteration starts
                     self.define_once(outs, *self.loop_start[loop])
                 else:
-                    self.define_once(outs, at)
+                    scopes = tuple(map(id, self.scopes)) if self.scopes else ()
+                    for v in outs:
+                        if id(v) not in inlined:
+                            single[id(v)] = [at, innermost, scopes, at]
+                            order.append(v)
+                    continue
+                order.extend(o for o in outs if id(o) not in inlined)
             else:
                 self.stmt(stmt)
 
     def stmt(self, stmt: Stmt) -> None:
+        self.compound.append(stmt)
+        if isinstance(stmt, For):
+            self.order.append(stmt.index)
+        if not isinstance(stmt, If):
+            self.order.extend(stmt.carried)
+        self.order.extend(o for o in stmt.outs if id(o) not in self.inlined)
         if isinstance(stmt, If):
             fork = self.tick()
             self.read([stmt.cond], fork)
@@ -318,30 +352,12 @@ class _Occupied:
 
 
 def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
-                 items: dict[int, Op] | None = None, stmts: list[Stmt] | None = None) -> dict[int, str]:
-    """id of each value written by name -> its name. stmts: every statement of fn in program order (walk)."""
-    if stmts is None:
-        stmts = list(walk(fn.body))
-    groups = _Groups(_LiveRanges(inlined, items).run(fn))
-    order: list[Value] = list(fn.params)
-    loops: list[While | For] = []
-    compound: list[Stmt] = []            # branches and loops, in program order
-    in_place: list[Op] = []
-    for stmt in stmts:
-        if stmt.__class__ is Op:
-            for o in stmt.outs:
-                if id(o) not in inlined:
-                    order.append(o)
-            if stmt.in_place is not None:
-                in_place.append(stmt)
-            continue
-        if isinstance(stmt, For):
-            order.append(stmt.index)
-        compound.append(stmt)
-        if not isinstance(stmt, If):
-            order.extend(stmt.carried)
-            loops.append(stmt)
-        order.extend(o for o in stmt.outs if id(o) not in inlined)
+                 items: dict[int, Op] | None = None) -> dict[int, str]:
+    """id of each value written by name -> its name."""
+    ranges = _LiveRanges(inlined, items)
+    groups = _Groups(ranges.run(fn))
+    order, in_place, compound = ranges.order, ranges.in_place, ranges.compound
+    loops = [s for s in compound if not isinstance(s, If)]
     for stmt in in_place:
         groups.merge(stmt.outs[0], stmt.args[stmt.in_place], force=True)
     # Every merge is checked against interference: two values alive at once never share a name. A loop's
@@ -381,6 +397,66 @@ def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
     free_temps: list[tuple[int, str]] = []       # (the point a temporary's name falls free, the name)
     ready_temps: list[tuple[int, str]] = []      # (its number, the name) of those fallen free
     iskeyword = keyword.iskeyword
+    def named(spans: list[tuple[int, int]], param: Value | None, hint: str) -> str:
+        """The variable's own name if it is free, else the first of hint_1, hint_2, ... that is."""
+        if param is None:
+            occupied = taken.get(hint)
+            if hint not in reserved and not iskeyword(hint) and (occupied is None or occupied.free_for(spans)):
+                return hint
+            candidates: Any = (hint if k == 0 else f"{hint}_{k}" for k in range(10_000))
+        else:       # the user's parameters first, keeping their names; then the others
+            candidates = (param.hint if k == 0 else f"{param.hint}_{k}" for k in range(10_000))
+        candidate = hint
+        for candidate in candidates:
+            if param is None and (candidate in reserved or iskeyword(candidate)):
+                continue
+            if param is not None and candidate in param_names:
+                continue
+            occupied = taken.get(candidate)
+            if occupied is not None and not occupied.free_for(spans):
+                continue
+            break
+        return candidate
+
+    def temporary(spans: list[tuple[int, int]]) -> str:
+        """A temporary takes the name of a dead one first: rebinding the name frees the old array at once,
+        and NumPy reuses its memory for the next one instead of faulting in new pages. The names free from
+        this group's start on come off a heap ordered by when they fall free; else the next new `t<k>`."""
+        nonlocal temps
+        begin = spans[0][0] if spans else 0          # spans are sorted by their starts
+        while free_temps and free_temps[0][0] <= begin:       # fallen free by now: ready, lowest first
+            end, name = heapq.heappop(free_temps)
+            heapq.heappush(ready_temps, (int(name[1:]), name))
+        candidate = None
+        if ready_temps:
+            freed: list[tuple[int, str]] = []
+            while ready_temps:
+                freed.append(heapq.heappop(ready_temps))
+                name = freed[-1][1]
+                occupied = taken.get(name)
+                if name in reserved or iskeyword(name) or occupied is not None and not occupied.free_for(spans):
+                    continue
+                candidate = name
+                break
+            for number, name in freed:          # the ones not taken go back
+                if name != candidate:
+                    heapq.heappush(ready_temps, (number, name))
+        if candidate is None:
+            k = temps + 1
+            while True:
+                candidate = f"t{k}"
+                if candidate not in reserved and not iskeyword(candidate):
+                    occupied = taken.get(candidate)
+                    if occupied is None or occupied.free_for(spans):
+                        break
+                k += 1
+        if candidate not in temp_names:
+            temps = int(candidate[1:])
+            temp_names.add(candidate)
+        end = spans[-1][1] if len(spans) == 1 else max((last for _, last in spans), default=0)
+        heapq.heappush(free_temps, (end, candidate))
+        return candidate
+
     # parameters keep their names; then groups in order of definition
     param_roots = {find(id(p)) if id(p) in parent else id(p) for p in fn.params}
     ordered = [kv for kv in by_group.items() if kv[0] in param_roots] + \
@@ -394,47 +470,10 @@ def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
             param = next((v for v in members if id(v) in params), None)
             hint = param.hint if param is not None else next((v.hint for v in members if v.hint), "")
         spans = groups.spans(root)
-        candidates: Any
-        if param is not None:       # the user's parameters first, keeping their names; then the others
-            candidates = (param.hint if k == 0 else f"{param.hint}_{k}" for k in range(10_000))
-        elif hint:
-            occupied = taken.get(hint)
-            if hint not in reserved and not iskeyword(hint) and (occupied is None or occupied.free_for(spans)):
-                candidates = (hint,)        # the common case: the variable's own name
-            else:
-                candidates = (hint if k == 0 else f"{hint}_{k}" for k in range(10_000))
+        if param is None and not hint:
+            candidate = temporary(spans)
         else:
-            # a temporary takes the name of a dead one first: rebinding the name frees the old array
-            # at once, and NumPy reuses its memory for the next one instead of faulting in new pages.
-            # The names free from this group's start on come off a heap ordered by when they fall free.
-            begin = min((d for d, _ in spans), default=0)
-            while free_temps and free_temps[0][0] <= begin:       # fallen free by now: ready, lowest first
-                end, name = heapq.heappop(free_temps)
-                heapq.heappush(ready_temps, (int(name[1:]), name))
-            freed: list[tuple[int, str]] = []
-
-            def dead_temporaries() -> Any:
-                while ready_temps:
-                    freed.append(heapq.heappop(ready_temps))
-                    yield freed[-1][1]
-            candidates = itertools.chain(dead_temporaries(), (f"t{k}" for k in range(temps + 1, 100_000)))
-        for candidate in candidates:
-            if param is None and (candidate in reserved or iskeyword(candidate)):
-                continue
-            if param is not None and candidate in param_names:
-                continue
-            occupied = taken.get(candidate)
-            if occupied is not None and not occupied.free_for(spans):
-                continue
-            if not hint and param is None and candidate not in temp_names:
-                temps = int(candidate[1:])
-                temp_names.add(candidate)
-            break
-        if not hint and param is None:
-            for number, name in freed:          # the ones not taken go back
-                if name != candidate:
-                    heapq.heappush(ready_temps, (number, name))
-            heapq.heappush(free_temps, (max((last for _, last in spans), default=0), candidate))
+            candidate = named(spans, param, hint)
         occupied = taken.get(candidate)
         if occupied is None:
             taken[candidate] = _Occupied(spans)

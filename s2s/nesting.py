@@ -44,12 +44,6 @@ def _attribute(op: Op) -> bool:
     return op.prim is getattr and isinstance(op.args[1], Const) and op.args[1].value in ("T", "real", "imag", "shape")
 
 
-def _accumulates(op: Op, part: Value) -> bool:
-    """`dW = dW + dW_1`: a partial adjoint added into its value's adjoint (written `dW = dW + np.outer(g, x)`),
-    or `dx = -math.cos(x); dx = dx + y`: one variable built up (written `dx = -math.cos(x) + y`)."""
-    return len(op.outs) == 1 and op.outs[0].hint == part.hint
-
-
 def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op],
            stmts: list | None = None) -> dict[int, Op]:
     """id of a value -> the operation written in its place, for the values nested into their reader.
@@ -59,15 +53,8 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op],
         stmts = list(walk(fn.body))
     indices = {id(s.index) for s in stmts if isinstance(s, For)}
     chosen: dict[int, Op] = {}
-    size: dict[int, int] = {}           # an operation -> how many operations its statement holds
-    purity: dict[int, bool] = {}        # id of a primitive -> is_pure
+    purity: dict[int, tuple] = {}       # id of a primitive -> (is_pure, the argument it writes into, in _NEVER)
     temporary: dict[str, bool] = {}     # a hint -> whether it names a temporary
-
-    def pure(op: Op) -> bool:
-        found = purity.get(id(op.prim))
-        if found is None:
-            found = purity[id(op.prim)] = bool(is_pure(op.prim))
-        return found or _attribute(op)
 
     def reads(op: Op) -> set[int]:
         """The values op's expression reads, through what is nested into it."""
@@ -80,16 +67,10 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op],
                     found |= reads(inner)
         return found
 
-    def candidate(op: Op, is_pure_op: bool) -> bool:
-        if len(op.outs) != 1 or op.in_place is not None or not is_pure_op or op.prim in _NEVER:
-            return False
-        out = op.outs[0]
-        if id(out) in inlined or uses.get(id(out)) != 1:
-            return False
-        return not (op.prim is operator.getitem and isinstance(op.args[1], Value) and id(op.args[1]) in indices)
+    getitem, pop, never, mutating = operator.getitem, runtime.pop, _NEVER, _MUTATING
 
     def block(b: Block) -> None:
-        pending: dict[int, Op] = {}             # a candidate's result -> its op
+        pending: dict[int, tuple[Op, int]] = {}     # a candidate's result -> (its op, the operations it holds)
         readers: dict[int, list[int]] = {}      # a value -> the pending results whose expressions read it
         indexed = False                         # readers is kept once a write into an array needs it
         for stmt in b.stmts:
@@ -101,48 +82,62 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op],
                 indexed = False
                 continue
             total = 1
-            for a in (stmt.args if not stmt.kwargs else list(stmt.args) + list(stmt.kwargs.values())):
-                op = pending.pop(id(a), None) if a.__class__ is Value else None
-                if op is None:
-                    continue
-                hint = a.hint or ""
-                is_temporary = temporary.get(hint)
-                if is_temporary is None:
-                    is_temporary = temporary[hint] = _TEMPORARY.fullmatch(hint) is not None
-                if not (is_temporary or _accumulates(stmt, a)):
-                    continue
-                if op.loc is not None and (stmt.loc is None or op.loc.line != stmt.loc.line
-                                           or op.loc.file != stmt.loc.file):
-                    continue
-                if stmt.in_place is not None and stmt.args[stmt.in_place] is a:
-                    continue
-                inner_size = size.get(id(op), 1)
-                if total + inner_size > MAX_NESTED + 1:
-                    continue
-                chosen[id(a)] = op
-                total += inner_size
-            size[id(stmt)] = total
-            written = _mutated(stmt)
-            is_pure_op = pure(stmt)
+            if pending:
+                for a in (stmt.args if not stmt.kwargs else list(stmt.args) + list(stmt.kwargs.values())):
+                    found = pending.pop(id(a), None) if a.__class__ is Value else None
+                    if found is None:
+                        continue
+                    op, inner_size = found
+                    hint = a.hint or ""
+                    is_temporary = temporary.get(hint)
+                    if is_temporary is None:
+                        is_temporary = temporary[hint] = _TEMPORARY.fullmatch(hint) is not None
+                    # `dW = dW + dW_1`: a partial adjoint added into its value's adjoint (written
+                    # `dW = dW + np.outer(g, x)`), or `dx = -math.cos(x); dx = dx + y`: one variable built up
+                    if not (is_temporary or len(stmt.outs) == 1 and stmt.outs[0].hint == a.hint):
+                        continue
+                    if op.loc is not None and (stmt.loc is None or op.loc.line != stmt.loc.line
+                                               or op.loc.file != stmt.loc.file):
+                        continue
+                    if stmt.in_place is not None and stmt.args[stmt.in_place] is a:
+                        continue
+                    if total + inner_size > MAX_NESTED + 1:
+                        continue
+                    chosen[id(a)] = op
+                    total += inner_size
+            prim = stmt.prim
+            info = purity.get(id(prim))
+            if info is None:
+                info = purity[id(prim)] = (bool(is_pure(prim)), mutating.get(prim), prim in never)
+            is_pure_op, k, is_never = info
+            if not is_pure_op:
+                is_pure_op = _attribute(stmt)
+            if stmt.in_place is not None:
+                written = stmt.args[stmt.in_place]
+            else:
+                written = stmt.args[k] if k is not None and stmt.args else None
             if written is not None:
                 if not indexed:
-                    for key, op in pending.items():
+                    for key, (op, _) in pending.items():
                         for r in reads(op):
                             readers.setdefault(r, []).append(key)
                     indexed = True
                 for key in readers.pop(id(written), ()):
                     pending.pop(key, None)
                 pending.pop(id(written), None)
-            elif not is_pure_op and stmt.prim is not runtime.pop:
+            elif not is_pure_op and prim is not pop:
                 pending.clear()             # a call with effects: nothing moves across it
                 readers.clear()
                 indexed = False
-            if candidate(stmt, is_pure_op):
+            # a candidate: pure, one result read once, not written in place, and not an item of a loop's index
+            if is_pure_op and stmt.in_place is None and len(stmt.outs) == 1 and not is_never:
                 key = id(stmt.outs[0])
-                pending[key] = stmt
-                if indexed:
-                    for r in reads(stmt):
-                        readers.setdefault(r, []).append(key)
+                if key not in inlined and uses.get(key) == 1 and not (
+                        prim is getitem and stmt.args[1].__class__ is Value and id(stmt.args[1]) in indices):
+                    pending[key] = (stmt, total)
+                    if indexed:
+                        for r in reads(stmt):
+                            readers.setdefault(r, []).append(key)
     block(fn.body)
     params = {id(p) for p in fn.params}
     for stmt in stmts:          # `len(xs)` of a parameter: written where it is read, however often
