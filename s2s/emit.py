@@ -31,7 +31,6 @@ import numpy as np
 
 from . import runtime
 from . import source_text as st
-from .emit_names import _Groups, _Segments  # noqa: F401  (the tests count their work)
 from .emit_names import python_names as _python_names
 from .errors import S2SError
 from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
@@ -267,6 +266,18 @@ class _Emitter:
         atom = self.atom
         if self.swapped:
             values = [atom(a) for a in args]
+        elif len(args) == 2:
+            named = self.named
+            left = named.get(id(args[0])) or atom(args[0])
+            right = named.get(id(args[1])) or atom(args[1])
+            binary = _BINARY.get(prim)
+            if binary is not None:       # st.binary, inline: most operations are binary ones
+                symbol, p = binary
+                if p == st.POW:
+                    return st.binary(symbol, p, left, right)
+                return (f"{left[0] if left[1] >= p else '(' + left[0] + ')'}{symbol}"
+                        f"{right[0] if right[1] > p else '(' + right[0] + ')'}", p)
+            values = [left, right]
         else:
             named = self.named
             values = [named.get(id(a)) or atom(a) for a in args]
@@ -345,7 +356,7 @@ class _Emitter:
         for stmt in block.stmts:
             if stmt.__class__ is Op:
                 outs = stmt.outs
-                if outs and id(outs[0]) in inlined or id(stmt) in skipped:
+                if outs and id(outs[0]) in inlined or skipped and id(stmt) in skipped:
                     continue
                 if stmt.in_place is not None:
                     emitted = self.in_place(stmt)
