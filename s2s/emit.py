@@ -91,23 +91,25 @@ class _Emitter:
         self.inlined: dict[int, Op] = {}
         reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
         reserved |= {h.__name__ for h in runtime.EMITTED_HELPERS}
-        self.stmts, self.defining, self.uses = self._survey(reserved)
+        self.uses = self._survey(reserved)
         self._find_inlined()
         if root is not None:
             reserved |= set(root.__code__.co_freevars)
-        self.items = {id(s): item for s in self.stmts if isinstance(s, For)
-                      for item in [self.sequence_item(s)] if item is not None}
+        self.lengths = {id(op.outs[0]): op for op in self.lens if len(op.outs) == 1}    # n = len(xs)
+        self.items = {id(s): item for s in self.fors for item in [self.sequence_item(s)] if item is not None}
         self.names = _python_names(fn, self.inlined, reserved, self.items)
         self.named = {k: (v, st.ATOM) for k, v in self.names.items()}      # a value's name as an expression
 
-    def _survey(self, reserved: set[str]) -> tuple[list[Stmt], dict[int, Op], dict[int, int]]:
-        """One pass over the function: its statements in program order (as ir.walk), the operation defining
-        each value, how often each value is read; the globals it reads join `reserved`."""
-        stmts: list[Stmt] = []
-        defining: dict[int, Op] = {}
+    def _survey(self, reserved: set[str]) -> dict[int, int]:
+        """One pass over the function: how often each value is read, the operations the emitter looks at
+        again (tuples, `len` calls: self.tuples, self.lens) and the `for` loops (self.fors), in program
+        order; global reads are inlined and their names join `reserved`."""
         counts: dict[int, int] = {}
         free_name, make_tuple = runtime.free_name, runtime.make_tuple
-        tuples = self.tuples = []
+        tuples: list[Op] = []
+        lens: list[Op] = []
+        fors: list[For] = []
+        self.tuples, self.lens, self.fors = tuples, lens, fors
 
         def count(atoms: Any) -> None:
             for a in atoms:
@@ -115,57 +117,60 @@ class _Emitter:
                     counts[id(a)] = counts.get(id(a), 0) + 1
 
         def block(b: Block) -> None:
-            append, get = stmts.append, counts.get
+            get = counts.get
             for s in b.stmts:
-                append(s)
                 if s.__class__ is Op:
-                    for o in s.outs:
-                        defining[id(o)] = s
                     for a in s.args:
                         if a.__class__ is Value:
                             key = id(a)
                             counts[key] = get(key, 0) + 1
                     if s.kwargs:
                         count(s.kwargs.values())
-                    if s.prim is free_name:
+                    prim = s.prim
+                    if prim is free_name:
                         reserved.add(s.args[0].value)
                         if len(s.outs) == 1:
                             self.inlined[id(s.outs[0])] = s         # a global read: written where it is read
-                    elif s.prim is make_tuple and len(s.outs) == 1:
-                        tuples.append(s)
+                    elif prim is make_tuple:
+                        if len(s.outs) == 1:
+                            tuples.append(s)
+                    elif prim is len:
+                        lens.append(s)
                     continue
                 if isinstance(s, If):
                     count([s.cond])
                 elif isinstance(s, While):
                     count(s.inits)
                 else:
+                    fors.append(s)
                     count([s.start, s.stop, s.step, *s.inits])
                 for inner in stmt_blocks(s):
                     block(inner)
             count(b.results)
         block(self.fn.body)
-        return stmts, defining, counts
+        return counts
 
     def _find_inlined(self) -> None:
         """Values written as expressions where they are read: global reads, the returned tuple."""
         returned = {id(a) for a in self.fn.body.results}      # (global reads: found by _survey)
+        inlined: list[Op] = []
         for stmt in self.tuples:
             out = stmt.outs[0]
             if id(out) in returned and self.uses.get(id(out), 0) == 1:
                 self.inlined[id(out)] = stmt
+                inlined.append(stmt)
+        tuples = {id(s.outs[0]): s for s in self.tuples} if inlined else {}
         top: set[int] | None = None
-        for stmt in self.fn.body.stmts:
-            if isinstance(stmt, Op) and stmt.prim is runtime.make_tuple and id(stmt.outs[0]) in self.inlined:
-                for a in stmt.args:     # a tuple nested in the returned tuple
-                    inner = self.defining.get(id(a))
-                    if inner is None or inner.prim is not runtime.make_tuple or inner.outs[0] is not a \
-                            or self.uses.get(id(a), 0) != 1:
-                        continue
-                    if top is None:
-                        top = {id(s) for s in self.fn.body.stmts}
-                    if id(inner) in top:
-                        self.inlined[id(a)] = inner
-        self.inlined.update(nested(self.fn, self.uses, self.inlined, self.stmts))   # t = X @ W; h = t + b: one line
+        for stmt in inlined:        # (defined in the function's body: it returns them)
+            for a in stmt.args:     # a tuple nested in the returned tuple
+                inner = tuples.get(id(a))
+                if inner is None or self.uses.get(id(a), 0) != 1:
+                    continue
+                if top is None:
+                    top = {id(s) for s in self.fn.body.stmts}
+                if id(inner) in top:
+                    self.inlined[id(a)] = inner
+        self.inlined.update(nested(self.fn, self.uses, self.inlined, self.fors, self.lens))   # t = X @ W; h = t + b
 
     # ------------------------------------------------------------ atoms and calls
 
@@ -278,6 +283,12 @@ class _Emitter:
                 return (f"{left[0] if left[1] >= p else '(' + left[0] + ')'}{symbol}"
                         f"{right[0] if right[1] > p else '(' + right[0] + ')'}", p)
             values = [left, right]
+        elif len(args) == 1 and not op.kwargs:
+            value = self.named.get(id(args[0])) or atom(args[0])
+            callee = self.plain_calls.get(id(prim))
+            if callee is not None:      # st.call, inline: `math.sin(x)`
+                return (f"{callee[0]}({value[0] if value[1] >= st.ONE_ARG else '(' + value[0] + ')'})", st.ATOM)
+            values = [value]
         else:
             named = self.named
             values = [named.get(id(a)) or atom(a) for a in args]
@@ -352,7 +363,7 @@ class _Emitter:
 
     def block(self, block: Block) -> list[st.Stmt]:
         out: list[st.Stmt] = []
-        inlined, skipped, names, assign = self.inlined, self.skipped, self.names, st.assign
+        inlined, skipped, names, assign, assign_one = self.inlined, self.skipped, self.names, st.assign, st.assign_one
         for stmt in block.stmts:
             if stmt.__class__ is Op:
                 outs = stmt.outs
@@ -363,7 +374,7 @@ class _Emitter:
                 elif not outs:
                     emitted = st.Stmt(self.expression(stmt)[0])
                 elif len(outs) == 1:
-                    emitted = assign([names[id(outs[0])]], self.expression(stmt))
+                    emitted = assign_one(names[id(outs[0])], self.expression(stmt))
                 else:
                     emitted = assign([names[id(o)] for o in outs], self.expression(stmt))
                 emitted.loc = stmt.loc
@@ -437,7 +448,7 @@ class _Emitter:
         if stmt.reverse or not (isinstance(stmt.start, Const) and stmt.start.value == 0
                                 and isinstance(stmt.step, Const) and stmt.step.value == 1):
             return None
-        length = self.defining.get(id(stmt.stop))
+        length = self.lengths.get(id(stmt.stop))
         if length is None or length.prim is not len or self.uses.get(id(stmt.index)) != 1:
             return None
         for op in stmt.body.stmts:          # reading an item of a sequence the loop never changes

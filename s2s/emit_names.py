@@ -136,44 +136,47 @@ class _LiveRanges:
 
     def block(self, block: Block) -> None:
         inlined, single, reads, items, order = self.inlined, self.single, self.reads, self.items, self.order
+        innermost = self.innermost              # the scope is the same for every statement of the block
+        scope_ids, scopes = tuple(map(id, self.scopes)), tuple(self.scopes)
+        point = self.point
         for stmt in block.stmts:
-            if stmt.__class__ is Op:
-                outs = stmt.outs
-                if outs and id(outs[0]) in inlined:
-                    continue
-                self.point += 2
-                at = self.point
-                innermost = self.innermost
-                for atom in stmt.args:          # self.read, unrolled for the common case
-                    if atom.__class__ is not Value:
-                        continue
-                    key = id(atom)
-                    if key in inlined:
-                        self.read((atom,), at)
-                        continue
-                    found = single.get(key)
-                    if found is not None and found[1] == innermost:
-                        if at > found[3]:
-                            found[3] = at
-                    else:
-                        reads.setdefault(key, []).append((at, tuple(self.scopes)))
-                if stmt.kwargs:
-                    self.read(stmt.kwargs.values(), at)
-                if stmt.in_place is not None:
-                    self.in_place.append(stmt)
-                loop = items.get(id(stmt)) if items else None
-                if loop is not None:          # `for item in seq:` binds the item when an iteration starts
-                    self.define_once(outs, *self.loop_start[loop])
-                else:
-                    scopes = tuple(map(id, self.scopes)) if self.scopes else ()
-                    for v in outs:
-                        if id(v) not in inlined:
-                            single[id(v)] = [at, innermost, scopes, at]
-                            order.append(v)
-                    continue
-                order.extend(o for o in outs if id(o) not in inlined)
-            else:
+            if stmt.__class__ is not Op:
+                self.point = point
                 self.stmt(stmt)
+                point = self.point
+                continue
+            outs = stmt.outs
+            if outs and id(outs[0]) in inlined:
+                continue
+            point += 2
+            at = point
+            for atom in stmt.args:          # self.read, unrolled for the common case
+                if atom.__class__ is not Value:
+                    continue
+                key = id(atom)
+                if key in inlined:
+                    self.read((atom,), at)
+                    continue
+                found = single.get(key)
+                if found is not None and found[1] == innermost:
+                    if at > found[3]:
+                        found[3] = at
+                else:
+                    reads.setdefault(key, []).append((at, scopes))
+            if stmt.kwargs:
+                self.read(stmt.kwargs.values(), at)
+            if stmt.in_place is not None:
+                self.in_place.append(stmt)
+            loop = items.get(id(stmt)) if items else None
+            if loop is None:
+                for v in outs:
+                    if id(v) not in inlined:
+                        single[id(v)] = [at, innermost, scope_ids, at]
+                        order.append(v)
+            else:                           # `for item in seq:` binds the item when an iteration starts
+                self.define_once(outs, *self.loop_start[loop])
+                order.extend(o for o in outs if id(o) not in inlined)
+        self.point = point
 
     def stmt(self, stmt: Stmt) -> None:
         self.compound.append(stmt)
@@ -331,8 +334,12 @@ class _Occupied:
     never decrease, and a query looks at two neighbours (bisect)."""
 
     def __init__(self, spans: list[tuple[int, int]] = ()) -> None:
-        self.starts: list[int] = [d for d, _ in spans]        # spans: sorted and disjoint
-        self.ends: list[int] = [last for _, last in spans]
+        if len(spans) == 1:                     # spans: sorted by their starts
+            self.starts: list[int] = [spans[0][0]]
+            self.ends: list[int] = [spans[0][1]]
+        else:
+            self.starts = [d for d, _ in spans]
+            self.ends = [last for _, last in spans]
 
     def free_for(self, spans: list[tuple[int, int]]) -> bool:
         for d, last in spans:
@@ -461,6 +468,7 @@ def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
     param_roots = {find(id(p)) if id(p) in parent else id(p) for p in fn.params}
     ordered = [kv for kv in by_group.items() if kv[0] in param_roots] + \
         [kv for kv in by_group.items() if kv[0] not in param_roots]
+    segments, raw = groups.segments, groups.raw
     for root, members in ordered:
         if len(members) == 1:
             v = members[0]
@@ -469,11 +477,17 @@ def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
         else:
             param = next((v for v in members if id(v) in params), None)
             hint = param.hint if param is not None else next((v.hint for v in members if v.hint), "")
-        spans = groups.spans(root)
+        found = segments.get(root)
+        spans = found.spans() if found is not None else raw.get(root, [])
         if param is None and not hint:
             candidate = temporary(spans)
         else:
-            candidate = named(spans, param, hint)
+            occupied = taken.get(hint)
+            if param is None and hint not in reserved and not iskeyword(hint) and (
+                    occupied is None or occupied.free_for(spans)):
+                candidate = hint            # the common case: the variable's own name (named(), inline)
+            else:
+                candidate = named(spans, param, hint)
         occupied = taken.get(candidate)
         if occupied is None:
             taken[candidate] = _Occupied(spans)

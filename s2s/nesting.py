@@ -44,14 +44,16 @@ def _attribute(op: Op) -> bool:
     return op.prim is getattr and isinstance(op.args[1], Const) and op.args[1].value in ("T", "real", "imag", "shape")
 
 
-def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op],
-           stmts: list | None = None) -> dict[int, Op]:
+def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op], fors: list[For] | None = None,
+           lens: list[Op] | None = None) -> dict[int, Op]:
     """id of a value -> the operation written in its place, for the values nested into their reader.
-    stmts: every statement of fn in program order (ir.walk), when the caller has them. One pass: each
-    operation is looked at once, and a write into an array finds the expressions reading it by an index."""
-    if stmts is None:
+    fors, lens: the function's `for` loops and `len` operations, when the caller has found them. One pass:
+    each operation is looked at once, and a write into an array finds the expressions reading it by an index."""
+    if fors is None or lens is None:
         stmts = list(walk(fn.body))
-    indices = {id(s.index) for s in stmts if isinstance(s, For)}
+        fors = [s for s in stmts if isinstance(s, For)]
+        lens = [s for s in stmts if isinstance(s, Op) and s.prim is len]
+    indices = {id(s.index) for s in fors}
     chosen: dict[int, Op] = {}
     purity: dict[int, tuple] = {}       # id of a primitive -> (is_pure, the argument it writes into, in _NEVER)
     temporary: dict[str, bool] = {}     # a hint -> whether it names a temporary
@@ -96,8 +98,8 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op],
                     # `dW = dW + np.outer(g, x)`), or `dx = -math.cos(x); dx = dx + y`: one variable built up
                     if not (is_temporary or len(stmt.outs) == 1 and stmt.outs[0].hint == a.hint):
                         continue
-                    if op.loc is not None and (stmt.loc is None or op.loc.line != stmt.loc.line
-                                               or op.loc.file != stmt.loc.file):
+                    loc, here = op.loc, stmt.loc
+                    if loc is not None and (here is None or loc.line != here.line or loc.file != here.file):
                         continue
                     if stmt.in_place is not None and stmt.args[stmt.in_place] is a:
                         continue
@@ -110,6 +112,16 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op],
             if info is None:
                 info = purity[id(prim)] = (bool(is_pure(prim)), mutating.get(prim), prim in never)
             is_pure_op, k, is_never = info
+            if is_pure_op and k is None and stmt.in_place is None:      # the common case: writes nothing
+                if not is_never and len(stmt.outs) == 1:
+                    key = id(stmt.outs[0])
+                    if key not in inlined and uses.get(key) == 1 and not (
+                            prim is getitem and stmt.args[1].__class__ is Value and id(stmt.args[1]) in indices):
+                        pending[key] = (stmt, total)
+                        if indexed:
+                            for r in reads(stmt):
+                                readers.setdefault(r, []).append(key)
+                continue
             if not is_pure_op:
                 is_pure_op = _attribute(stmt)
             if stmt.in_place is not None:
@@ -140,8 +152,8 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op],
                             readers.setdefault(r, []).append(key)
     block(fn.body)
     params = {id(p) for p in fn.params}
-    for stmt in stmts:          # `len(xs)` of a parameter: written where it is read, however often
-        if stmt.__class__ is Op and stmt.prim is len and len(stmt.args) == 1 and not stmt.kwargs \
+    for stmt in lens:           # `len(xs)` of a parameter: written where it is read, however often
+        if len(stmt.args) == 1 and not stmt.kwargs \
                 and isinstance(stmt.args[0], Value) and id(stmt.args[0]) in params and len(stmt.outs) == 1 \
                 and id(stmt.outs[0]) not in inlined:
             chosen[id(stmt.outs[0])] = stmt

@@ -167,17 +167,23 @@ class Stmt:
 _ZEROS = "np.zeros_like("
 
 
-def assign(targets: list[str], value: Expr, odd: bool = False) -> Stmt:
+def assign(targets: list[str], value: Expr) -> Stmt:
     """`a = value`, or `a, b = value`."""
-    text = value[0]         # an Assign's value is asked for precedence 3: only a bare yield would need parentheses
     if len(targets) == 1:
-        init = None
+        return assign_one(targets[0], value)
+    return Stmt(f"{', '.join(targets)} = {value[0]}")
+
+
+def assign_one(target: str, value: Expr) -> Stmt:
+    """`a = value` (an Assign's value is asked for precedence 3: only a bare yield would need parentheses)."""
+    text = value[0]
+    init = None
+    if text[0] in "[n":
         if text == "[]":
-            init = ("list", targets[0])
+            init = ("list", target)
         elif text.startswith(_ZEROS) and text[len(_ZEROS):-1].isidentifier() and text[-1] == ")":
-            init = ("zeros", targets[0], text[len(_ZEROS):-1])
-        return Stmt(f"{targets[0]} = {text}", init=init, odd=odd)
-    return Stmt(f"{', '.join(targets)} = {text}", odd=odd)
+            init = ("zeros", target, text[len(_ZEROS):-1])
+    return Stmt(f"{target} = {text}", None, None, None, init)
 
 
 class _Renderer:
