@@ -193,7 +193,7 @@ class _Renderer:
         self.lines: list[str] = []
         self.places: list[Any] = []
         self.current: list[Any] = [None]        # the place of the code at each depth of indentation
-        self.comments: dict[tuple, str] = {}
+        self.basenames: dict[str, str] = {}
 
     def place(self, depth: int) -> Any:
         current = self.current
@@ -203,14 +203,14 @@ class _Renderer:
         return current[k] if k >= 0 else None
 
     def comment(self, loc: Any) -> str:
-        key = (loc.file, loc.line, loc.text)
-        found = self.comments.get(key)
-        if found is None:
-            text = loc.text.strip()
-            found = self.comments[key] = f"# {os.path.basename(loc.file)}:{loc.line}" + (f"  {text}" if text else "")
-        return found
+        """`# file.py:12  the line`, quoting the user's line."""
+        base = self.basenames.get(loc.file)
+        if base is None:
+            base = self.basenames[loc.file] = os.path.basename(loc.file)
+        text = loc.text.strip()
+        return f"# {base}:{loc.line}" + (f"  {text}" if text else "")
 
-    def emit(self, line: str, depth: int, indent: str, odd: bool, source: Callable[[], tuple[str, str]]) -> None:
+    def emit(self, line: str, depth: int, odd: bool, source: Callable[[], tuple[str, str]]) -> None:
         """One line of code; astor's own lines where astor would write it differently."""
         if not odd and len(line) <= MAX_LINE:
             self.lines.append(line)
@@ -245,30 +245,30 @@ class _Renderer:
                         k -= 1
                     places.append(current[k] if k >= 0 else None)
                 else:
-                    self.emit(line, depth, indent, True, lambda s=s: ("", s.text))
+                    self.emit(line, depth, True, lambda s=s: ("", s.text))
                 continue
             if kind == "if":
-                self.emit(f"{indent}if {s.text}:", depth, indent, s.odd, lambda s=s: ("if", s.text))
+                self.emit(f"{indent}if {s.text}:", depth, s.odd, lambda s=s: ("if", s.text))
                 self.block(s.body, depth + 1, last)
                 orelse = s.orelse
                 while len(orelse) == 1 and orelse[0].kind == "if" and orelse[0].loc is None:
                     inner = orelse[0]
-                    self.emit(f"{indent}elif {inner.text}:", depth, indent, inner.odd,
+                    self.emit(f"{indent}elif {inner.text}:", depth, inner.odd,
                               lambda s=inner: ("elif", s.text))
                     self.block(inner.body, depth + 1, last)
                     orelse = inner.orelse
                 if orelse:
-                    self.emit(f"{indent}else:", depth, indent, False, lambda: ("", ""))
+                    self.emit(f"{indent}else:", depth, False, lambda: ("", ""))
                     self.block(orelse, depth + 1, last)
                 continue
-            self.emit(indent + s.text, depth, indent, s.odd, lambda s=s: (":", s.text))
+            self.emit(indent + s.text, depth, s.odd, lambda s=s: (":", s.text))
             self.block(s.body, depth + 1, last)
 
 
 def render(signature: str, body: list[Stmt], odd: bool = False) -> tuple[list[str], list[Any]]:
     """The function's lines (its `def` line first, unindented) and the user's place of each."""
     renderer = _Renderer()
-    renderer.emit(signature, 0, "", odd, lambda: (":", signature))
+    renderer.emit(signature, 0, odd, lambda: (":", signature))
     renderer.block(body, 1, None)
     return renderer.lines, renderer.places
 
