@@ -17,6 +17,7 @@ wrap or spell its own way.
 from __future__ import annotations
 
 import builtins
+import collections
 import inspect
 import math
 import operator
@@ -100,32 +101,25 @@ class _Emitter:
         self.names = _python_names(fn, self.inlined, reserved, self.items)
         self.named = {k: (v, st.ATOM) for k, v in self.names.items()}      # a value's name as an expression
 
-    def _survey(self, reserved: set[str]) -> dict[int, int]:
+    def _survey(self, reserved: set[str]) -> "collections.Counter[int]":
         """One pass over the function: how often each value is read, the operations the emitter looks at
         again (tuples, `len` calls: self.tuples, self.lens) and the `for` loops (self.fors), in program
         order; global reads are inlined and their names join `reserved`."""
-        counts: dict[int, int] = {}
         free_name, make_tuple = runtime.free_name, runtime.make_tuple
         tuples: list[Op] = []
         lens: list[Op] = []
         fors: list[For] = []
         self.tuples, self.lens, self.fors = tuples, lens, fors
 
-        def count(atoms: Any) -> None:
-            for a in atoms:
-                if a.__class__ is Value:
-                    counts[id(a)] = counts.get(id(a), 0) + 1
+        read: list[int] = []            # ids of what is read (constants too: never looked up)
 
         def block(b: Block) -> None:
-            get = counts.get
+            extend = read.extend
             for s in b.stmts:
                 if s.__class__ is Op:
-                    for a in s.args:
-                        if a.__class__ is Value:
-                            key = id(a)
-                            counts[key] = get(key, 0) + 1
+                    extend(map(id, s.args))
                     if s.kwargs:
-                        count(s.kwargs.values())
+                        extend(map(id, s.kwargs.values()))
                     prim = s.prim
                     if prim is free_name:
                         reserved.add(s.args[0].value)
@@ -138,17 +132,17 @@ class _Emitter:
                         lens.append(s)
                     continue
                 if isinstance(s, If):
-                    count([s.cond])
+                    read.append(id(s.cond))
                 elif isinstance(s, While):
-                    count(s.inits)
+                    extend(map(id, s.inits))
                 else:
                     fors.append(s)
-                    count([s.start, s.stop, s.step, *s.inits])
+                    extend(map(id, [s.start, s.stop, s.step, *s.inits]))
                 for inner in stmt_blocks(s):
                     block(inner)
-            count(b.results)
+            extend(map(id, b.results))
         block(self.fn.body)
-        return counts
+        return collections.Counter(read)
 
     def _find_inlined(self) -> None:
         """Values written as expressions where they are read: global reads, the returned tuple."""
