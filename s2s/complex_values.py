@@ -206,6 +206,64 @@ def _hashable(prim: Any) -> bool:
         return False
 
 
+# what makes a complex value (or one that may be) from real ones, beside constants, globals, attributes and dtypes
+_SOURCES = {id(p) for p in [*_COMPLEX_RESULT, *_EITHER_RESULT, *_COMPLEX_INSIDE]}
+_DTYPE_AT = {id(p): k for p, k in _DTYPE_POSITION.items()}
+_PLAIN = {float, int, bool, str, type(None)}
+
+
+def _may_make_complex(fn: Function, bits: dict[int, int], known: dict[int, Any]) -> bool:
+    """Whether some operation of fn can make a value that may be complex when no argument may be (bits: the
+    arguments'): a complex constant, global or attribute, a dtype, a function with complex results (the sources
+    of _op_bits). One sweep; when it says no, the analysis has nothing to find: every value is real or not a
+    number."""
+    known = dict(known)
+    sources, dtype_at, plain, free_name = _SOURCES, _DTYPE_AT, _PLAIN, runtime.free_name
+    for stmt in walk(fn.body):
+        if stmt.__class__ is not Op:
+            continue
+        prim = stmt.prim
+        if id(prim) in sources:
+            return True
+        if prim is free_name:
+            value = _global_value(stmt)
+            if value is not _MISSING:
+                if bits_of(value) & COMPLEX:
+                    return True
+                known[id(stmt.outs[0])] = value
+            continue
+        if prim is getattr:
+            if len(stmt.args) < 2 or not isinstance(stmt.args[1], Const) or not isinstance(stmt.args[1].value, str):
+                return True
+            owner = stmt.args[0]
+            value = getattr(known[id(owner)], stmt.args[1].value, _MISSING) \
+                if isinstance(owner, Value) and id(owner) in known else _MISSING
+            if value is not _MISSING:
+                if bits_of(value) & COMPLEX:
+                    return True
+                known[id(stmt.outs[0])] = value
+            elif not (isinstance(owner, Value) and bits.get(id(owner))):    # of an unknown object: either
+                return True
+            continue
+        position = dtype_at.get(id(prim))
+        if stmt.kwargs or position is not None:
+            dtype = stmt.kwargs.get("dtype")
+            if dtype is None and position is not None and position < len(stmt.args):
+                dtype = stmt.args[position]
+            if dtype is not None and not (isinstance(dtype, Const) and (
+                    dtype.value is None or _dtype_bits(dtype.value) == REAL)):
+                return True
+            for a in stmt.kwargs.values():
+                if a.__class__ is Const and a.value.__class__ not in plain and _const_bits(a.value) & COMPLEX:
+                    return True
+        if isinstance(prim, type) and issubclass(prim, np.complexfloating):
+            return True
+        for a in stmt.args:
+            if a.__class__ is Const and a.value.__class__ not in plain and _const_bits(a.value) & COMPLEX:
+                return True
+    return False
+
+
 class Analysis:
     """The possible kinds (bits) of every value of a function."""
 
@@ -223,6 +281,8 @@ class Analysis:
             else:
                 self.bits[id(p)] = EITHER
         self.any_complex = False
+        if not any(b & COMPLEX for b in self.bits.values()) and not _may_make_complex(fn, self.bits, self.known):
+            return              # nothing can be complex: every value is real (or not a number), as the sweep finds
         changed = True
         while changed:
             changed = False
