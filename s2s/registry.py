@@ -166,8 +166,9 @@ def result_kind(prim: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
 
 
 def is_elementwise(prim: Any) -> bool:
-    _ensure_loaded()
-    return (isinstance(prim, np.ufunc) and prim.signature is None) or _key(prim) in _BROADCASTING
+    if not _loaded:
+        _ensure_loaded()
+    return (isinstance(prim, np.ufunc) and prim.signature is None) or _lookup(_BROADCASTING, prim, False) is None
 
 
 def _ensure_loaded() -> None:
@@ -182,19 +183,30 @@ def _ensure_loaded() -> None:
                     raise
 
 
+def _lookup(table: dict, prim: Any, default: Any = None) -> Any:
+    """table's entry for prim (_key's: the object itself, or its id when it is not hashable): one hash."""
+    try:
+        return table.get(prim, default)
+    except TypeError:
+        return table.get(("id", id(prim)), default)
+
+
 def find_adjoint(prim: Any) -> Callable | None:
-    _ensure_loaded()
-    return _ADJOINTS.get(_key(prim))
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_ADJOINTS, prim)
 
 
 def find_tangent(prim: Any) -> Callable | None:
-    _ensure_loaded()
-    return _TANGENTS.get(_key(prim))
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_TANGENTS, prim)
 
 
 def is_nondifferentiable(prim: Any) -> bool:
-    _ensure_loaded()
-    return _key(prim) in _NONDIFFERENTIABLE
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_NONDIFFERENTIABLE, prim, False) is not False
 
 
 def registered_adjoints(builtin_only: bool = False) -> list[Any]:
