@@ -171,6 +171,12 @@ def is_elementwise(prim: Any) -> bool:
     return (isinstance(prim, np.ufunc) and prim.signature is None) or _lookup(_BROADCASTING, prim, False) is None
 
 
+def sizes() -> tuple[int, int, int]:
+    """How many functions have a rule, are declared nondifferentiable or refused (a rule registered since
+    changes it: what is pure, for dead-code elimination, may change with it)."""
+    return len(_ADJOINTS), len(_NONDIFFERENTIABLE), len(_REFUSED)
+
+
 def _ensure_loaded() -> None:
     global _loaded
     if not _loaded:

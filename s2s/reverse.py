@@ -32,7 +32,7 @@ from .errors import NoDerivativeRule, NonScalarOutput, S2SError
 from .inline import inline_rule
 from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function,
                  free_values,
-                 prim_name, stmt_defs, substitute, uses_in, value_names, walk)
+                 prim_name, stmt_defs, substitute, uses_in, walk)
 from .naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
 from .optimize import eliminate_dead_code_in
 
@@ -60,8 +60,6 @@ class _Reverse:
         self.active = active
         self.kinds = kinds
         self.namer = Namer()
-        for name in value_names(fn):
-            self.namer.reserve(name)
         self.adj: dict[int, Atom] = {}
         # adjoints that may be smaller than their value (a reduction's adjoint, spread lazily): they
         # broadcast to its shape, and are expanded only where a rule or the caller needs the full shape
@@ -72,8 +70,15 @@ class _Reverse:
         self.stack_inits: list[Stmt] = []
         self.checkpoint: Any = None      # snapshots for the loops no loop encloses: see checkpoint.py
         self.values = {id(p): p for p in fn.params}
-        self.values.update((id(v), v) for s in walk(fn.body) for v in stmt_defs(s))
-        self.defining = {id(o): s for s in walk(fn.body) if isinstance(s, Op) for o in s.outs}
+        self.defining: dict[int, Op] = {}
+        for s in walk(fn.body):           # one sweep: every value by id, the operation defining it
+            if s.__class__ is Op:
+                for o in s.outs:
+                    self.values[id(o)] = o
+                    self.defining[id(o)] = s
+            else:
+                self.values.update((id(v), v) for v in stmt_defs(s))
+        self.namer.used.update(v.name for v in self.values.values())      # value_names(fn): not given out again
         self.complex = complex_values.analyze(fn, active)      # which values may be complex (complex_values.py)
 
     # ---------------------------------------------------------------- helpers
@@ -215,11 +220,10 @@ class _Reverse:
                                     "an adjoint")
         keep = [results[i] for i in needed if results[i] is not None]
         rule_block = Block(stmts, keep)
-        eliminate_dead_code_in(rule_block, keep)
+        _rule_dead_code(rule, needed, rule_block)
         out.extend(rule_block.stmts)
-        defined_here = {id(v) for s in walk(rule_block) for v in stmt_defs(s)}
-        spreads = any(isinstance(s, Op) and s.prim is runtime._broadcast_back for s in walk(rule_block))
-        lazy_results = (elementwise and self.is_lazy(g)) or spreads
+        lazy_results = (elementwise and self.is_lazy(g)) or any(
+            isinstance(s, Op) and s.prim is runtime._broadcast_back for s in walk(rule_block))
         for i in needed:
             arg, contribution = positional[i], results[i]
             if contribution is None:
@@ -228,13 +232,13 @@ class _Reverse:
                 masked = self.fresh(adjoint_hint(arg))
                 out.append(Op(runtime._masked, [contribution, g], [masked], loc=op.loc))
                 contribution = masked
-            others_scalar = all(self.is_scalar(a) for k, a in enumerate(op.args) if k != i)
-            if registry.is_elementwise(op.prim) and not others_scalar:
+            if elementwise and not all(self.is_scalar(a) for k, a in enumerate(op.args) if k != i):
                 unbroadcast = self.fresh(adjoint_hint(arg))
                 operands = [contribution, arg] + ([op.outs[0]] if lazy_results else [])
                 out.append(Op(runtime._unbroadcast, operands, [unbroadcast], loc=op.loc))
                 contribution = unbroadcast
-            elif isinstance(contribution, Value) and id(contribution) in defined_here and not contribution.hint:
+            elif isinstance(contribution, Value) and not contribution.hint and any(
+                    v is contribution for s in walk(rule_block) for v in stmt_defs(s)):    # the rule's temporary
                 self.rename(contribution, adjoint_hint(arg))
             if touches:
                 contribution = complex_values.guarded(contribution, guard, op.prim, self, out, op.loc)
@@ -426,6 +430,25 @@ class _Reverse:
             mapping[id(v)] = popped
         substitute(Block(reverse, []), mapping)
         reverse[0:0] = pops
+
+
+# (rule, the arguments differentiated, the registry's sizes) -> whether dead-code elimination keeps every statement
+# of the rule's straight-line copy: the statements a rule's results need depend on the rule alone (and on which
+# functions are pure: the registry's), not on the values it is applied to
+_KEEPS_ALL: dict[tuple, bool] = {}
+
+
+def _rule_dead_code(rule: Any, needed: list[int], block: Block) -> None:
+    """Remove from a rule's copy what the differentiated arguments' adjoints do not need (once per rule and
+    arguments: where it removes nothing, the copies that follow are not scanned)."""
+    key = (rule, tuple(needed), registry.sizes())
+    if _KEEPS_ALL.get(key):
+        return
+    straight = all(s.__class__ is Op for s in block.stmts)
+    count = len(block.stmts)
+    eliminate_dead_code_in(block, list(block.results))
+    if straight:
+        _KEEPS_ALL[key] = len(block.stmts) == count
 
 
 def _keyword_position(rule: Any, name: str) -> int | None:
