@@ -426,25 +426,24 @@ def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
             return const_kind(atom.value)
         return kinds.get(id(atom), "other")
 
-    def op_kind(op: Op) -> Kind:
-        prim = op.prim
-        known = classes.get(id(prim))
-        if known is None:
-            known = classes[id(prim)] = _prim_class(prim)
-        if known is True and not op.kwargs:
-            for a in op.args:
-                if (const_kind(a.value) if a.__class__ is Const else kinds.get(id(a), "other")) != "scalar":
-                    break
-            else:
-                return "scalar"
-        elif known == "scalar":
-            return "scalar"
-        return _op_kind(op, kind)
-
     def block(b: Block) -> None:
         for stmt in b.stmts:
-            if isinstance(stmt, Op):
-                k = op_kind(stmt)
+            if stmt.__class__ is Op:
+                prim = stmt.prim
+                known = classes.get(id(prim))
+                if known is None:
+                    known = classes[id(prim)] = _prim_class(prim)
+                k = None
+                if known is True and not stmt.kwargs:     # elementwise: a scalar of scalars
+                    k = "scalar"
+                    for a in stmt.args:
+                        if (const_kind(a.value) if a.__class__ is Const else kinds.get(id(a), "other")) != "scalar":
+                            k = None
+                            break
+                elif known == "scalar":
+                    k = "scalar"
+                if k is None:
+                    k = _op_kind(stmt, kind)
                 for o in stmt.outs:
                     kinds[id(o)] = k
             elif isinstance(stmt, If):
@@ -500,25 +499,32 @@ def float_values(fn: Function, float_params: list[int]) -> set[int]:
     floats = {id(fn.params[i]) for i in float_params}
     producing: dict[int, bool] = {}      # id(prim) -> makes floats of anything (prims live while fn does)
     passing: dict[int, bool] = {}        # id(prim) -> its result is a float when an argument is
+    pop, free_name = runtime.pop, runtime.free_name
 
-    def is_float(atom: Atom) -> bool:
-        if isinstance(atom, Const):
-            return isinstance(atom.value, float)
-        return id(atom) in floats
+    def block(b: Block) -> None:
+        for stmt in b.stmts:
+            if stmt.__class__ is not Op:
+                for inner in stmt_blocks(stmt):
+                    block(inner)
+                continue
+            prim = stmt.prim
+            makes = producing.get(id(prim))
+            if makes is None:
+                makes = producing[id(prim)] = _float_producing(prim)
+            if not makes:
+                keeps = passing.get(id(prim))
+                if keeps is None:
+                    keeps = passing[id(prim)] = not registry.is_nondifferentiable(prim) and \
+                        prim is not pop and prim is not free_name
+                if not keeps:
+                    continue
+                for a in stmt.args:
+                    if (isinstance(a.value, float) if a.__class__ is Const else id(a) in floats):
+                        break
+                else:
+                    continue
+            for o in stmt.outs:
+                floats.add(id(o))
 
-    for stmt in walk(fn.body):
-        if stmt.__class__ is not Op and not isinstance(stmt, Op):
-            continue
-        prim = stmt.prim
-        makes = producing.get(id(prim))
-        if makes is None:
-            makes = producing[id(prim)] = _float_producing(prim)
-        if not makes:
-            keeps = passing.get(id(prim))
-            if keeps is None:
-                keeps = passing[id(prim)] = not registry.is_nondifferentiable(prim) and \
-                    prim is not runtime.pop and prim is not runtime.free_name
-            makes = keeps and any(is_float(a) for a in stmt.args)
-        if makes:
-            floats.update(id(o) for o in stmt.outs)
+    block(fn.body)
     return floats

@@ -432,23 +432,26 @@ class _Reverse:
         reverse[0:0] = pops
 
 
-# (rule, the arguments differentiated, the registry's sizes) -> whether dead-code elimination keeps every statement
-# of the rule's straight-line copy: the statements a rule's results need depend on the rule alone (and on which
-# functions are pure: the registry's), not on the values it is applied to
-_KEEPS_ALL: dict[tuple, bool] = {}
+# (rule, the arguments differentiated, the registry's sizes) -> (how many statements the rule's straight-line copy
+# has, the positions of those dead-code elimination keeps): the statements a rule's results need depend on the rule
+# alone (and on which functions are pure: the registry's), not on the values it is applied to
+_KEPT: dict[tuple, tuple[int, tuple[int, ...]]] = {}
 
 
 def _rule_dead_code(rule: Any, needed: list[int], block: Block) -> None:
-    """Remove from a rule's copy what the differentiated arguments' adjoints do not need (once per rule and
-    arguments: where it removes nothing, the copies that follow are not scanned)."""
+    """Remove from a rule's copy what the differentiated arguments' adjoints (or the tangent) do not need: found
+    once per rule and arguments, then kept by position."""
     key = (rule, tuple(needed), registry.sizes())
-    if _KEEPS_ALL.get(key):
+    known = _KEPT.get(key)
+    if known is not None and known[0] == len(block.stmts):
+        block.stmts = [block.stmts[k] for k in known[1]]
         return
     straight = all(s.__class__ is Op for s in block.stmts)
+    position = {id(s): k for k, s in enumerate(block.stmts)}
     count = len(block.stmts)
     eliminate_dead_code_in(block, list(block.results))
     if straight:
-        _KEEPS_ALL[key] = len(block.stmts) == count
+        _KEPT[key] = (count, tuple(position[id(s)] for s in block.stmts))
 
 
 def _keyword_position(rule: Any, name: str) -> int | None:
