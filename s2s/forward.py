@@ -23,7 +23,7 @@ import numpy as np
 from . import complex_values, registry, runtime
 from .errors import S2SError
 from .activity import NUMERIC, active_values, const_kind, value_kinds
-from .inline import inline_rule
+from .rule_copies import copy_rule
 from .ir import (Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, prim_name,
                  value_names)
 from .naming import Namer, tangent_hint
@@ -210,7 +210,7 @@ class _Forward:
             rule = registry.find_adjoint(prim)
         if rule is None:
             raise missing_rule(prim, op.loc, "tangent")
-        stmts, results = inline_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc)
+        stmts, results = copy_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc)
         if i >= len(results):
             raise missing_rule(prim, op.loc, f"tangent (for argument {i + 1})")
         if results[i] is None:          # as in reverse mode: a differentiated argument the rule does not differentiate

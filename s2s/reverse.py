@@ -29,7 +29,7 @@ from . import complex_values, elements, registry, runtime
 from .checkpoint import reverse_loop as reverse_checkpointed
 from .activity import NUMERIC, active_values, is_container, value_kinds
 from .errors import NoDerivativeRule, NonScalarOutput, S2SError
-from .inline import inline_rule
+from .rule_copies import copy_rule
 from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function,
                  free_values,
                  prim_name, stmt_defs, substitute, uses_in, walk)
@@ -211,7 +211,7 @@ class _Reverse:
         if rule is None:
             raise missing_rule(prim, op.loc)
         guard = complex_values.fence(op, self.complex) if touches else []     # real-only rules: refused
-        stmts, results = inline_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc)
+        stmts, results = copy_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc)
         missing = [i for i in needed if i >= len(results)]
         if missing:
             raise S2SError(f"the rule for {prim_name(prim)} gives no adjoint for argument {missing[0] + 1}, "

@@ -166,3 +166,50 @@ def test_the_collector_is_paused_while_a_derivative_is_made_and_on_after(monkeyp
         gc.callbacks.remove(count)
     assert running > 30 and paused * 5 < running, (paused, running)     # the collector scanned the growing
     # heap hundreds of times while the derivative was made; paused, only what runs around it collects
+
+
+# ---------------------------------------------------------------- the transform's own work
+
+def _copies_agree(rule, count: int) -> bool:
+    """copy_rule and inline_rule give the same statements, names and results for rule called with count values."""
+    from s2s.inline import inline_rule, rule_ir
+    from s2s.ir import Block, Function, format_function
+    from s2s.naming import Namer
+    from s2s.rule_copies import copy_rule
+
+    args = [Value(f"a{k}", f"a{k}") for k in range(count)]
+    texts = []
+    for copy in (inline_rule, copy_rule):
+        namer = Namer()
+        namer.reserve("v1")                    # a name taken: both skip it
+        try:
+            stmts, results = copy(rule, args, {}, namer, None)
+        except s2s.S2SError as error:
+            texts.append(f"refused: {error.message}")
+            continue
+        kept = [r for r in results if r is not None]
+        texts.append(format_function(Function("f", args, Block(stmts, kept))) +
+                     repr([r is None for r in results]))
+    return texts[0] == texts[1]
+
+
+def test_a_rule_copied_by_plan_is_the_rule_inlined():
+    """Every rule s2s has, copied the fast way (rule_copies.py), reads exactly as inline_rule's copy: the same
+    primitives, names (asked of the namer in the same order), results and Nones; and with too few arguments
+    both refuse alike."""
+    import inspect
+    from s2s import registry
+    from s2s.rule_copies import _PLANS
+    registry.find_adjoint(abs)
+    rules = {rule for table in (registry._ADJOINTS, registry._TANGENTS) for rule in table.values()}
+    planned = 0
+    for rule in sorted(rules, key=lambda r: (r.__module__, r.__qualname__)):
+        try:
+            params = inspect.signature(rule).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        required = sum(p.default is inspect.Parameter.empty for p in params)
+        for count in {required, len(params), max(required - 1, 0)}:
+            assert _copies_agree(rule, count), (rule, count)
+        planned += _PLANS.get(rule) is not None
+    assert planned > 100, planned                  # most rules are straight-line: copied by plan
