@@ -26,6 +26,8 @@ def _undiagonal(g, x, offset=0, axis1=0, axis2=1):
 def _trace_adjoint(g, x, offset=0, axis1=0, axis2=1):
     """The adjoint of numpy.trace: g on the diagonal of each matrix (the trailing axes of x are batch axes)."""
     n = np.shape(np.diagonal(x, offset, axis1, axis2))
+    if not hasattr(g, "dtype"):     # a Python number (the seed 1.0) takes x's precision
+        g = np.asarray(g, dtype=np.result_type(getattr(x, "dtype", np.float64), np.float32))
     return _undiagonal(np.broadcast_to(np.expand_dims(g, -1), n), x, offset, axis1, axis2)
 
 

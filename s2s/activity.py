@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import registry, runtime
+from . import dtypes, registry, runtime
 from .errors import S2SError
 from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, walk
 
@@ -55,43 +55,9 @@ def _casts_to_integers(op: Op) -> bool:
 
 
 def integer_arrays(fn: Function) -> set[int]:
-    """Values that are arrays of an integer or boolean dtype (`np.zeros(3, dtype=int)`, `x.astype(int)`, and
-    those written into with `out[i] = v`): a float written into one is truncated, so it carries no derivative."""
-    found: set[int] = set()
-    denied: set[int] = set()
-
-    def made_integer(op: Op) -> bool:
-        return _casts_to_integers(op) or _integer_dtype(op, _MADE_WITH_DTYPE)
-
-    def block(b: Block) -> bool:
-        retry = False
-        for stmt in b.stmts:
-            if isinstance(stmt, Op):
-                if made_integer(stmt) or (stmt.prim is runtime.setitem and isinstance(stmt.args[0], Value)
-                                          and id(stmt.args[0]) in found):
-                    found.update(id(o) for o in stmt.outs)
-            elif isinstance(stmt, If):
-                retry |= block(stmt.then) | block(stmt.orelse)
-                found.update(id(o) for o, a, c in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
-                             if isinstance(a, Value) and isinstance(c, Value) and id(a) in found and id(c) in found)
-            elif isinstance(stmt, (For, While)):
-                for c, i in zip(stmt.carried, stmt.inits):
-                    if isinstance(i, Value) and id(i) in found and id(c) not in denied:
-                        found.add(id(c))
-                for inner in stmt_blocks(stmt):
-                    retry |= block(inner)
-                for c, r, o in zip(stmt.carried, stmt.body.results, stmt.outs):
-                    if id(c) in found:
-                        if isinstance(r, Value) and id(r) in found:
-                            found.add(id(o))
-                        else:                  # the loop makes it another array: not an integer one
-                            denied.add(id(c))
-                            retry = True
-        return retry
-
-    while block(fn.body):
-        found.clear()
-    return found
+    """Values that are arrays of an integer or boolean dtype (s2s/dtypes.py): a float written into one is
+    truncated, so it carries no derivative, nor does anything made from it."""
+    return dtypes.integer_arrays(fn)
 
 
 def _fixpoint(step: Callable[[], bool]) -> None:
@@ -140,7 +106,8 @@ def varied_values(fn: Function, wrt: list[int]) -> set[int]:
                             prim is not free_name
                     if ok and not _casts_to_integers(stmt):
                         for o in stmt.outs:
-                            varied.add(id(o))
+                            if id(o) not in integers:       # made integer (s2s/dtypes.py): no derivative
+                                varied.add(id(o))
             elif isinstance(stmt, If):
                 late |= block(stmt.then) | block(stmt.orelse)
                 mark([o for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
@@ -341,8 +308,19 @@ def value_kinds(fn: Function, param_kinds: list[Kind]) -> dict[int, Kind]:
         widened.update(violations)
 
 
+def global_is_scalar(owner: Any, name: str) -> bool:
+    """Whether the global variable name of owner's module holds a number now. The derivative is specialized on
+    it: one rebound to something else makes it anew (api.stale)."""
+    owner = getattr(owner, "__func__", owner)
+    if not hasattr(owner, "__globals__") or name in owner.__code__.co_freevars:
+        return False
+    return type(owner.__globals__.get(name)) in _SCALAR_TYPES
+
+
 def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     prim = op.prim
+    if prim is runtime.free_name:       # `x += DT` with DT a global float: a number
+        return "scalar" if global_is_scalar(op.args[1].value, op.args[0].value) else "other"
     args = list(op.args) + list(op.kwargs.values())
     arg_kinds = [kind(a) for a in args]
     if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):

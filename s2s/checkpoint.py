@@ -128,6 +128,8 @@ def reverse_loop(rev: Any, loop: While | For, out: list[Stmt], snapshots: Any) -
                     rev.active.add(id(new))
                 if key in rev.kinds:
                     rev.kinds[id(new)] = rev.kinds[key]
+                if key in rev.complex.bits:         # which may be complex (complex_values.py)
+                    rev.complex.bits[id(new)] = rev.complex.bits[key]
                 rev.values[id(new)] = new
         return body
 
@@ -140,6 +142,8 @@ def reverse_loop(rev: Any, loop: While | For, out: list[Stmt], snapshots: Any) -
             rev.active.add(id(x))
         if id(c) in rev.kinds:
             rev.kinds[id(x)] = rev.kinds[id(c)]
+        if id(c) in rev.complex.bits:
+            rev.complex.bits[id(x)] = rev.complex.bits[id(c)]
     heads = [rev.fresh(c.hint) for c in loop.carried]
     index = rev.fresh(loop.index.hint if isinstance(loop, For) else "_")
     mapping: dict[int, Atom] = {id(c): h for c, h in zip(loop.carried, heads)}

@@ -809,8 +809,10 @@ class _Emitter:
         body_lines = body_lines[1:]
         imports = [f"import {module} as {alias}" if alias != module else f"import {module}"
                    for alias, module in sorted(self.imports.items())]
-        imports += [line for name, obj in sorted(self.bindings.items(), key=lambda item: item[0])
-                    if (line := _import_line(name, obj))]
+        bound = [part for name, obj in sorted(self.bindings.items(), key=lambda item: item[0])
+                 if (line := _import_line(name, obj)) for part in line.split("\n")]
+        imports += [*dict.fromkeys(p for p in bound if p.startswith(("import ", "from "))),   # each once,
+                    *(p for p in bound if not p.startswith(("import ", "from ")))]          # then the names bound
         top = "\n\n".join(part for part in (header, "\n".join(imports)) if part)
         definitions = [textwrap.dedent(inspect.getsource(helper)).rstrip() for helper in self.helpers.values()]
         definitions.append(function_source.rstrip())
@@ -824,7 +826,8 @@ class _Emitter:
         for name, obj in self.bindings.items():
             if _import_line(name, obj).startswith("#"):
                 raise S2SError(f"cannot export {self.fn.name}: it reads {name}, a {type(obj).__name__} that a "
-                               f"module cannot import", hint="make it a module-level global of your module")
+                               f"module cannot import", self.fn.loc,
+                               hint="make it a module-level global of your module")
         names = sorted({s.args[0].value for s in walk(self.fn.body) if isinstance(s, Op)
                         and s.prim is runtime.free_name and s.args[1].value is self.root})
         if not names:
@@ -901,7 +904,29 @@ def _import_line(name: str, obj: Any) -> str:
     if module is not None and qualname and "." not in qualname and getattr(module, qualname, None) is obj \
             and module_name != "__main__":
         return f"from {module_name} import {qualname}" + (f" as {name}" if name != qualname else "")
+    owner = getattr(obj, "__self__", None)          # a method of a library's object: `scipy.stats.norm.logpdf`
+    if owner is not None and not isinstance(owner, types.ModuleType) and getattr(obj, "__name__", None):
+        path = _public_path(owner)
+        if path is not None and getattr(owner, obj.__name__, None) == obj:
+            return f"import {path[0]}\n{name} = {'.'.join(path)}.{obj.__name__}"
     return f"# {name}: bound by s2s when it runs this code ({type(obj).__name__})"
+
+
+def _public_path(obj: Any) -> tuple[str, str] | None:
+    """(module, name) under which a module-level object of a library is importable, its shortest public module
+    first (`scipy.stats`, `norm` rather than `scipy.stats._continuous_distns`)."""
+    module_name = type(obj).__module__
+    if not module_name or module_name in ("builtins", "__main__"):
+        return None
+    parts = module_name.split(".")
+    for k in range(1, len(parts) + 1):
+        module = sys.modules.get(".".join(parts[:k]))
+        if module is None or any(p.startswith("_") for p in parts[1:k]):
+            continue
+        found = next((n for n, v in vars(module).items() if v is obj and not n.startswith("_")), None)
+        if found is not None:
+            return module.__name__, found
+    return None
 
 
 def _conditional(cond: ast.expr, then: ast.expr, orelse: ast.expr, stmt: If) -> ast.expr:

@@ -45,6 +45,12 @@ class Facts:
     kwnames: dict[str, tuple] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, eq=False)
+class AttributeOf:
+    """The owner in a dependency on an attribute of an object (Function.dependencies)."""
+    holder: Any
+
+
 @dataclass
 class ParsedFunction:
     fn: Any
@@ -55,6 +61,9 @@ class ParsedFunction:
     lines: list[str]          # the file's lines, for error messages
     closure: dict[str, Any] = field(default_factory=dict)   # name -> cell
     facts: Facts = field(default_factory=Facts)
+    # methods read from objects known when the derivative is made (`self.e(x)`): (AttributeOf(object), name,
+    # what the name held then); a derivative is made anew when one is replaced (on the object or its class)
+    attributes: dict = field(default_factory=dict)
 
     @property
     def globals(self) -> dict[str, Any]:

@@ -259,7 +259,8 @@ class Lowerer:
         if result is UNDEF:
             raise self.error("the function's return value may be undefined", node)
         return Function(node.name, params, Block(self.stmts, [result]), self.parsed.loc(node),
-                        scalar_checks=self.scalar_checks, dependencies=self.dependencies)
+                        scalar_checks=self.scalar_checks,
+                        dependencies=self.dependencies + list(self.parsed.attributes.values()))
 
     # ---------------------------------------------------------------- statements
 

@@ -27,7 +27,8 @@ _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runti
 
 
 def is_pure(prim: Any) -> bool:
-    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element, runtime._assert_number):
+    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element, runtime._assert_number,
+                runtime._assert_inexact, runtime._real_output):
         return False
     if prim in _PURE_RUNTIME or prim in runtime.EMITTED_HELPERS:
         return True

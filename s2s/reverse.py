@@ -502,6 +502,22 @@ def _refuse_output(fn: Function, output: Atom, rev: "_Reverse", out: list[Stmt])
     return True
 
 
+def _refuse_complex_output(fn: Function, output: Atom, rev: "_Reverse", wrt: list[int], out: list[Stmt]) -> None:
+    """The gradient of a complex output with respect to real arguments: reverse mode, seeded with 1, would give
+    the derivative of its real part only (forward mode gives df/dx, complex); refused, or checked when it runs."""
+    if not isinstance(output, Value) or not rev.complex.any_complex or \
+            any(complex_values.is_complex_argument(i) for i in wrt):
+        return
+    bits = rev.complex.of(output)
+    if bits == complex_values.COMPLEX:
+        raise NonScalarOutput(f"{fn.name} returns a complex number of real arguments: reverse mode would give the "
+                              f"derivative of its real part only", fn.loc,
+                              hint="use mode=\"forward\" for df/dx (complex), or differentiate np.real(...), "
+                                   "np.imag(...) or np.abs(...) of the output")
+    if bits & complex_values.COMPLEX:
+        out.append(Op(runtime._real_output, [output], [], loc=fn.loc))
+
+
 def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value: bool,
                      several: bool = False, cotangent: bool = False, checkpoint: Any = None) -> Function:
     """The gradient function: `def f_grad(same params): ... return grads` (or `value, grads`).
@@ -521,6 +537,7 @@ def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value
             rev.adj[id(output)] = seed_param
             rev.block(fn.body, out, 0)
     elif _refuse_output(fn, output, rev, out) and rev.is_active(output):
+        _refuse_complex_output(fn, output, rev, wrt, out)
         if rev.is_scalar(output):
             seed: Atom = Const(1.0)
         else:

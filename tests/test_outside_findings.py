@@ -349,7 +349,7 @@ def test_super_with_its_class_named():
 
 
 def test_check_true_compares_a_derivative_an_unchecked_call_made_first(monkeypatch):
-    import s2s.api as api
+    import s2s.pipeline as api
     seen = []
     original = api._verify_reading
 

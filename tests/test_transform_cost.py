@@ -20,6 +20,7 @@ import random
 import pytest
 
 import s2s
+import s2s.pipeline
 from s2s.compile import collection_paused
 from s2s.emit import _Groups, _Segments
 from s2s.ir import Value
@@ -159,7 +160,7 @@ def test_the_collector_is_paused_while_a_derivative_is_made_and_on_after(monkeyp
         paused = len(collections)
         assert gc.isenabled()
         collections.clear()
-        monkeypatch.setattr(s2s.api, "collection_paused", contextlib.nullcontext)
+        monkeypatch.setattr(s2s.pipeline, "collection_paused", contextlib.nullcontext)
         s2s.grad(_function(150, "gc-running"), wrt=(0, 1))(0.3, 0.7)
         running = len(collections)
     finally:

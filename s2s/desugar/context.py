@@ -1,12 +1,14 @@
 """What the rewrites share: fresh names, constants placed in the tree, static look-ups, statement walking."""
 from __future__ import annotations
 
+import inspect
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
 import gast
 
 from ..errors import UnsupportedSyntax
+from ..frontend import AttributeOf
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -82,11 +84,20 @@ class Context:
             found, base = self.static(node.value)
             if found and not isinstance(base, _LITERALS):
                 try:
-                    return True, getattr(base, node.attr)
+                    value = getattr(base, node.attr)
                 except Exception:
                     return False, None
+                if callable(value) and is_user_object(base) and not isinstance(base, type):
+                    self._depend_on_attribute(base, node.attr)
+                return True, value
         return False, None
 
+
+    def _depend_on_attribute(self, holder: Any, name: str) -> None:
+        """Remember `holder.name` (a method of an object known now): replaced later, it makes the derivative anew."""
+        key = (id(holder), name)
+        if key not in self.parsed.attributes:
+            self.parsed.attributes[key] = (AttributeOf(holder), name, inspect.getattr_static(holder, name, None))
 
     def names(self, node: Any, obj: Any) -> bool:
         """Whether node statically names obj (by identity)."""
@@ -105,6 +116,8 @@ class Context:
                       and s.targets[0] is assigns[0]), None)
         if value is None:
             return False, None
+        if isinstance(value, (gast.List, gast.Tuple)):
+            return self._static_functions(id_, value)
         self._resolving.add(id_)
         try:
             found, obj = self.static(value)
@@ -112,6 +125,23 @@ class Context:
             self._resolving.discard(id_)
         if found and (is_user_object(obj) or isinstance(obj, types.ModuleType)):
             return True, obj
+        return False, None
+
+    def _static_functions(self, id_: str, value: gast.expr) -> tuple[bool, Any]:
+        """`fs = [np.sin, np.cos]` assigned once and only iterated (`for g in fs:`): the functions, as a tuple."""
+        loads = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == id_
+                 and isinstance(n.ctx, gast.Load)]
+        iterated = [s for s in gast.walk(self.node) if isinstance(s, gast.For) and isinstance(s.iter, gast.Name)
+                    and s.iter.id == id_]
+        if not value.elts or len(loads) != len(iterated):
+            return False, None
+        self._resolving.add(id_)
+        try:
+            known = [self.static(e) for e in value.elts]
+        finally:
+            self._resolving.discard(id_)
+        if all(found and callable(obj) and not isinstance(obj, type) for found, obj in known):
+            return True, tuple(obj for _, obj in known)
         return False, None
 
     @staticmethod
