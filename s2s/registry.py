@@ -100,8 +100,9 @@ def linear(*prims: Any, argnums: tuple[int, ...] = (0,)) -> None:
 
 
 def linear_argnums(prim: Any) -> tuple[int, ...] | None:
-    _ensure_loaded()
-    return _LINEAR.get(_key(prim))
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_LINEAR, prim)
 
 
 def elementwise(*prims: Any) -> None:
@@ -131,8 +132,9 @@ def refused(*prims: Any, reason: str) -> None:
 
 def refusal(prim: Any) -> str | None:
     """Why prim is not differentiated, if it was declared with refused."""
-    _ensure_loaded()
-    return _REFUSED.get(_key(prim))
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_REFUSED, prim)
 
 
 def defined_as(*prims: Any) -> Callable[[Callable], Callable]:
