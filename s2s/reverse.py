@@ -111,22 +111,26 @@ class _Reverse:
         return z
 
     def accumulate(self, v: Atom, contribution: Atom, out: list[Stmt], loc: Loc | None) -> None:
-        if not self.is_active(v):
+        if v.__class__ is not Value or id(v) not in self.active:
             return
         current = self.adj.get(id(v))
         if current is None:
             self.adj[id(v)] = contribution
             return
         total = self.fresh(adjoint_hint(v))
-        both_full = not self.is_lazy(current) and not self.is_lazy(contribution)
-        if self.is_numeric(v):
-            out.append(Op(operator.add, [current, contribution], [total], loc=loc, same_shape=both_full))
+        lazy, masked = self.lazy, self.masked
+        lazy_current = current.__class__ is Value and id(current) in lazy
+        lazy_contribution = contribution.__class__ is Value and id(contribution) in lazy
+        if self.kinds.get(id(v)) in NUMERIC:
+            out.append(Op(operator.add, [current, contribution], [total], loc=loc,
+                          same_shape=not lazy_current and not lazy_contribution))
         else:             # the adjoints of a container add up entry by entry
             out.append(Op(runtime._add, [current, contribution], [total], loc=loc))
-        if self.is_lazy(current) and self.is_lazy(contribution):
-            self.lazy.add(id(total))
-        if self.is_masked(current) and self.is_masked(contribution):
-            self.masked.add(id(total))
+        if lazy_current and lazy_contribution:
+            lazy.add(id(total))
+        if current.__class__ is Value and id(current) in masked and \
+                contribution.__class__ is Value and id(contribution) in masked:
+            masked.add(id(total))
         self.adj[id(v)] = total
 
     def real_part(self, v: Atom, contribution: Atom, source: int, out: list[Stmt], loc: Loc | None) -> Atom:
