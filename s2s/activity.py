@@ -220,6 +220,9 @@ def kind_of(value: Any) -> Kind:
         return "array"
     if isinstance(value, list) and value and set(map(type, value)) <= _SCALAR_TYPES:
         return ("list*", "scalar")              # a list of numbers, whatever its length
+    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+        # a namedtuple: a tuple whose fields s2s/sequences.py reads by position (p.w is p[0])
+        return ("tuple", tuple(kind_of(v) for v in value), type(value)._fields)
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, tuple(kind_of(v) for v in value))
     if isinstance(value, dict):

@@ -29,7 +29,7 @@ from .dispatch import dispatcher, stale
 from .pipeline import (MODES, Options, __version__, _CACHE, _bind, _check_differentiable, _param_names,
                        _refuse_early, _resolve_wrt, _signature, _verify_reading, call, compiled, derivative_ir,
                        function_ir, generate, lowered, primal_ir, resolve_mode, root_function, specializes,
-                       verify_every_pass, _defaults, _header)  # noqa: F401
+                       verify_every_pass, _defaults, _header, _function_place, _NON_SCALAR_HINT)  # noqa: F401
 
 
 def _current(fn: Callable, *rest: Any) -> tuple:
@@ -97,11 +97,14 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
     checkpoint = checked_option(checkpoint)
     if checkpoint is not None and backend != "python":
         raise BadArgument(f"checkpoint= runs its schedule as a Python generator: it does not combine with "
-                          f"backend={backend!r}")
+                          f"backend={backend!r}", _function_place(fn),
+                          hint="drop checkpoint= (Numba's stacks are arrays), or use backend='python'")
     if mode == "forward":
         if has_aux or checkpoint is not None or backend != "python":
-            raise BadArgument(f"{'has_aux' if has_aux else 'checkpoint' if checkpoint else 'backend'} is for "
-                              f"reverse mode")
+            given = "has_aux" if has_aux else "checkpoint" if checkpoint is not None else f"backend={backend!r}"
+            raise BadArgument(f"{given} is for reverse mode, not mode='forward'", _function_place(fn),
+                              hint="use mode='reverse' (or 'auto')" + (
+                                  ", or s2s.jvp(f, backend='numba') for forward mode" if backend != "python" else ""))
         return _forward_gradient(fn, indices, several, with_value, optimize, check)
     if mode not in ("auto", "reverse"):
         raise BadArgument(f"mode={mode!r}: grad takes mode='auto', 'reverse' or 'forward'")
@@ -180,8 +183,10 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                 tangents = [e if j == i else _zero_like(args[j]) for j in indices]
                 value, directional = call(jvp_function, (*args, *tangents))
                 if isinstance(value, (tuple, list, dict)) or np.size(value) != 1:
-                    raise NonScalarOutput("grad needs a function with a scalar output; use s2s.jvp or "
-                                          "s2s.jacobian for other outputs")
+                    shown = f"an array of shape {np.shape(value)}" if isinstance(value, np.ndarray) else \
+                        f"a {type(value).__name__}"
+                    raise NonScalarOutput(f"grad needs a function with a scalar output, but it returned {shown}",
+                                          _function_place(fn), hint=_NON_SCALAR_HINT)
                 if np.ndim(directional):            # an output of one element, as reverse mode takes it
                     directional = np.reshape(directional, ())[()]
                 if isinstance(g, np.ndarray):

@@ -133,8 +133,9 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], s
     base = checked(dtypes.guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     if base.scalar_checks:
         found = value_kinds(base, kinds)
-        for value, loc, message in base.scalar_checks:
-            if found.get(id(value)) != "scalar":
+        for (value, *others), loc, message in base.scalar_checks:     # fine if the value is a number, or
+            if found.get(id(value)) != "scalar" and (not others or any(     # every other name holds one
+                    found.get(id(o)) != "scalar" for o in others)):
                 raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
     if options.has_aux:
         base = split_aux(base, kinds)
@@ -299,6 +300,19 @@ def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes
     return emitted.source, compiled
 
 
+_NON_SCALAR = "grad needs a function with a scalar output"          # runtime._seed's message starts so
+_NON_SCALAR_HINT = "use s2s.jacobian for the whole Jacobian, s2s.vjp (or s2s.jvp) for its products with a vector"
+
+
+def _function_place(fn: Callable) -> Any:
+    """The Loc of fn's definition, for an error about the function as a whole (None if unknown)."""
+    try:
+        parsed = parse_function(root_function(fn))
+        return parsed.loc(parsed.node)
+    except Exception:
+        return None
+
+
 def annotate(exc: BaseException, function: Callable) -> None:
     """Name, on an exception raised inside generated code, the user's line that code comes from."""
     code = function.__code__
@@ -311,6 +325,9 @@ def annotate(exc: BaseException, function: Callable) -> None:
     loc = lines.get(lineno)
     if loc is None:
         return
+    if isinstance(exc, TypeError) and not isinstance(exc, S2SError) and str(exc).startswith(_NON_SCALAR):
+        # the reverse sweep's seed found an array output: at the function's place, as forward mode says it
+        raise NonScalarOutput(str(exc).split("; use ")[0], loc, hint=_NON_SCALAR_HINT) from exc
     if isinstance(exc, ValueError) and not isinstance(exc, S2SError) and str(exc).startswith("s2s: "):
         # a refusal that only the arguments decide, raised by a check in the derivative: located, as an S2SError
         raise RefusedWhenRun(str(exc)[len("s2s: "):], loc) from exc
@@ -374,6 +391,15 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
         if i >= len(args):
             raise BadArgument(f"{qualname} was called without its differentiated argument {names[i]!r}")
         bad = _non_float_leaf(args[i])
+        if bad is not None and (dataclasses.is_dataclass(bad) and not isinstance(bad, type)
+                                or hasattr(bad, "__dict__") and not isinstance(bad, (np.ndarray, np.generic))):
+            kind = "a dataclass" if dataclasses.is_dataclass(bad) else "an object"
+            raise BadArgument(f"argument {names[i]!r} of {qualname} is differentiated but holds {kind}, "
+                              f"{type(bad).__name__}; s2s differentiates floats, float arrays, and tuples (namedtuples "
+                              f"too), lists and dicts of them", _function_place(fn),
+                              hint=f"make {type(bad).__name__} a typing.NamedTuple (its fields read as before: "
+                                   f"{names[i]}.{next(iter(vars(bad)), 'w')}), or pass its fields as separate "
+                                   f"arguments")
         if bad is not None:
             value = bad
             shown = f"an array of {value.dtype}" if isinstance(value, np.ndarray) else \
@@ -453,7 +479,8 @@ _VERIFIED: "weakref.WeakKeyDictionary[Callable, set]" = weakref.WeakKeyDictionar
 
 def _zero_tree(x: Any) -> Any:
     if isinstance(x, (tuple, list)):
-        return type(x)(_zero_tree(v) for v in x)
+        items = [_zero_tree(v) for v in x]
+        return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)
     if isinstance(x, dict):
         return {k: _zero_tree(v) for k, v in x.items()}
     return np.zeros_like(x) if isinstance(x, np.ndarray) else 0.0

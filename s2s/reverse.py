@@ -41,6 +41,14 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
     reason = registry.refusal(prim)          # a helper of derivative code declared not differentiable again
     if reason is not None:
         return NoDerivativeRule(f"s2s does not differentiate {reason}", loc)
+    if prim is getattr:
+        return NoDerivativeRule("s2s does not differentiate reading an attribute of this value (its type is known "
+                                "only when the code runs)", loc,
+                                hint="pass the object as an argument if it is a namedtuple (its fields are read by "
+                                     "position), or keep its fields in variables")
+    if isinstance(prim, type) and issubclass(prim, tuple) and hasattr(prim, "_fields"):
+        return NoDerivativeRule(f"s2s does not differentiate building a namedtuple ({prim.__name__}(...)) inside "
+                                f"the function", loc, hint="keep its fields in variables, or build a plain tuple")
     family = "rules/math_functions.py" if name.startswith("math.") else \
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
     how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \

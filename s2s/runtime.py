@@ -325,13 +325,15 @@ def _fill_tree(g, x):
     """A container's gradient handed back to the user: the structure, shapes and types of x."""
     if isinstance(g, (int, float)) and not isinstance(x, (int, float)) and g == 0:
         return _zeros_like_tree(x) if not isinstance(x, (tuple, list, dict)) else _fill_tree({}, x) \
-            if isinstance(x, dict) else type(x)(_fill_tree(0.0, v) for v in x)
+            if isinstance(x, dict) else _fill_tree([0.0] * len(x), x)
     if isinstance(x, dict):
         g = g if isinstance(g, dict) else {}
         return {key: _fill_tree(g[key], value) if key in g else _zeros_like_tree(value) for key, value in x.items()}
     if isinstance(x, (list, tuple)):
         items = [_fill_tree(_item(g, k), value) for k, value in enumerate(x)]
-        return tuple(items) if isinstance(x, tuple) else items
+        if isinstance(x, tuple):            # a namedtuple's gradient is one of its kind
+            return type(x)(*items) if hasattr(type(x), "_fields") else tuple(items)
+        return items
     if _foreign(x) or _foreign(g):          # another library's array or 0-d array: stays one
         return _fill(g, x)
     if isinstance(x, np.ndarray):

@@ -30,8 +30,8 @@ def test_a_global_that_stops_being_a_number_makes_the_derivative_anew(monkeypatc
     assert gradient(0.3) == pytest.approx(2 * 0.33)
     monkeypatch.setitem(globals(), "DT", 0.02)
     assert gradient(0.3) == pytest.approx(2 * 0.36)
-    monkeypatch.setitem(globals(), "DT", np.array([0.01, 0.02]))       # x becomes an array: refused, not misread
-    with pytest.raises(s2s.UnsupportedSyntax, match="x"):
+    monkeypatch.setitem(globals(), "DT", np.array([0.01, 0.02]))       # x becomes an array: made anew, and
+    with pytest.raises(s2s.NonScalarOutput, match="array of shape"):     # its output is an array
         gradient(0.3)
 
 
@@ -298,3 +298,37 @@ def test_forward_mode_and_jvp_see_a_helper_rebound(monkeypatch):
     assert forward(0.5) == pytest.approx(9 * 0.25)
     assert s2s.jvp(uses_inner, (0.5,), (1.0,))[1] == pytest.approx(9 * 0.25)
     assert s2s.hvp(uses_inner)(0.5, 1.0) == pytest.approx(18 * 0.5)
+
+
+class Stepper:
+    dt = 0.01
+
+    def run(self, x0):
+        x = x0
+        for _ in range(3):
+            x += self.dt * x            # self.dt's kind is not known: x0 a float is enough
+        return x
+
+
+def scaled_by_config(x0):
+    x = x0
+    for _ in range(3):
+        x *= 1.0 + CFG["scale"]
+    return x
+
+
+def written_into_argument_array(v0):
+    v = v0
+    for _ in range(3):
+        v += DT                 # v0 an array: `+=` would change the caller's array
+    return np.sum(v ** 2)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_augmented_assignment_of_a_float_argument_in_a_loop(mode):
+    # F1's variants: refused as "may be the same array as x0" although x0 is a number
+    stepper = Stepper()
+    assert s2s.grad(stepper.run, mode=mode)(0.3) == pytest.approx(1.01 ** 3, rel=1e-12)
+    assert s2s.grad(scaled_by_config, mode=mode)(0.3) == pytest.approx((1.0 + CFG["scale"]) ** 3, rel=1e-12)
+    with pytest.raises(s2s.UnsupportedSyntax, match="'v' may be the same array as 'v0'"):
+        s2s.grad(written_into_argument_array, mode=mode)(np.array([0.3, 0.4]))
