@@ -21,21 +21,23 @@ import numpy as np
 
 from . import dtypes, registry, runtime
 from .errors import S2SError
-from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
+from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, walk
 
 
 def _differentiable(op: Op) -> bool:
     return not registry.is_nondifferentiable(op.prim) and op.prim is not runtime.free_name and not _casts_to_integers(op)
 
 
-_CASTS = ((np.astype, 1), (np.array, 1), (np.asarray, 1), (np.asanyarray, 1), (np.ascontiguousarray, 1))
-_MADE_WITH_DTYPE = ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.full, 2), (np.zeros_like, 1), (np.ones_like, 1),
-                    (np.empty_like, 1), (np.full_like, 2))
+# the functions that take a dtype, and where it goes positionally (keyed by id: they live as long as NumPy)
+_CASTS = {id(p): k for p, k in ((np.astype, 1), (np.array, 1), (np.asarray, 1), (np.asanyarray, 1),
+                                (np.ascontiguousarray, 1))}
+_MADE_WITH_DTYPE = {id(p): k for p, k in ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.full, 2), (np.zeros_like, 1),
+                                          (np.ones_like, 1), (np.empty_like, 1), (np.full_like, 2))}
 
 
-def _integer_dtype(op: Op, positions: tuple) -> bool:
+def _integer_dtype(op: Op, positions: dict[int, int]) -> bool:
     """Whether op is one of positions' functions given a constant integer or boolean dtype (there or by keyword)."""
-    position = next((k for prim, k in positions if op.prim is prim), None)
+    position = positions.get(id(op.prim))
     if position is None:
         return False
     dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
@@ -64,8 +66,13 @@ def _fixpoint(step: Callable[[], bool]) -> None:
 
 
 def varied_values(fn: Function, wrt: list[int]) -> set[int]:
+    """Values that depend on the parameters wrt through differentiable primitives. One sweep in program order
+    marks a value where it is defined, after everything it reads; only a mark that reaches back (a loop's
+    update to its carried value, a push onto a stack) makes another sweep necessary."""
     varied = {id(fn.params[i]) for i in wrt}
     integers = integer_arrays(fn)
+    differentiable: dict[int, bool] = {}      # id(prim) -> not declared nondifferentiable (prims outlive the call)
+    push, setitem, free_name = runtime.push, runtime.setitem, runtime.free_name
 
     def is_varied(atom: Atom) -> bool:
         return isinstance(atom, Value) and id(atom) in varied
@@ -75,39 +82,56 @@ def varied_values(fn: Function, wrt: list[int]) -> set[int]:
         varied.update(id(v) for v in new)
         return bool(new)
 
+    def reads_varied(op: Op) -> bool:
+        for a in op.args:
+            if a.__class__ is not Const and id(a) in varied:
+                return True
+        return any(is_varied(a) for a in op.kwargs.values()) if op.kwargs else False
+
     def block(b: Block) -> bool:
-        changed = False
+        late = False                    # a mark a sweep in program order may have read before it was made
         for stmt in b.stmts:
-            if isinstance(stmt, Op):
-                args = list(stmt.args) + list(stmt.kwargs.values())
-                if stmt.prim is runtime.push:           # a stack varies once a varying value is pushed on it
+            if stmt.__class__ is Op:
+                prim = stmt.prim
+                if prim is push:           # a stack varies once a varying value is pushed on it
                     if is_varied(stmt.args[1]):
-                        changed |= mark([stmt.args[0]])
-                elif stmt.prim is runtime.setitem and id(stmt.outs[0]) in integers:
+                        late |= mark([stmt.args[0]])
+                elif prim is setitem and id(stmt.outs[0]) in integers:
                     if is_varied(stmt.args[0]):      # a float written into an integer array is truncated
-                        changed |= mark(stmt.outs)
-                elif _differentiable(stmt) and any(is_varied(a) for a in args):
-                    changed |= mark([o for o in stmt.outs if id(o) not in integers])
+                        mark(stmt.outs)
+                elif reads_varied(stmt):
+                    ok = differentiable.get(id(prim))
+                    if ok is None:
+                        ok = differentiable[id(prim)] = not registry.is_nondifferentiable(prim) and \
+                            prim is not free_name
+                    if ok and not _casts_to_integers(stmt):
+                        for o in stmt.outs:
+                            if id(o) not in integers:       # made integer (s2s/dtypes.py): no derivative
+                                varied.add(id(o))
             elif isinstance(stmt, If):
-                changed |= block(stmt.then) | block(stmt.orelse)
-                changed |= mark([o for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
-                                 if is_varied(a) or is_varied(b_)])
+                late |= block(stmt.then) | block(stmt.orelse)
+                mark([o for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
+                      if is_varied(a) or is_varied(b_)])
             else:
-                changed |= mark([c for c, i in zip(stmt.carried, stmt.inits) if is_varied(i)])
+                mark([c for c, i in zip(stmt.carried, stmt.inits) if is_varied(i)])
                 if isinstance(stmt, While):
-                    changed |= block(stmt.test)
-                changed |= block(stmt.body)
-                changed |= mark([c for c, r in zip(stmt.carried, stmt.body.results) if is_varied(r)])
-                changed |= mark([o for o, c in zip(stmt.outs, stmt.carried) if id(c) in varied])
-        return changed
+                    late |= block(stmt.test)
+                late |= block(stmt.body)
+                late |= mark([c for c, r in zip(stmt.carried, stmt.body.results) if is_varied(r)])
+                mark([o for o, c in zip(stmt.outs, stmt.carried) if id(c) in varied])
+        return late
 
     _fixpoint(lambda: block(fn.body))
     return varied
 
 
 def useful_values(fn: Function) -> set[int]:
-    """Values from which a result can be reached through differentiable primitives."""
+    """Values from which a result can be reached through differentiable primitives. One sweep backwards marks
+    a value after every read of it; only a mark that reaches back (a loop body's read of a carried value, a pop
+    from a stack) makes another sweep necessary."""
     useful: set[int] = set()
+    differentiable: dict[int, bool] = {}      # id(prim) -> not declared nondifferentiable
+    push, pop, free_name = runtime.push, runtime.pop, runtime.free_name
 
     def mark(atoms: list[Atom]) -> bool:
         new = [a for a in atoms if isinstance(a, Value) and id(a) not in useful]
@@ -118,26 +142,43 @@ def useful_values(fn: Function) -> set[int]:
         return id(v) in useful
 
     def block(b: Block) -> bool:
-        changed = False
+        late = False
         for stmt in reversed(b.stmts):
-            if isinstance(stmt, Op):
-                if stmt.prim is runtime.push:
+            if stmt.__class__ is Op:
+                prim = stmt.prim
+                if prim is push:
                     if is_useful(stmt.args[0]):
-                        changed |= mark([stmt.args[1]])
-                elif _differentiable(stmt) and any(is_useful(o) for o in stmt.outs):
-                    changed |= mark(list(stmt.args) + list(stmt.kwargs.values()))
+                        mark([stmt.args[1]])
+                    continue
+                for o in stmt.outs:
+                    if id(o) in useful:
+                        break
+                else:
+                    continue
+                ok = differentiable.get(id(prim))
+                if ok is None:
+                    ok = differentiable[id(prim)] = not registry.is_nondifferentiable(prim) and prim is not free_name
+                if ok and not _casts_to_integers(stmt):
+                    for a in stmt.args:
+                        if a.__class__ is not Const and id(a) not in useful:
+                            useful.add(id(a))
+                            late |= prim is pop
+                    if stmt.kwargs:
+                        late |= mark(list(stmt.kwargs.values())) and prim is pop
             elif isinstance(stmt, If):
                 for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
                     if is_useful(o):
-                        changed |= mark([a, b_])
-                changed |= block(stmt.then) | block(stmt.orelse)
+                        mark([a, b_])
+                late |= block(stmt.then) | block(stmt.orelse)
             else:
-                changed |= mark([c for c, o in zip(stmt.carried, stmt.outs) if is_useful(o)])
+                mark([c for c, o in zip(stmt.carried, stmt.outs) if is_useful(o)])
+                before = [is_useful(c) for c in stmt.carried]
                 for c, r, i in zip(stmt.carried, stmt.body.results, stmt.inits):
                     if is_useful(c):
-                        changed |= mark([r, i])
-                changed |= block(stmt.body)
-        return changed
+                        mark([r, i])
+                late |= block(stmt.body)
+                late |= before != [is_useful(c) for c in stmt.carried]    # read in the body: r and i again
+        return late
 
     mark(fn.body.results)
     _fixpoint(lambda: block(fn.body))
@@ -364,6 +405,9 @@ def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
                ) -> tuple[dict[int, Kind], dict[int, Kind]]:
     kinds: dict[int, Kind] = {id(p): k for p, k in zip(fn.params, param_kinds)}
     violations: dict[int, Kind] = {}
+    # id(prim) -> "scalar" (its result is a scalar whatever it gets), True (elementwise: a scalar of scalars)
+    # or False (the general case): looked up once per function (its prims live as long as it does)
+    classes: dict[int, Any] = {}
 
     def kind(atom: Atom) -> Kind:
         if isinstance(atom, Const):
@@ -372,9 +416,24 @@ def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
 
     def block(b: Block) -> None:
         for stmt in b.stmts:
-            if isinstance(stmt, Op):
-                k = _op_kind(stmt, kind)
-                kinds.update((id(o), k) for o in stmt.outs)
+            if stmt.__class__ is Op:
+                prim = stmt.prim
+                known = classes.get(id(prim))
+                if known is None:
+                    known = classes[id(prim)] = _prim_class(prim)
+                k = None
+                if known is True and not stmt.kwargs:     # elementwise: a scalar of scalars
+                    k = "scalar"
+                    for a in stmt.args:
+                        if (const_kind(a.value) if a.__class__ is Const else kinds.get(id(a), "other")) != "scalar":
+                            k = None
+                            break
+                elif known == "scalar":
+                    k = "scalar"
+                if k is None:
+                    k = _op_kind(stmt, kind)
+                for o in stmt.outs:
+                    kinds[id(o)] = k
             elif isinstance(stmt, If):
                 block(stmt.then)
                 block(stmt.orelse)
@@ -398,6 +457,17 @@ def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
     return kinds, violations
 
 
+def _prim_class(prim: Any) -> Any:
+    """What _op_kind says of prim before it looks at the arguments: "scalar" when it always gives a scalar (a
+    function of _SCALAR_RESULT or of math), True when it is elementwise (a scalar of scalars; none of the
+    special cases of _op_kind applies to it then), False otherwise."""
+    if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
+        return "scalar"
+    return prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
+        getattr(prim, "__module__", None) in ("_operator", "operator")
+        and prim not in (operator.getitem, operator.contains))
+
+
 def scalar_values(fn: Function, param_kinds: list[Kind]) -> set[int]:
     return {key for key, k in value_kinds(fn, param_kinds).items() if k == "scalar"}
 
@@ -412,23 +482,37 @@ def _float_producing(prim: object) -> bool:
 
 
 def float_values(fn: Function, float_params: list[int]) -> set[int]:
-    """Values known to be floats (or float arrays): what they hold can be overwritten by float results."""
+    """Values known to be floats (or float arrays): what they hold can be overwritten by float results.
+    One sweep in program order; what a function does with floats is looked up once per function."""
     floats = {id(fn.params[i]) for i in float_params}
-
-    def is_float(atom: Atom) -> bool:
-        if isinstance(atom, Const):
-            return isinstance(atom.value, float)
-        return id(atom) in floats
+    producing: dict[int, bool] = {}      # id(prim) -> makes floats of anything (prims live while fn does)
+    passing: dict[int, bool] = {}        # id(prim) -> its result is a float when an argument is
+    pop, free_name = runtime.pop, runtime.free_name
 
     def block(b: Block) -> None:
         for stmt in b.stmts:
-            if isinstance(stmt, Op):
-                if _float_producing(stmt.prim) or (any(is_float(a) for a in stmt.args)
-                                                   and not registry.is_nondifferentiable(stmt.prim)
-                                                   and stmt.prim not in (runtime.pop, runtime.free_name)):
-                    floats.update(id(o) for o in stmt.outs)
-            for inner in stmt_blocks(stmt):
-                block(inner)
+            if stmt.__class__ is not Op:
+                for inner in stmt_blocks(stmt):
+                    block(inner)
+                continue
+            prim = stmt.prim
+            makes = producing.get(id(prim))
+            if makes is None:
+                makes = producing[id(prim)] = _float_producing(prim)
+            if not makes:
+                keeps = passing.get(id(prim))
+                if keeps is None:
+                    keeps = passing[id(prim)] = not registry.is_nondifferentiable(prim) and \
+                        prim is not pop and prim is not free_name
+                if not keeps:
+                    continue
+                for a in stmt.args:
+                    if (isinstance(a.value, float) if a.__class__ is Const else id(a) in floats):
+                        break
+                else:
+                    continue
+            for o in stmt.outs:
+                floats.add(id(o))
 
     block(fn.body)
     return floats

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from . import runtime
-from .ir import Atom, Const, For, Function, If, Op, Value, prim_name, walk
+from .ir import Atom, Block, Const, For, Function, If, Op, Value, prim_name, stmt_blocks, walk
 
 REAL, COMPLEX, EITHER = 1, 2, 3
 
@@ -206,6 +206,81 @@ def _hashable(prim: Any) -> bool:
         return False
 
 
+# what makes a complex value (or one that may be) from real ones, beside constants, globals, attributes and dtypes
+_SOURCES = {id(p) for p in [*_COMPLEX_RESULT, *_EITHER_RESULT, *_COMPLEX_INSIDE]}
+_DTYPE_AT = {id(p): k for p, k in _DTYPE_POSITION.items()}
+_PLAIN = {float, int, bool, str, type(None)}
+
+
+def _may_make_complex(fn: Function, bits: dict[int, int], known: dict[int, Any]) -> bool:
+    """Whether some operation of fn can make a value that may be complex when no argument may be (bits: the
+    arguments'): a complex constant, global or attribute, a dtype, a function with complex results (the sources
+    of _op_bits). One sweep; when it says no, the analysis has nothing to find: every value is real or not a
+    number."""
+    known = dict(known)
+    sources, dtype_at, plain, free_name = _SOURCES, _DTYPE_AT, _PLAIN, runtime.free_name
+    ordinary: dict[int, bool] = {}        # id(prim) -> none of the cases below but the constants (prims outlive fn)
+
+    def complex_constant(atoms: Any) -> bool:
+        for a in atoms:
+            if a.__class__ is Const and a.value.__class__ not in plain and _const_bits(a.value) & COMPLEX:
+                return True
+        return False
+
+    def block(b: Block) -> bool:
+        for stmt in b.stmts:
+            if stmt.__class__ is not Op:
+                if any(block(inner) for inner in stmt_blocks(stmt)):
+                    return True
+                continue
+            prim = stmt.prim
+            simple = ordinary.get(id(prim))
+            if simple is None:
+                simple = ordinary[id(prim)] = not (id(prim) in sources or prim is free_name or prim is getattr or
+                                                   id(prim) in dtype_at or isinstance(prim, type))
+            if simple and not stmt.kwargs:
+                if complex_constant(stmt.args):
+                    return True
+                continue
+            if id(prim) in sources:
+                return True
+            if prim is free_name:
+                value = _global_value(stmt)
+                if value is not _MISSING:
+                    if bits_of(value) & COMPLEX:
+                        return True
+                    known[id(stmt.outs[0])] = value
+                continue
+            if prim is getattr:
+                if len(stmt.args) < 2 or not isinstance(stmt.args[1], Const) or \
+                        not isinstance(stmt.args[1].value, str):
+                    return True
+                owner = stmt.args[0]
+                value = getattr(known[id(owner)], stmt.args[1].value, _MISSING) \
+                    if isinstance(owner, Value) and id(owner) in known else _MISSING
+                if value is not _MISSING:
+                    if bits_of(value) & COMPLEX:
+                        return True
+                    known[id(stmt.outs[0])] = value
+                elif not (isinstance(owner, Value) and bits.get(id(owner))):    # of an unknown object: either
+                    return True
+                continue
+            dtype = stmt.kwargs.get("dtype")
+            position = dtype_at.get(id(prim))
+            if dtype is None and position is not None and position < len(stmt.args):
+                dtype = stmt.args[position]
+            if dtype is not None and not (isinstance(dtype, Const) and (
+                    dtype.value is None or _dtype_bits(dtype.value) == REAL)):
+                return True
+            if isinstance(prim, type) and issubclass(prim, np.complexfloating):
+                return True
+            if complex_constant(stmt.args) or complex_constant(stmt.kwargs.values()):
+                return True
+        return False
+
+    return block(fn.body)
+
+
 class Analysis:
     """The possible kinds (bits) of every value of a function."""
 
@@ -223,6 +298,8 @@ class Analysis:
             else:
                 self.bits[id(p)] = EITHER
         self.any_complex = False
+        if not any(b & COMPLEX for b in self.bits.values()) and not _may_make_complex(fn, self.bits, self.known):
+            return              # nothing can be complex: every value is real (or not a number), as the sweep finds
         changed = True
         while changed:
             changed = False

@@ -129,6 +129,7 @@ def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
                 for o, a, c in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
                     changed |= set_class([o], of(a) if of(a) == of(c) else None)
             else:
+                loops.append(stmt)
                 for c, i in zip(stmt.carried, stmt.inits):   # a class the body keeps (checked after it)
                     changed |= set_class([c], of(i))
                 for inner in stmt_blocks(stmt):
@@ -141,7 +142,8 @@ def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
                     changed |= set_class([o], of(c))
         return changed
 
-    while block(fn.body):           # loops: until the classes settle (a carried value only loses its class)
+    loops: list = []                # without loops one sweep settles every class (each read after its definition)
+    while block(fn.body) and loops:     # loops: until the classes settle (a carried value only loses its class)
         pass
     return found
 

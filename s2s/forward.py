@@ -23,12 +23,11 @@ import numpy as np
 from . import complex_values, registry, runtime
 from .errors import S2SError
 from .activity import NUMERIC, active_values, const_kind, value_kinds
-from .inline import inline_rule
+from .rule_copies import copy_rule
 from .ir import (Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, prim_name,
                  value_names)
 from .naming import Namer, tangent_hint
-from .optimize import eliminate_dead_code_in
-from .reverse import _MASKING, _keyword_position, missing_rule
+from .reverse import _MASKING, _keyword_position, _rule_dead_code, missing_rule
 
 PARAMETER = "parameter"
 # operations whose tangent is themselves applied to the tangents, but for the arguments listed (keys, indices)
@@ -46,8 +45,7 @@ class _Forward:
         self.active = active
         self.kinds = kinds
         self.namer = Namer()
-        for name in value_names(fn):
-            self.namer.reserve(name)
+        self.namer.used.update(value_names(fn))         # not given out again
         self.tan: dict[int, Atom] = {}
         self.lazy: set[int] = set()        # tangents that may be smaller than their value (they broadcast)
         self.masked: set[int] = set()      # tangents exactly zero on a branch not taken (see reverse mode)
@@ -212,7 +210,7 @@ class _Forward:
             rule = registry.find_adjoint(prim)
         if rule is None:
             raise missing_rule(prim, op.loc, "tangent")
-        stmts, results = inline_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc)
+        stmts, results = copy_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc)
         if i >= len(results):
             raise missing_rule(prim, op.loc, f"tangent (for argument {i + 1})")
         if results[i] is None:          # as in reverse mode: a differentiated argument the rule does not differentiate
@@ -220,7 +218,7 @@ class _Forward:
                            f"rule does not differentiate", op.loc,
                            hint="stop_gradient(...) it if that is meant, or register a rule that differentiates it")
         block = Block(stmts, [results[i]])
-        eliminate_dead_code_in(block, [results[i]])
+        _rule_dead_code(rule, [i], block)
         out.extend(block.stmts)
         return results[i]
 

@@ -100,8 +100,9 @@ def linear(*prims: Any, argnums: tuple[int, ...] = (0,)) -> None:
 
 
 def linear_argnums(prim: Any) -> tuple[int, ...] | None:
-    _ensure_loaded()
-    return _LINEAR.get(_key(prim))
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_LINEAR, prim)
 
 
 def elementwise(*prims: Any) -> None:
@@ -131,8 +132,9 @@ def refused(*prims: Any, reason: str) -> None:
 
 def refusal(prim: Any) -> str | None:
     """Why prim is not differentiated, if it was declared with refused."""
-    _ensure_loaded()
-    return _REFUSED.get(_key(prim))
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_REFUSED, prim)
 
 
 def defined_as(*prims: Any) -> Callable[[Callable], Callable]:
@@ -166,8 +168,15 @@ def result_kind(prim: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
 
 
 def is_elementwise(prim: Any) -> bool:
-    _ensure_loaded()
-    return (isinstance(prim, np.ufunc) and prim.signature is None) or _key(prim) in _BROADCASTING
+    if not _loaded:
+        _ensure_loaded()
+    return (isinstance(prim, np.ufunc) and prim.signature is None) or _lookup(_BROADCASTING, prim, False) is None
+
+
+def sizes() -> tuple[int, int, int]:
+    """How many functions have a rule, are declared nondifferentiable or refused (a rule registered since
+    changes it: what is pure, for dead-code elimination, may change with it)."""
+    return len(_ADJOINTS), len(_NONDIFFERENTIABLE), len(_REFUSED)
 
 
 def _ensure_loaded() -> None:
@@ -182,19 +191,30 @@ def _ensure_loaded() -> None:
                     raise
 
 
+def _lookup(table: dict, prim: Any, default: Any = None) -> Any:
+    """table's entry for prim (_key's: the object itself, or its id when it is not hashable): one hash."""
+    try:
+        return table.get(prim, default)
+    except TypeError:
+        return table.get(("id", id(prim)), default)
+
+
 def find_adjoint(prim: Any) -> Callable | None:
-    _ensure_loaded()
-    return _ADJOINTS.get(_key(prim))
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_ADJOINTS, prim)
 
 
 def find_tangent(prim: Any) -> Callable | None:
-    _ensure_loaded()
-    return _TANGENTS.get(_key(prim))
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_TANGENTS, prim)
 
 
 def is_nondifferentiable(prim: Any) -> bool:
-    _ensure_loaded()
-    return _key(prim) in _NONDIFFERENTIABLE
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_NONDIFFERENTIABLE, prim, False) is not False
 
 
 def registered_adjoints(builtin_only: bool = False) -> list[Any]:

@@ -29,10 +29,10 @@ from . import complex_values, elements, registry, runtime
 from .checkpoint import reverse_loop as reverse_checkpointed
 from .activity import NUMERIC, active_values, is_container, value_kinds
 from .errors import NoDerivativeRule, NonScalarOutput, S2SError
-from .inline import inline_rule
+from .rule_copies import copy_rule
 from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function,
                  free_values,
-                 prim_name, stmt_defs, substitute, uses_in, value_names, walk)
+                 prim_name, stmt_defs, substitute, uses_in, walk)
 from .naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
 from .optimize import eliminate_dead_code_in
 
@@ -68,8 +68,6 @@ class _Reverse:
         self.active = active
         self.kinds = kinds
         self.namer = Namer()
-        for name in value_names(fn):
-            self.namer.reserve(name)
         self.adj: dict[int, Atom] = {}
         # adjoints that may be smaller than their value (a reduction's adjoint, spread lazily): they
         # broadcast to its shape, and are expanded only where a rule or the caller needs the full shape
@@ -80,8 +78,15 @@ class _Reverse:
         self.stack_inits: list[Stmt] = []
         self.checkpoint: Any = None      # snapshots for the loops no loop encloses: see checkpoint.py
         self.values = {id(p): p for p in fn.params}
-        self.values.update((id(v), v) for s in walk(fn.body) for v in stmt_defs(s))
-        self.defining = {id(o): s for s in walk(fn.body) if isinstance(s, Op) for o in s.outs}
+        self.defining: dict[int, Op] = {}
+        for s in walk(fn.body):           # one sweep: every value by id, the operation defining it
+            if s.__class__ is Op:
+                for o in s.outs:
+                    self.values[id(o)] = o
+                    self.defining[id(o)] = s
+            else:
+                self.values.update((id(v), v) for v in stmt_defs(s))
+        self.namer.used.update(v.name for v in self.values.values())      # value_names(fn): not given out again
         self.complex = complex_values.analyze(fn, active)      # which values may be complex (complex_values.py)
 
     # ---------------------------------------------------------------- helpers
@@ -114,22 +119,26 @@ class _Reverse:
         return z
 
     def accumulate(self, v: Atom, contribution: Atom, out: list[Stmt], loc: Loc | None) -> None:
-        if not self.is_active(v):
+        if v.__class__ is not Value or id(v) not in self.active:
             return
         current = self.adj.get(id(v))
         if current is None:
             self.adj[id(v)] = contribution
             return
         total = self.fresh(adjoint_hint(v))
-        both_full = not self.is_lazy(current) and not self.is_lazy(contribution)
-        if self.is_numeric(v):
-            out.append(Op(operator.add, [current, contribution], [total], loc=loc, same_shape=both_full))
+        lazy, masked = self.lazy, self.masked
+        lazy_current = current.__class__ is Value and id(current) in lazy
+        lazy_contribution = contribution.__class__ is Value and id(contribution) in lazy
+        if self.kinds.get(id(v)) in NUMERIC:
+            out.append(Op(operator.add, [current, contribution], [total], loc=loc,
+                          same_shape=not lazy_current and not lazy_contribution))
         else:             # the adjoints of a container add up entry by entry
             out.append(Op(runtime._add, [current, contribution], [total], loc=loc))
-        if self.is_lazy(current) and self.is_lazy(contribution):
-            self.lazy.add(id(total))
-        if self.is_masked(current) and self.is_masked(contribution):
-            self.masked.add(id(total))
+        if lazy_current and lazy_contribution:
+            lazy.add(id(total))
+        if current.__class__ is Value and id(current) in masked and \
+                contribution.__class__ is Value and id(contribution) in masked:
+            masked.add(id(total))
         self.adj[id(v)] = total
 
     def real_part(self, v: Atom, contribution: Atom, source: int, out: list[Stmt], loc: Loc | None) -> Atom:
@@ -175,8 +184,10 @@ class _Reverse:
         if len(op.outs) != 1 or id(op.outs[0]) not in self.adj:
             return
         g = self.adj[id(op.outs[0])]
-        needed = [i for i, a in enumerate(op.args) if self.is_active(a)]
-        positional = dict(enumerate(op.args))          # the rule's arguments, keyword ones at their place
+        active = self.active
+        needed = [i for i, a in enumerate(op.args) if a.__class__ is Value and id(a) in active]
+        last = len(op.args) - 1                    # the last position the rule's arguments take
+        positional: Any = op.args                  # the rule's arguments, keyword ones at their place
         for name, atom in op.kwargs.items():       # a keyword argument is the rule's parameter of that name
             if self.is_active(atom):
                 k = _keyword_position(registry.find_adjoint(op.prim), name)
@@ -184,19 +195,23 @@ class _Reverse:
                     raise S2SError(f"the keyword argument {name}= of {prim_name(op.prim)} is differentiated, "
                                    f"and its rule has no parameter of that name", op.loc,
                                    hint="pass it positionally, or give the rule a parameter named so")
+                if positional is op.args:
+                    positional = dict(enumerate(op.args))
                 positional[k] = atom
+                last = max(last, k)
                 needed.append(k)
         if not needed:
             return
-        elementwise = registry.is_elementwise(op.prim)
+        prim = op.prim
+        elementwise = registry.is_elementwise(prim)
         if not elementwise:
             g = self.full(g, op.outs[0], out, op.loc)
-        if elements.handles(self, op):        # x[i] and out[i] = v on an array: O(1) adjoints (elements.py)
-            return elements.reverse(self, op, g, needed, out)
-        if op.prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
+        if (prim is operator.getitem or prim is runtime.setitem) and elements.handles(self, op):
+            return elements.reverse(self, op, g, needed, out)   # x[i], out[i] = v on an array: O(1) (elements.py)
+        if prim is runtime.make_tuple or prim is runtime.make_list or prim is runtime.make_dict:
             # the variadic primitives: an item's adjoint is the container adjoint's item
-            keys = op.args[0].value if op.prim is runtime.make_dict else range(len(op.args))
-            offset = 1 if op.prim is runtime.make_dict else 0
+            keys = op.args[0].value if prim is runtime.make_dict else range(len(op.args))
+            offset = 1 if prim is runtime.make_dict else 0
             for i in needed:
                 element = self.fresh(adjoint_hint(op.args[i]))
                 out.append(Op(runtime._item, [g, Const(keys[i - offset])], [element], loc=op.loc))
@@ -204,56 +219,62 @@ class _Reverse:
                 self.accumulate(op.args[i], element, out, op.loc)
             return
         touches = self.complex.any_complex and self.complex.touches_complex(op)
-        rule = (touches and complex_values.adjoint_rule(op.prim)) or registry.find_adjoint(op.prim)
+        rule = (touches and complex_values.adjoint_rule(prim)) or registry.find_adjoint(prim)
         if rule is None:
-            raise missing_rule(op.prim, op.loc)
+            raise missing_rule(prim, op.loc)
         guard = complex_values.fence(op, self.complex) if touches else []     # real-only rules: refused
-        stmts, results = inline_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc)
+        stmts, results = copy_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc)
         missing = [i for i in needed if i >= len(results)]
         if missing:
-            raise S2SError(f"the rule for {prim_name(op.prim)} gives no adjoint for argument {missing[0] + 1}, "
+            raise S2SError(f"the rule for {prim_name(prim)} gives no adjoint for argument {missing[0] + 1}, "
                            f"which is differentiated here", op.loc)
-        results = results + [None] * (max(positional) + 1 - len(results))       # arguments without adjoint
+        if last + 1 > len(results):
+            results = results + [None] * (last + 1 - len(results))       # arguments without adjoint
         for i in needed:
-            if results[i] is None and i == 1 and op.prim in (runtime.setitem, operator.getitem):
+            if results[i] is None and i == 1 and prim in (runtime.setitem, operator.getitem):
                 continue        # an index or key (`k, v` unpacked from d.items() carries d's activity) has none
-            if results[i] is None and not (isinstance(results[i], Const)):
+            if results[i] is None:
                 # no adjoint for a value that carries one: a zero only where the rule declares it
-                raise S2SError(f"{prim_name(op.prim)} is differentiated with respect to its argument {i + 1}, "
+                raise S2SError(f"{prim_name(prim)} is differentiated with respect to its argument {i + 1}, "
                                f"which its rule does not differentiate", op.loc,
                                hint="stop_gradient(...) it if that is meant, or register a rule that gives it "
                                     "an adjoint")
-        keep = [results[i] for i in needed if results[i] is not None]
+        if prim in (runtime.setitem, operator.getitem) and 1 in needed and results[1] is None:
+            needed = [i for i in needed if i != 1]          # the index, skipped above
+        keep = [results[i] for i in needed]
         rule_block = Block(stmts, keep)
-        eliminate_dead_code_in(rule_block, keep)
+        spreads = _rule_dead_code(rule, needed, rule_block)
         out.extend(rule_block.stmts)
-        defined_here = {id(v) for s in walk(rule_block) for v in stmt_defs(s)}
-        spreads = any(isinstance(s, Op) and s.prim is runtime._broadcast_back for s in walk(rule_block))
+        masked, kinds = self.masked, self.kinds
         lazy_results = (elementwise and self.is_lazy(g)) or spreads
+        masking = prim in _MASKING
+        inputs = None
         for i in needed:
             arg, contribution = positional[i], results[i]
-            if contribution is None:
-                continue
-            if elementwise and self.is_masked(g):         # before unbroadcasting: g has the result's shape
-                masked = self.fresh(adjoint_hint(arg))
-                out.append(Op(runtime._masked, [contribution, g], [masked], loc=op.loc))
-                contribution = masked
-            others_scalar = all(self.is_scalar(a) for k, a in enumerate(op.args) if k != i)
-            if registry.is_elementwise(op.prim) and not others_scalar:
+            g_masked = elementwise and g.__class__ is Value and id(g) in masked
+            if g_masked:         # before unbroadcasting: g has the result's shape
+                zeroed = self.fresh(adjoint_hint(arg))
+                out.append(Op(runtime._masked, [contribution, g], [zeroed], loc=op.loc))
+                contribution = zeroed
+            if elementwise and not all(a.__class__ is Const or kinds.get(id(a)) == "scalar"
+                                       for k, a in enumerate(op.args) if k != i):
                 unbroadcast = self.fresh(adjoint_hint(arg))
                 operands = [contribution, arg] + ([op.outs[0]] if lazy_results else [])
                 out.append(Op(runtime._unbroadcast, operands, [unbroadcast], loc=op.loc))
                 contribution = unbroadcast
-            elif isinstance(contribution, Value) and id(contribution) in defined_here and not contribution.hint:
-                self.rename(contribution, adjoint_hint(arg))
+            elif contribution.__class__ is Value and not contribution.hint:
+                if inputs is None:      # what the rule was given; any other value it returns is its own
+                    inputs = {id(a) for a in (g, op.outs[0], *op.args, *op.kwargs.values())}
+                if id(contribution) not in inputs:         # the rule's temporary: named after the argument
+                    self.rename(contribution, adjoint_hint(arg))
             if touches:
-                contribution = complex_values.guarded(contribution, guard, op.prim, self, out, op.loc)
+                contribution = complex_values.guarded(contribution, guard, prim, self, out, op.loc)
                 contribution = self.real_part(arg, contribution, complex_values.COMPLEX, out, op.loc)
-            if lazy_results and isinstance(contribution, Value) and not self.is_scalar(arg):
-                self.lazy.add(id(contribution))
-            if (elementwise and self.is_masked(g)) or op.prim in _MASKING:
-                if isinstance(contribution, Value):
-                    self.masked.add(id(contribution))
+            if contribution.__class__ is Value:
+                if lazy_results and not (arg.__class__ is Const or kinds.get(id(arg)) == "scalar"):
+                    self.lazy.add(id(contribution))
+                if g_masked or masking:
+                    masked.add(id(contribution))
             self.accumulate(arg, contribution, out, op.loc)
 
     def branch(self, stmt: If, out: list[Stmt], depth: int) -> None:
@@ -436,6 +457,31 @@ class _Reverse:
             mapping[id(v)] = popped
         substitute(Block(reverse, []), mapping)
         reverse[0:0] = pops
+
+
+# (rule, the arguments differentiated, the registry's sizes) -> (how many statements the rule's straight-line copy
+# has, the positions of those dead-code elimination keeps): the statements a rule's results need depend on the rule
+# alone (and on which functions are pure: the registry's), not on the values it is applied to
+_KEPT: dict[tuple, tuple[int, tuple[int, ...], bool]] = {}
+
+
+def _rule_dead_code(rule: Any, needed: list[int], block: Block) -> bool:
+    """Remove from a rule's copy what the differentiated arguments' adjoints (or the tangent) do not need: found
+    once per rule and arguments, then kept by position. Whether what is left spreads an adjoint lazily
+    (runtime._broadcast_back: the adjoint may be smaller than its value)."""
+    key = (rule, tuple(needed), registry.sizes())
+    known = _KEPT.get(key)
+    if known is not None and known[0] == len(block.stmts):
+        block.stmts = [block.stmts[k] for k in known[1]]
+        return known[2]
+    straight = all(s.__class__ is Op for s in block.stmts)
+    position = {id(s): k for k, s in enumerate(block.stmts)}
+    count = len(block.stmts)
+    eliminate_dead_code_in(block, list(block.results))
+    spreads = any(isinstance(s, Op) and s.prim is runtime._broadcast_back for s in walk(block))
+    if straight:
+        _KEPT[key] = (count, tuple(position[id(s)] for s in block.stmts), spreads)
+    return spreads
 
 
 def _keyword_position(rule: Any, name: str) -> int | None:

@@ -261,3 +261,142 @@ def test_live_ranges_of_values_read_where_they_are_defined_match_the_general_rul
             assert fast == general
             checked += 1
     assert checked > 40
+
+
+# ---------------------------------------------------------------- the transform's own work
+
+def _copies_agree(rule, count: int) -> bool:
+    """copy_rule and inline_rule give the same statements, names and results for rule called with count values."""
+    from s2s.inline import inline_rule
+    from s2s.ir import Block, Function, format_function
+    from s2s.naming import Namer
+    from s2s.rule_copies import copy_rule
+
+    args = [Value(f"a{k}", f"a{k}") for k in range(count)]
+    texts = []
+    for copy in (inline_rule, copy_rule):
+        namer = Namer()
+        namer.reserve("v1")                    # a name taken: both skip it
+        try:
+            stmts, results = copy(rule, args, {}, namer, None)
+        except s2s.S2SError as error:
+            texts.append(f"refused: {error.message}")
+            continue
+        kept = [r for r in results if r is not None]
+        texts.append(format_function(Function("f", args, Block(stmts, kept))) +
+                     repr([r is None for r in results]))
+    return texts[0] == texts[1]
+
+
+def test_a_rule_copied_by_plan_is_the_rule_inlined():
+    """Every rule s2s has, copied the fast way (rule_copies.py), reads exactly as inline_rule's copy: the same
+    primitives, names (asked of the namer in the same order), results and Nones; and with too few arguments
+    both refuse alike."""
+    import inspect
+    from s2s import registry
+    from s2s.rule_copies import _PLANS
+    registry.find_adjoint(abs)
+    rules = {rule for table in (registry._ADJOINTS, registry._TANGENTS) for rule in table.values()}
+    planned = 0
+    for rule in sorted(rules, key=lambda r: (r.__module__, r.__qualname__)):
+        try:
+            params = inspect.signature(rule).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        required = sum(p.default is inspect.Parameter.empty for p in params)
+        for count in {required, len(params), max(required - 1, 0)}:
+            assert _copies_agree(rule, count), (rule, count)
+        planned += _PLANS.get(rule) is not None
+    assert planned > 100, planned                  # most rules are straight-line: copied by plan
+
+
+def _forward_calls(lines: int, tag: str) -> dict:
+    """Calls per function during the first call of grad along one float (forward mode, mode="auto")."""
+    model = _function(lines, tag)
+    profile = cProfile.Profile()
+    profile.enable()
+    dc = s2s.grad(model, wrt=0)(0.3, 0.7)
+    profile.disable()
+    eps = 1e-6
+    assert dc == pytest.approx((model(0.3 + eps, 0.7) - model(0.3 - eps, 0.7)) / (2 * eps), rel=1e-5, abs=1e-7)
+    return {key: row[1] for key, row in pstats.Stats(profile).stats.items()}
+
+
+def _by_name(calls: dict, file: str, function: str) -> int:
+    return sum(n for (path, _, name), n in calls.items() if path.endswith(file) and name == function)
+
+
+def test_forward_mode_does_work_linear_in_the_function_size(user_path):
+    """Along one float, mode="auto" takes forward mode: its transform grows as reverse mode's does."""
+    _forward_calls(12, "fwd-warm")
+    few, many = _forward_calls(40, "fwd"), _forward_calls(160, "fwd")
+    assert _by_name(few, "forward.py", "forward_function") == 1          # the mode the test is about
+    total = sum(many.values()) / sum(few.values())
+    worst = max((calls / few.get(key, 1), key) for key, calls in many.items() if calls >= 1000)
+    assert total < 4.6, total
+    assert worst[0] < 5.2, worst
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_the_transform_finds_a_rules_dead_statements_once(user_path, mode):
+    """The dead statements of a rule's copy are found once per rule and differentiated arguments (reverse.py's
+    _rule_dead_code), not once per operation: dead-code elimination runs as often at 160 lines as at 40."""
+    calls = _forward_calls if mode == "forward" else _calls
+    calls(12, f"dce-warm-{mode}")
+    few, many = calls(40, f"dce-{mode}"), calls(160, f"dce-{mode}")
+    assert _by_name(few, "optimize.py", "eliminate_dead_code_in") == \
+        _by_name(many, "optimize.py", "eliminate_dead_code_in") <= 12
+    assert _by_name(many, "reverse.py", "_rule_dead_code") > 300       # every operation's rule: by position
+
+
+def test_the_analyses_sweep_straight_line_code_once(user_path, monkeypatch):
+    """Activity marks each value where it is defined (backwards: after its reads): one sweep each way for code
+    without loops; the complex-value analysis finds in one sweep that nothing can be complex and runs no fixed
+    point; with a loop, activity sweeps again until nothing changes, and a complex argument runs the analysis."""
+    from s2s import activity, complex_values
+    sweeps, transfers = [], []
+
+    def counted(step):
+        n = 0
+        while step():
+            n += 1
+        sweeps.append(n + 1)
+    original = complex_values.Analysis._transfer
+    monkeypatch.setattr(activity, "_fixpoint", counted)
+    monkeypatch.setattr(complex_values.Analysis, "_transfer",
+                        lambda self, stmt: transfers.append(1) or original(self, stmt))
+    s2s.grad(_function(200, "sweeps"), wrt=(0, 1))(0.3, 0.7)
+    assert sweeps == [1, 1] and not transfers, (sweeps, len(transfers))   # varied, useful; nothing complex
+
+    looped = _source("""
+        def f(x, n):
+            s = 0.0
+            for i in range(n):
+                s = s + x * i
+                x = math.sin(x)
+            return s
+    """)
+    sweeps.clear()
+    h = 1e-6
+    assert s2s.grad(looped, mode="reverse")(0.5, 4) == pytest.approx(
+        (looped(0.5 + h, 4) - looped(0.5 - h, 4)) / (2 * h), rel=1e-6)
+    assert sweeps and max(sweeps) >= 2, sweeps         # the loop's update reaches back: swept again
+
+    squared = _source("""
+        def g(z):
+            return np.real(z * np.conj(z))
+    """)
+    transfers.clear()
+    assert s2s.grad(squared)(1.0 + 2.0j) == pytest.approx(2 - 4j)     # df/dx - i df/dy of x^2 + y^2
+    assert transfers                                   # a complex argument: the analysis ran
+
+
+def _source(text: str):
+    import textwrap
+    import numpy as np
+    text = textwrap.dedent(text)
+    filename = f"<transform-cost-{abs(hash(text))}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    scope = {"math": math, "np": np}
+    exec(compile(text, filename, "exec"), scope)
+    return scope[text.split("def ", 1)[1].split("(", 1)[0]]

@@ -1,0 +1,82 @@
+"""A rule's copy made from a plan: straight-line rules (most of them) inlined without walking their template.
+
+`inline.inline_rule` copies a rule's template statement by statement through a mapping. For a template without
+branches or loops, `copy_rule` makes the same statements (the same primitives, fresh names asked of the namer in
+the same order, the same locations) from a plan made once per rule, in which each argument is a parameter's
+position, an earlier statement's result or a constant. A call with keyword arguments, a rule with control flow
+and a call that does not fit the rule go through inline_rule (which also says what is wrong).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from . import runtime
+from .inline import inline_rule, rule_ir
+from .ir import Atom, Const, Function, Loc, Op, Stmt, Value
+from .naming import Namer
+
+# rule -> (the parameters' defaults, the steps, the results), or None when the rule has no plan
+_PLANS: dict[Callable, Any] = {}
+
+
+def _make_plan(fn: Function, signature: inspect.Signature) -> Any:
+    """A reference is k >= 0 (the k-th parameter), ~j (the j-th value the copy defines) or a Const."""
+    if len(fn.params) != len(signature.parameters) or any(s.__class__ is not Op for s in fn.body.stmts):
+        return None
+    where: dict[int, int] = {id(p): k for k, p in enumerate(fn.params)}
+
+    def ref(atom: Atom) -> Any:
+        return atom if atom.__class__ is Const else where[id(atom)]
+
+    steps, count = [], 0
+    try:
+        for s in fn.body.stmts:
+            steps.append((s.prim, [ref(a) for a in s.args], {k: ref(a) for k, a in s.kwargs.items()},
+                          len(s.outs), s.same_shape, s.loc))
+            for o in s.outs:
+                where[id(o)] = ~count
+                count += 1
+        results = [ref(a) for a in fn.body.results]
+    except KeyError:              # a value from elsewhere: copied the general way
+        return None
+    if len(results) != 1:
+        return None
+    return [p.default for p in signature.parameters.values()], steps, results[0]
+
+
+def copy_rule(rule: Callable, args: list[Atom], kwargs: dict[str, Atom], namer: Namer,
+              loc: Loc | None) -> tuple[list[Stmt], list[Atom | None]]:
+    """What inline_rule(rule, args, kwargs, namer, loc) gives."""
+    plan = _PLANS.get(rule, False)
+    if plan is False:
+        plan = _PLANS[rule] = _make_plan(*rule_ir(rule))
+    if plan is None or kwargs or len(args) > len(plan[0]):
+        return inline_rule(rule, args, kwargs, namer, loc)
+    defaults, steps, result_ref = plan
+    bound = list(args)
+    for default in defaults[len(args):]:
+        if default is inspect.Parameter.empty:
+            return inline_rule(rule, args, kwargs, namer, loc)       # it refuses the missing argument
+        bound.append(Const(default))
+    made: list[Value] = []
+    stmts: list[Stmt] = []
+    for prim, arg_refs, kwarg_refs, outs, same_shape, own_loc in steps:
+        call = [r if r.__class__ is Const else bound[r] if r >= 0 else made[~r] for r in arg_refs]
+        keywords = {k: r if r.__class__ is Const else bound[r] if r >= 0 else made[~r]
+                    for k, r in kwarg_refs.items()} if kwarg_refs else {}
+        new = [namer.value("") for _ in range(outs)]
+        made.extend(new)
+        stmts.append(Op(prim, call, new, keywords, loc if loc is not None else own_loc, same_shape))
+    r = result_ref
+    result = r if r.__class__ is Const else bound[r] if r >= 0 else made[~r]
+    # as inline_rule: one atom per item of the tuple the rule returns
+    if isinstance(result, Const) and isinstance(result.value, tuple):
+        items: list[Any] = [Const(v) for v in result.value]
+    elif (isinstance(result, Value) and stmts and isinstance(stmts[-1], Op)
+          and stmts[-1].prim is runtime.make_tuple and stmts[-1].outs[0] is result):
+        items = list(stmts[-1].args)
+        stmts = stmts[:-1]
+    else:
+        items = [result]
+    return stmts, [None if isinstance(i, Const) and i.value is None else i for i in items]
