@@ -31,6 +31,7 @@ from typing import Any
 
 import gast
 
+from . import parsing
 from .errors import SourceUnavailable, UnsupportedSyntax
 from .ir import Loc
 
@@ -110,7 +111,7 @@ def synthetic_of(fn: Any) -> Synthetic | None:
 def clone_tree(node: Any) -> Any:
     """A deep copy of a gast tree that shares the objects its constants hold (a model, a function)."""
     roots = node if isinstance(node, list) else [node]
-    memo = {id(sub.value): sub.value for root in roots for sub in gast.walk(root) if isinstance(sub, gast.Constant)}
+    memo = {id(sub.value): sub.value for root in roots for sub in parsing.walk(root) if isinstance(sub, gast.Constant)}
     return copy.deepcopy(node, memo)
 
 
@@ -154,9 +155,11 @@ def _read_source(fn: types.FunctionType) -> ParsedFunction:
     filename = code.co_filename
     if fn.__name__ == "<lambda>":
         return _read_lambda(fn)
+    # the code object's own lines: inspect would follow a decorator's __wrapped__ to another function
+    found = parsing.definition(filename, code.co_firstlineno, code.co_name, fn.__globals__)
     try:
-        # the code object's own lines: inspect would follow a decorator's __wrapped__ to another function
-        source_lines, first_line = inspect.getsourcelines(code)
+        source_lines, first_line = (found[0], code.co_firstlineno) if found is not None else \
+            inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:
         if linecache.getlines(filename):        # the file is there, but no longer holds the function
             raise SourceUnavailable(
@@ -173,7 +176,7 @@ def _read_source(fn: types.FunctionType) -> ParsedFunction:
     first = source_lines[0]
     col_offset = len(first) - len(first.lstrip()) if dedented != source else 0
     try:
-        module = gast.parse(dedented)
+        module = parsing.parse(dedented)
     except SyntaxError as exc:
         raise SourceUnavailable(f"cannot parse the source of {fn.__qualname__!r}: {exc.msg}",
                                 Loc(filename, first_line, 0)) from None
@@ -209,12 +212,12 @@ def _read_lambda(fn: types.FunctionType) -> ParsedFunction:
                                 hint="define it in a file (or a notebook cell)")
     positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None]
     try:
-        module = gast.parse("".join(lines))
+        module = parsing.parse("".join(lines))
     except SyntaxError:
         raise SourceUnavailable("cannot parse the file that defines this lambda (it changed since the lambda "
                                 "was defined?)", where, hint="re-run the code that defines it") from None
     found = []
-    for node in gast.walk(module):
+    for node in parsing.walk(module):
         if isinstance(node, gast.Lambda) and _lambda_matches(node, code, positions):
             found.append(node)
     if len(found) != 1:
@@ -375,7 +378,7 @@ def fence(parsed: ParsedFunction) -> None:
         raise UnsupportedSyntax("s2s does not support star-arguments (`*args`, `**kwargs`) in the signature of "
                                 "the function it differentiates", parsed.loc(fn_node),
                                 hint="differentiate a lambda that passes them: s2s.grad(lambda a, b: f(a, b))")
-    for node in gast.walk(fn_node):
+    for node in parsing.walk(fn_node):
         if node is fn_node:
             continue
         refused = _REFUSED.get(type(node))
