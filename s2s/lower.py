@@ -30,7 +30,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from . import registry, runtime
+from . import parsing, registry, runtime
 from .errors import S2SError, UnsupportedSyntax
 from .numba_backend import plain_function
 from .frontend import ParsedFunction, parse_function
@@ -89,7 +89,7 @@ def _stored_names(nodes: list[gast.AST]) -> list[str]:
     by `x[i] = v` or `xs.append(v)`."""
     names: dict[str, None] = {}
     for top in nodes:
-        for node in gast.walk(top):
+        for node in parsing.walk(top):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 names[node.id] = None
             elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
@@ -154,6 +154,7 @@ class Lowerer:
         params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
         self.local_names = set(params) | set(_stored_names(node.body))
         self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
+        self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
 
     # ---------------------------------------------------------------- helpers
 
@@ -469,11 +470,14 @@ class Lowerer:
 
     def read_after(self, loop: Any) -> list[str]:
         """Names a loop binds that the function reads outside the loop."""
-        inside = {id(n) for n in gast.walk(loop)}
-        loads = {n.id for n in gast.walk(self.parsed.node)
-                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside}
+        if self._loads is None:          # one walk of the function for all its loops (lowering changes no node)
+            self._loads = {}
+            for n in parsing.walk(self.parsed.node):
+                if type(n) is gast.Name and isinstance(n.ctx, gast.Load):
+                    self._loads.setdefault(n.id, []).append(id(n))
+        inside = {id(n) for n in parsing.walk(loop)}
         stored = _stored_names([loop.target, *loop.body] if isinstance(loop, gast.For) else loop.body)
-        return [n for n in stored if n in loads]
+        return [n for n in stored if any(i not in inside for i in self._loads.get(n, ()))]
 
     def carry_bases(self, carried: list[Value], inits: list[Atom]) -> None:
         for c, i in zip(carried, inits):

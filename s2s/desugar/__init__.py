@@ -40,10 +40,20 @@ if TYPE_CHECKING:
 # iteration as in Python.)
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, closures.rewrite, containers.rewrite,
             comprehensions.rewrite, reductions.rewrite, objects.rewrite)
+# each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
+_APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies") for rewrite in REWRITES}
 
 
 def desugar(parsed: "ParsedFunction") -> None:
+    """Run the rewrites in order, each only where its construct occurs: one walk of the tree finds what occurs,
+    and another after each rewrite that ran (the tree changed)."""
     from .context import Context
     ctx = Context(parsed)
+    changed = False
     for rewrite in REWRITES:
-        rewrite(ctx)
+        if changed:
+            ctx.scan()
+        applies = _APPLIES.get(rewrite)
+        changed = applies is None or applies(ctx)
+        if changed:
+            rewrite(ctx)

@@ -18,6 +18,13 @@ from . import helpers
 from .context import Context, constant, located, map_statements, name
 
 
+_METHODS = frozenset({"get", "keys", "values", "items", "extend", "insert"})
+
+
+def applies(ctx: Context) -> bool:
+    return not ctx.attributes.isdisjoint(_METHODS)
+
+
 def rewrite(ctx: Context) -> None:
     ctx.node.body = map_statements(ctx.node.body, lambda stmt: _statement(ctx, stmt))
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import gast
 
+from .. import parsing
 from ..errors import UnsupportedSyntax
 
 if TYPE_CHECKING:
@@ -18,7 +19,8 @@ _BODIES = ("body", "orelse", "finalbody")
 class Context:
     def __init__(self, parsed: "ParsedFunction"):
         self.parsed = parsed
-        names = [n for n in gast.walk(parsed.node) if isinstance(n, gast.Name)]       # one walk for the three
+        nodes = self.scan()
+        names = [n for n in nodes if type(n) is gast.Name]       # one walk for the three
         self.used = {n.id for n in names}
         self.used |= {a.id for a in _all_params(parsed.node.args)}
         self._resolving: set[str] = set()
@@ -27,11 +29,27 @@ class Context:
         self._params = {a.id for a in _all_params(parsed.node.args)}
         self._stored = {n.id for n in names if isinstance(n.ctx, (gast.Store, gast.Del))}
         self._assigned = {n.id for n in names if isinstance(n.ctx, gast.Store)}
+        self._local_names = self._params | self._stored
         self._locals: dict[str, tuple[bool, Any]] = {}
 
     @property
     def node(self) -> gast.FunctionDef:
         return self.parsed.node
+
+    def scan(self) -> list:
+        """Walk the tree once and record what occurs in it (`kinds`: the node types; `calls`; `attributes`: the
+        attribute names read), so that a rewrite whose construct does not occur is not run at all (each rewrite
+        walks the whole function: nine walks of a large straight-line function for nothing)."""
+        nodes = parsing.walk(self.parsed.node)
+        self.kinds = {type(n) for n in nodes}
+        self.calls = [n for n in nodes if type(n) is gast.Call]
+        self.attributes = {n.attr for n in nodes if type(n) is gast.Attribute}
+        self.nested_functions = sum(1 for n in nodes if type(n) is gast.FunctionDef) > 1
+        return nodes
+
+    def any_call(self, test: Callable[[gast.Call], bool]) -> bool:
+        """Whether test holds for a call of the tree (as scanned)."""
+        return any(test(call) for call in self.calls)
 
     def error(self, message: str, node: Any, hint: str = "") -> UnsupportedSyntax:
         return UnsupportedSyntax(message, self.parsed.loc(node), hint=hint)
@@ -44,11 +62,13 @@ class Context:
                 self.used.add(name)
                 self._stored.add(name)
                 self._assigned.add(name)
+                self._local_names.add(name)
                 return name
         raise AssertionError("no fresh name")
 
     def local_names(self) -> set[str]:
-        return self._params | self._stored
+        """The parameters and the names the function binds (kept up to date, not a copy: do not change it)."""
+        return self._local_names
 
     def assigned(self, name: str) -> bool:
         """Whether the body rebinds name (then what a caller passed for it is not what it holds)."""
@@ -172,6 +192,38 @@ def is_user_object(obj: Any) -> bool:
 
 
 # ---------------------------------------------------------------- walking statements
+
+def calls_in_order(body: list) -> list[tuple]:
+    """(call, owner, key) for each call under the statements of body, in the order a NodeTransformer whose
+    visit_Call visits its children first reaches them (inner calls first, left to right): `owner[key]` (a list
+    and an index) or `owner.key` (a node and a field) holds the call, where a rewrite puts its replacement.
+    One walk without a visitor: the reverse of a preorder that takes the children right to left."""
+    found: list = []
+    stack: list = [(stmt, body, i) for i, stmt in enumerate(body)]
+    fields_of = parsing.child_fields
+    AST = gast.AST
+    Call = gast.Call
+    while stack:
+        entry = stack.pop()
+        node = entry[0]
+        if type(node) is Call:
+            found.append(entry)
+        for field in fields_of(type(node)):
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend([(v, value, i) for i, v in enumerate(value) if isinstance(v, AST)])
+            elif isinstance(value, AST):
+                stack.append((value, node, field))
+    found.reverse()
+    return found
+
+
+def replace(owner: Any, key: Any, node: Any) -> None:
+    if type(key) is int:
+        owner[key] = node
+    else:
+        setattr(owner, key, node)
+
 
 def map_statements(body: list, rewrite: Callable[[Any], list | None]) -> list:
     """body with rewrite(stmt) applied to every statement, nested ones included (inner bodies first).

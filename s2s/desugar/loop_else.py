@@ -19,6 +19,10 @@ import gast
 from .context import Context, constant, located, map_statements, name
 
 
+def applies(ctx: Context) -> bool:
+    return gast.For in ctx.kinds or gast.While in ctx.kinds
+
+
 def rewrite(ctx: Context) -> None:
     ctx.node.body = map_statements(ctx.node.body, lambda stmt: _loop_else(ctx, stmt))
 
