@@ -175,12 +175,17 @@ def _read_source(fn: types.FunctionType) -> ParsedFunction:
     dedented = textwrap.dedent(source)
     first = source_lines[0]
     col_offset = len(first) - len(first.lstrip()) if dedented != source else 0
-    try:
-        module = parsing.parse(dedented)
-    except SyntaxError as exc:
-        raise SourceUnavailable(f"cannot parse the source of {fn.__qualname__!r}: {exc.msg}",
-                                Loc(filename, first_line, 0)) from None
-    node = module.body[0]
+    line_offset = first_line - 1
+    if found is not None and dedented == source:
+        # not indented: the def as the file's parse holds it (in the file's lines, not parsed again)
+        node, line_offset = parsing.to_gast(found[1]), 0
+    else:
+        try:
+            module = parsing.parse(dedented)
+        except SyntaxError as exc:
+            raise SourceUnavailable(f"cannot parse the source of {fn.__qualname__!r}: {exc.msg}",
+                                    Loc(filename, first_line, 0)) from None
+        node = module.body[0]
     if not isinstance(node, gast.FunctionDef):
         kind = "async functions" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
         raise UnsupportedSyntax(f"s2s does not support {kind}", Loc(filename, first_line, 0, first),
@@ -188,7 +193,7 @@ def _read_source(fn: types.FunctionType) -> ParsedFunction:
     _check_unchanged(fn, dedented, Loc(filename, first_line, col_offset, first))
     node.decorator_list = []
     all_lines = _file_lines(fn, first_line, source_lines)
-    return ParsedFunction(fn, node, filename, first_line - 1, col_offset, all_lines)
+    return ParsedFunction(fn, node, filename, line_offset, col_offset, all_lines)
 
 
 def _file_lines(fn: Any, first_line: int, source_lines: list[str]) -> list[str]:

@@ -132,14 +132,19 @@ if not supported():          # another Python or gast: gast's own converter
 
 # ---------------------------------------------------------------- walking
 
-_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+# fields that never hold a node a rewrite looks for: contexts, operators, and names, numbers and strings (an
+# ExceptHandler's `name` is a gast.Name, so `name` is not among them)
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "type_comment", "kind", "conversion",
+                          "is_async", "level", "module", "asname"})
 _CHILD_FIELDS: dict[type, tuple] = {}
 
 
 def child_fields(cls: type) -> tuple:
+    """The fields of a node class that may hold nodes (all of them for a class that is not gast's)."""
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        own = getattr(gast, cls.__name__, None) is cls
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if not own or f not in _LEAF_FIELDS)
     return fields
 
 
@@ -168,19 +173,28 @@ def walk(root: Any) -> list:
 # ---------------------------------------------------------------- where a definition is
 
 _FILES: dict[str, tuple] = {}        # filename -> (the linecache lines it was built from, index)
+_KEPT = 32                           # files indexed at most (the oldest is dropped)
 
 
 def _index(lines: list[str]) -> dict | None:
-    """first line (of the decorators, or the def) -> [(name, last line)] for each def in the text."""
+    """first line (of the decorators, or the def) -> [(name, last line, the def's ast)] for each def in the
+    text (found among the statements only: a def is one)."""
     try:
         tree = ast.parse("".join(lines))
     except (SyntaxError, ValueError):
         return None
     index: dict[Any, list] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            index.setdefault(first, []).append((node.name, node.end_lineno))
+    stack = [tree.body]
+    while stack:
+        for node in stack.pop():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                index.setdefault(first, []).append((node.name, node.end_lineno, node))
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list) and inner:
+                    stack.append(inner if isinstance(inner[0], ast.stmt) else
+                                 [s for part in inner for s in part.body])     # except handlers, match cases
     return index
 
 
@@ -191,17 +205,20 @@ def file_lines(filename: str, module_globals: dict | None = None) -> list[str]:
 
 
 def definition(filename: str, first_line: int, name: str, module_globals: dict | None = None
-               ) -> tuple[list[str], list[str]] | None:
-    """(the lines of the definition of name whose first line is first_line, the file's lines), or None when
-    the file's text has no such single definition (then inspect reads it, and says why it cannot)."""
+               ) -> tuple[list[str], ast.AST] | None:
+    """(the lines of the definition of name whose first line is first_line, its ast in the file's
+    coordinates), or None when the file's text has no such single definition (then inspect reads it, and
+    says why it cannot)."""
     lines = file_lines(filename, module_globals)
     if not lines:
         return None
     cached = _FILES.get(filename)
     if cached is None or cached[0] is not lines:
+        if cached is None and len(_FILES) >= _KEPT:
+            del _FILES[next(iter(_FILES))]
         cached = _FILES[filename] = (lines, _index(lines))
     index = cached[1]
     found = index.get(first_line) if index is not None else None
     if not found or len(found) != 1 or found[0][0] != name:
         return None
-    return lines[first_line - 1:found[0][1]], lines
+    return lines[first_line - 1:found[0][1]], found[0][2]
