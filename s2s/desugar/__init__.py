@@ -29,12 +29,14 @@ carries the location of the user's node it comes from.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Callable
 
 from . import closures, comprehensions, containers, imports, loop_else, objects, reductions, signature, statements
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
+    from .context import Context
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
@@ -46,9 +48,11 @@ _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]
 
 def desugar(parsed: "ParsedFunction") -> None:
     """Run the rewrites in order, each only where its construct occurs: one walk of the tree finds what occurs,
-    and another after each rewrite that ran (the tree changed)."""
+    and another after each rewrite that ran (the tree changed). With S2S_VERIFY=1 (the test suite), each rewrite
+    skipped also runs on a copy, which it must leave as it was."""
     from .context import Context
     ctx = Context(parsed)
+    check = os.environ.get("S2S_VERIFY") == "1"
     changed = False
     for rewrite in REWRITES:
         if changed:
@@ -57,3 +61,27 @@ def desugar(parsed: "ParsedFunction") -> None:
         changed = applies is None or applies(ctx)
         if changed:
             rewrite(ctx)
+        elif check:
+            _check_skipped(ctx, rewrite)
+
+
+def _check_skipped(ctx: "Context", rewrite: Callable) -> None:
+    """A rewrite skipped (its `applies` said no) changes nothing: run it on a copy of the tree and compare."""
+    import ast
+
+    import gast
+
+    from ..frontend import clone_tree
+    parsed = ctx.parsed
+    before = ast.unparse(gast.gast_to_ast(parsed.node))
+    kept, parsed.node = parsed.node, clone_tree(parsed.node)
+    try:
+        rewrite(ctx)
+        after = ast.unparse(gast.gast_to_ast(parsed.node))
+    except Exception as exc:
+        after = f"raised {exc!r}"
+    finally:
+        parsed.node = kept
+    if after != before:
+        raise AssertionError(f"desugaring skipped {rewrite.__module__}.rewrite for {parsed.fn.__qualname__}, which "
+                             f"would have changed it: its applies() is wrong")
