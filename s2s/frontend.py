@@ -190,7 +190,7 @@ def _read_source(fn: types.FunctionType) -> ParsedFunction:
         kind = "async functions" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
         raise UnsupportedSyntax(f"s2s does not support {kind}", Loc(filename, first_line, 0, first),
                                 hint="differentiate the synchronous computation it runs")
-    _check_unchanged(fn, dedented, Loc(filename, first_line, col_offset, first))
+    _check_unchanged(fn, source, Loc(filename, first_line, col_offset, first))
     node.decorator_list = []
     all_lines = _file_lines(fn, first_line, source_lines)
     return ParsedFunction(fn, node, filename, line_offset, col_offset, all_lines)
@@ -259,16 +259,21 @@ def _lambda_matches(node: gast.Lambda, code: types.CodeType, positions: list) ->
 
 def _check_unchanged(fn: types.FunctionType, text: str, where: Loc, name: str | None = None) -> None:
     """Compile the text read and compare it with fn's code: the file may have been edited after import."""
+    import ast
     code = fn.__code__
     free = code.co_freevars
-    body = textwrap.indent(text, "    ")
-    if free:      # compiled inside a function that binds its free variables, so they compile alike
-        source = "def __s2s_outer__():\n" + "".join(f"    {n} = None\n" for n in free) + body + \
-            "\n    return " + ", ".join(free) + "\n"
-    else:
-        source = "if True:\n" + body
     try:
-        compiled = compile(_asserts_rewritten(source, code), code.co_filename, "exec", dont_inherit=True)
+        # the text as it is in the file (dedented, a multi-line string in it would lose its indentation too)
+        parsed = "if 1:\n" + text if text[:1] in (" ", "\t") else text
+        tree = ast.parse(parsed)
+        if tree.body and isinstance(tree.body[0], ast.If) and parsed is not text:
+            tree.body = tree.body[0].body
+        if free:      # compiled inside a function that binds its free variables, so they compile alike
+            outer = ast.parse("def __s2s_outer__():\n" + "".join(f"    {n} = None\n" for n in free) +
+                              "    return " + ", ".join(free) + "\n")
+            outer.body[0].body[len(free):len(free)] = tree.body     # (a tree, not text indented: the text of
+            tree = outer                                            # a multi-line string stays as it is)
+        compiled = compile(_asserts_rewritten(tree, parsed, code), code.co_filename, "exec", dont_inherit=True)
     except SyntaxError:
         return                  # not compilable on its own (a `nonlocal` of a class body...): nothing to prove
     candidates = list(_code_objects(compiled, name or code.co_name))
@@ -279,18 +284,16 @@ def _check_unchanged(fn: types.FunctionType, text: str, where: Loc, name: str | 
         f"is not the code that runs", where, hint="re-import the module (or re-run the cell) that defines it")
 
 
-def _asserts_rewritten(source: str, code: types.CodeType) -> Any:
-    """source as pytest compiled it, when it rewrote the asserts of fn's module (its names start with @py)."""
+def _asserts_rewritten(tree: Any, text: str, code: types.CodeType) -> Any:
+    """tree as pytest compiled it, when it rewrote the asserts of fn's module (its names start with @py)."""
     if not any(n.startswith("@py") for n in code.co_varnames + code.co_names):
-        return source
+        return tree
     try:
-        import ast
         from _pytest.assertion.rewrite import rewrite_asserts
-        tree = ast.parse(source)
-        rewrite_asserts(tree, source.encode(), code.co_filename)
+        rewrite_asserts(tree, text.encode(), code.co_filename)
         return tree
     except Exception:
-        return source
+        return tree
 
 
 def _code_objects(code: types.CodeType, name: str):
@@ -303,12 +306,13 @@ def _code_objects(code: types.CodeType, name: str):
 
 def _instructions(code: types.CodeType) -> list:
     """The instructions, without what depends on where the text sits (the compiler picks LOAD_METHOD or
-    LOAD_ATTR by the call's columns)."""
+    LOAD_ATTR by the call's columns, and pushes the NULL of a call `f(a)(b)` with a PUSH_NULL of its own or
+    with the LOAD_GLOBAL that follows, which the comparison of argvals does not see)."""
     same = {"LOAD_METHOD": "LOAD_ATTR"}
     jumps = set(dis.hasjrel) | set(dis.hasjabs)
     return [(same.get(i.opname, i.opname),
              None if isinstance(i.argval, types.CodeType) or i.opcode in jumps else i.argval)
-            for i in dis.get_instructions(code) if i.opname not in ("CACHE", "PRECALL", "EXTENDED_ARG")]
+            for i in dis.get_instructions(code) if i.opname not in ("CACHE", "PRECALL", "EXTENDED_ARG", "PUSH_NULL")]
 
 
 def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
