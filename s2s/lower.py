@@ -119,6 +119,15 @@ def _takes_part(index: Any) -> bool:
     return any(isinstance(p, slice) or p is None or p is Ellipsis for p in parts)
 
 
+def _lazy_iterator(callee: Any, it: gast.Call, lowerer: Any) -> bool:
+    """An iterable of indices without len(): `reversed(range(n))` (as enumerate's argument), `np.ndindex(shape)`,
+    `itertools.product(range(2), range(3))` and itertools' other iterators."""
+    if callee is builtins.reversed:
+        return len(it.args) == 1 and isinstance(it.args[0], gast.Call) and \
+            lowerer.static(it.args[0].func)[1] is builtins.range
+    return callee is np.ndindex or getattr(callee, "__module__", None) == "itertools"
+
+
 def _contains(nodes: list[gast.AST], kind: type, through_loops: bool) -> bool:
     stack = list(nodes)
     while stack:
@@ -677,6 +686,8 @@ class Lowerer:
                     self.assign(t, self.op(operator.getitem, [s, index], node, self.target_hint(t)))
             return n, bind_zip
         seq = self.expr(it)
+        if found and _lazy_iterator(callee, it, self):
+            seq = self.op(list, [seq], node, "items")       # an iterator has no len(): read it whole, by index
 
         def bind_item(index: Atom) -> None:
             self.assign(target, self.op(operator.getitem, [seq, index], node, self.target_hint(target)))
