@@ -262,9 +262,12 @@ def _check_unchanged(fn: types.FunctionType, text: str, where: Loc, name: str | 
     import ast
     code = fn.__code__
     free = code.co_freevars
+    rewritten = any(n.startswith("@py") for n in code.co_varnames + code.co_names)
     try:
         # the text as it is in the file (dedented, a multi-line string in it would lose its indentation too)
         parsed = "if 1:\n" + text if text[:1] in (" ", "\t") else text
+        if not free and not rewritten and parsed is text:      # compiled from the text: no tree to convert back
+            return _compare(fn, compile(text, code.co_filename, "exec", dont_inherit=True), where, name)
         tree = ast.parse(parsed)
         if tree.body and isinstance(tree.body[0], ast.If) and parsed is not text:
             tree.body = tree.body[0].body
@@ -276,6 +279,11 @@ def _check_unchanged(fn: types.FunctionType, text: str, where: Loc, name: str | 
         compiled = compile(_asserts_rewritten(tree, parsed, code), code.co_filename, "exec", dont_inherit=True)
     except SyntaxError:
         return                  # not compilable on its own (a `nonlocal` of a class body...): nothing to prove
+    _compare(fn, compiled, where, name)
+
+
+def _compare(fn: types.FunctionType, compiled: types.CodeType, where: Loc, name: str | None) -> None:
+    code = fn.__code__
     candidates = list(_code_objects(compiled, name or code.co_name))
     if any(_same_code(code, c) for c in candidates):
         return                  # (no candidate: the text there defines another function; lines moved)

@@ -88,18 +88,21 @@ def _stored_names(nodes: list[gast.AST]) -> list[str]:
     """Variables a statement list rebinds: assigned names, and (in SSA) the variables written into
     by `x[i] = v` or `xs.append(v)`."""
     names: dict[str, None] = {}
+    Name, Subscript, AugAssign, Call, Store = gast.Name, gast.Subscript, gast.AugAssign, gast.Call, gast.Store
     for top in nodes:
         for node in parsing.walk(top):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                names[node.id] = None
-            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
-                    and isinstance(node.value, gast.Name):
-                names[node.value.id] = None
-            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript) \
-                    and isinstance(node.target.value, gast.Name):
-                names[node.target.value.id] = None
-            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                    and node.func.attr == "append" and isinstance(node.func.value, gast.Name):
+            kind = type(node)
+            if kind is Name:
+                if type(node.ctx) is Store:
+                    names[node.id] = None
+            elif kind is Subscript:
+                if isinstance(node.ctx, Store) and isinstance(node.value, Name):
+                    names[node.value.id] = None
+            elif kind is AugAssign:
+                if isinstance(node.target, Subscript) and isinstance(node.target.value, Name):
+                    names[node.target.value.id] = None
+            elif kind is Call and isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
+                    and isinstance(node.func.value, Name):
                 names[node.func.value.id] = None
     return list(names)
 

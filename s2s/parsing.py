@@ -90,7 +90,23 @@ def _made(cls: type, values: tuple, node: ast.AST) -> Any:
 
 
 def _name(node: ast.Name) -> gast.Name:
-    return _made(gast.Name, (node.id, to_gast(node.ctx), None, None), node)
+    try:        # (the most frequent node: built directly)
+        position = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+    except AttributeError:
+        return _made(gast.Name, (node.id, to_gast(node.ctx), None, None), node)
+    ctx = type(node.ctx)
+    made = _EMPTY.get(ctx) or getattr(gast, ctx.__name__)
+    new = _GName.__new__(_GName)
+    d = new.__dict__
+    d["id"] = node.id
+    d["ctx"] = made.__new__(made)
+    d["annotation"] = None
+    d["type_comment"] = None
+    d.update(zip(_LOCATION, position))
+    return new
+
+
+_GName = gast.Name
 
 
 def _arg(node: ast.arg) -> gast.Name:

@@ -61,6 +61,7 @@ def desugar(parsed: "ParsedFunction") -> None:
         changed = applies is None or applies(ctx)
         if changed:
             rewrite(ctx)
+            ctx.fresh_scan = False
         elif check:
             _check_skipped(ctx, rewrite)
 
@@ -75,6 +76,7 @@ def _check_skipped(ctx: "Context", rewrite: Callable) -> None:
     parsed = ctx.parsed
     before = ast.unparse(gast.gast_to_ast(parsed.node))
     kept, parsed.node = parsed.node, clone_tree(parsed.node)
+    fresh, ctx.fresh_scan = ctx.fresh_scan, False        # (the scan's calls are the original's, not the copy's)
     try:
         rewrite(ctx)
         after = ast.unparse(gast.gast_to_ast(parsed.node))
@@ -82,6 +84,7 @@ def _check_skipped(ctx: "Context", rewrite: Callable) -> None:
         after = f"raised {exc!r}"
     finally:
         parsed.node = kept
+        ctx.fresh_scan = fresh
     if after != before:
         raise AssertionError(f"desugaring skipped {rewrite.__module__}.rewrite for {parsed.fn.__qualname__}, which "
                              f"would have changed it: its applies() is wrong")

@@ -40,7 +40,16 @@ class Context:
         """Walk the tree once and record what occurs in it (`kinds`: the node types; `calls`; `attributes`: the
         attribute names read), so that a rewrite whose construct does not occur is not run at all (each rewrite
         walks the whole function: nine walks of a large straight-line function for nothing)."""
-        nodes = parsing.walk(self.parsed.node)
+        root = self.parsed.node
+        nodes = [root]
+        for field in parsing.child_fields(type(root)):
+            value = getattr(root, field, None) if field != "body" else None
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, gast.AST):
+                    nodes.extend(parsing.walk(v))
+        body_nodes, self.ordered_calls = _ordered(root.body)
+        nodes.extend(body_nodes)
+        self.fresh_scan = True      # ordered_calls is the tree's until a rewrite runs (desugar says so)
         self.kinds = {type(n) for n in nodes}
         self.calls = [n for n in nodes if type(n) is gast.Call]
         self.attributes = {n.attr for n in nodes if type(n) is gast.Attribute}
@@ -198,6 +207,12 @@ def calls_in_order(body: list) -> list[tuple]:
     visit_Call visits its children first reaches them (inner calls first, left to right): `owner[key]` (a list
     and an index) or `owner.key` (a node and a field) holds the call, where a rewrite puts its replacement.
     One walk without a visitor: the reverse of a preorder that takes the children right to left."""
+    return _ordered(body)[1]
+
+
+def _ordered(body: list) -> tuple[list, list]:
+    """(the nodes under body's statements, calls_in_order(body)) in one walk."""
+    nodes: list = []
     found: list = []
     stack: list = [(stmt, body, i) for i, stmt in enumerate(body)]
     fields_of = parsing.child_fields
@@ -206,6 +221,7 @@ def calls_in_order(body: list) -> list[tuple]:
     while stack:
         entry = stack.pop()
         node = entry[0]
+        nodes.append(node)
         if type(node) is Call:
             found.append(entry)
         for field in fields_of(type(node)):
@@ -215,7 +231,7 @@ def calls_in_order(body: list) -> list[tuple]:
             elif isinstance(value, AST):
                 stack.append((value, node, field))
     found.reverse()
-    return found
+    return nodes, found
 
 
 def replace(owner: Any, key: Any, node: Any) -> None:

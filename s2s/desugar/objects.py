@@ -46,10 +46,20 @@ def applies(ctx: Context) -> bool:
 
 
 def rewrite(ctx: Context) -> None:
-    ctx.node.body = map_statements(ctx.node.body, lambda stmt: starred_targets(ctx, stmt))
-    ctx.node.body = map_statements(ctx.node.body, lambda stmt: _unroll(ctx, stmt))
+    changed: list = []
+
+    def noted(rewritten: list | None) -> list | None:
+        if rewritten is not None:
+            changed.append(True)
+        return rewritten
+    ctx.node.body = map_statements(ctx.node.body, lambda stmt: noted(starred_targets(ctx, stmt)))
+    ctx.node.body = map_statements(ctx.node.body, lambda stmt: noted(_unroll(ctx, stmt)))
+    # the calls, as transformer.visit(stmt) reaches them, without a visitor: found by the scan (Context.scan) when
+    # nothing changed the tree since (map_statements rebuilds statement lists only, which hold no call)
+    calls = ctx.ordered_calls if ctx.fresh_scan and not changed else calls_in_order(ctx.node.body)
+    ctx.fresh_scan = False
     transformer = _Calls(ctx)
-    for call, owner, key in calls_in_order(ctx.node.body):     # as transformer.visit(stmt) would, without a visitor
+    for call, owner, key in calls:
         replace(owner, key, transformer.call(call))
 
 
