@@ -56,6 +56,8 @@ class ParsedFunction:
     lines: list[str]          # the file's lines, for error messages
     closure: dict[str, Any] = field(default_factory=dict)   # name -> cell
     facts: Facts = field(default_factory=Facts)
+    # (node, the variables its body rebinds) as the fence found them walking node (lowering's local names)
+    stored: tuple | None = None
 
     @property
     def globals(self) -> dict[str, Any]:
@@ -395,7 +397,24 @@ def fence(parsed: ParsedFunction) -> None:
         raise UnsupportedSyntax("s2s does not support star-arguments (`*args`, `**kwargs`) in the signature of "
                                 "the function it differentiates", parsed.loc(fn_node),
                                 hint="differentiate a lambda that passes them: s2s.grad(lambda a, b: f(a, b))")
+    stored: dict[str, None] = {}
+    Name, Store, Subscript, AugAssign, Call, Attribute = gast.Name, gast.Store, gast.Subscript, gast.AugAssign, \
+        gast.Call, gast.Attribute
     for node in parsing.walk(fn_node):
+        kind = type(node)       # the names the body rebinds, as lower._stored_names finds them (one walk for both)
+        if kind is Name:
+            if type(node.ctx) is Store:
+                stored[node.id] = None
+            continue
+        if kind is Subscript:
+            if type(node.ctx) is Store and type(node.value) is Name:
+                stored[node.value.id] = None
+        elif kind is AugAssign:
+            if type(node.target) is Subscript and type(node.target.value) is Name:
+                stored[node.target.value.id] = None
+        elif kind is Call and type(node.func) is Attribute and node.func.attr == "append" \
+                and type(node.func.value) is Name:
+            stored[node.func.value.id] = None
         if node is fn_node:
             continue
         refused = _REFUSED.get(type(node))
@@ -411,3 +430,4 @@ def fence(parsed: ParsedFunction) -> None:
                 raise UnsupportedSyntax("s2s does not support `**kwargs` in a call whose keywords are not known "
                                         "when the derivative is made", parsed.loc(node),
                                         hint="pass keyword arguments one by one")
+    parsed.stored = (fn_node, stored)

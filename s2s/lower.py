@@ -164,7 +164,9 @@ class Lowerer:
         self.env: dict[str, Any] = {}
         node = parsed.node
         params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-        self.local_names = set(params) | set(_stored_names(node.body))
+        found = parsed.stored       # (found by the fence's walk, when node is still the tree it walked)
+        self.local_names = set(params) | set(found[1] if found is not None and found[0] is node
+                                             else _stored_names(node.body))
         self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
         self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
 
