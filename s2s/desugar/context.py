@@ -54,6 +54,7 @@ class Context:
         self.calls = [n for n in nodes if type(n) is gast.Call]
         self.attributes = {n.attr for n in nodes if type(n) is gast.Attribute}
         self.nested_functions = sum(1 for n in nodes if type(n) is gast.FunctionDef) > 1
+        self.loops = [n for n in nodes if type(n) is gast.For or type(n) is gast.While]
         return nodes
 
     def any_call(self, test: Callable[[gast.Call], bool]) -> bool:
@@ -214,22 +215,24 @@ def _ordered(body: list) -> tuple[list, list]:
     """(the nodes under body's statements, calls_in_order(body)) in one walk."""
     nodes: list = []
     found: list = []
-    stack: list = [(stmt, body, i) for i, stmt in enumerate(body)]
+    stack: list = list(body)          # nodes, and (call, owner, key) for the calls
     fields_of = parsing.child_fields
     AST = gast.AST
     Call = gast.Call
     while stack:
-        entry = stack.pop()
-        node = entry[0]
+        node = stack.pop()
+        if type(node) is tuple:
+            found.append(node)
+            node = node[0]
         nodes.append(node)
-        if type(node) is Call:
-            found.append(entry)
         for field in fields_of(type(node)):
             value = getattr(node, field, None)
             if type(value) is list:
-                stack.extend([(v, value, i) for i, v in enumerate(value) if isinstance(v, AST)])
+                for i, v in enumerate(value):
+                    if isinstance(v, AST):
+                        stack.append((v, value, i) if type(v) is Call else v)
             elif isinstance(value, AST):
-                stack.append((value, node, field))
+                stack.append((value, node, field) if type(value) is Call else value)
     found.reverse()
     return nodes, found
 

@@ -20,7 +20,7 @@ from .context import Context, constant, located, map_statements, name
 
 
 def applies(ctx: Context) -> bool:
-    return gast.For in ctx.kinds or gast.While in ctx.kinds
+    return any(loop.orelse for loop in ctx.loops)
 
 
 def rewrite(ctx: Context) -> None:
