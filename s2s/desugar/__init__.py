@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, closures.rewrite, containers.rewrite,
             comprehensions.rewrite, reductions.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
-_APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies") for rewrite in REWRITES}
+_APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
+            for rewrite in REWRITES}      # (a rewrite without one always runs)
 
 
 def desugar(parsed: "ParsedFunction") -> None:
