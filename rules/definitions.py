@@ -18,13 +18,17 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 @defined_as(np.average)
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
-    assert not returned, "s2s differentiates np.average without returned=True"
     if weights is None:
-        return np.mean(a, axis=axis, keepdims=keepdims)
-    if np.ndim(weights) == 1 and np.ndim(a) > 1:     # weights along the one axis given, as NumPy reads them
-        weights = np.reshape(weights, (-1,) + (1,) * (np.ndim(a) - 1 - axis % np.ndim(a)))
-    return np.sum(a * weights, axis=axis, keepdims=keepdims) / np.sum(weights * np.ones_like(a), axis=axis,
-                                                                      keepdims=keepdims)
+        mean = np.mean(a, axis=axis, keepdims=keepdims)
+        total = np.sum(np.ones_like(a * 1.0), axis=axis, keepdims=keepdims)
+    else:
+        if np.ndim(weights) == 1 and np.ndim(a) > 1:     # weights along the one axis given, as NumPy reads them
+            weights = np.reshape(weights, (-1,) + (1,) * (np.ndim(a) - 1 - axis % np.ndim(a)))
+        total = np.sum(weights * np.ones_like(a), axis=axis, keepdims=keepdims)
+        mean = np.sum(a * weights, axis=axis, keepdims=keepdims) / total
+    if returned:                        # (the average, the sum of the weights shaped like it)
+        return mean, total * np.ones_like(mean)
+    return mean
 
 
 @defined_as(np.nansum)
@@ -66,7 +70,6 @@ def vander(x, N=None, increasing=False):
 
 @defined_as(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
-    assert fweights is None and aweights is None, "s2s differentiates np.cov without fweights= or aweights="
     X = np.atleast_2d(m)
     if not rowvar and np.shape(X)[0] != 1:
         X = np.transpose(X)
@@ -77,8 +80,24 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         X = np.concatenate((X, Y), axis=0)
     n = np.shape(X)[1]
     dof = (0 if bias else 1) if ddof is None else ddof
-    centered = X - np.mean(X, axis=1, keepdims=True)
-    return np.squeeze(centered @ np.transpose(centered) / (n - dof))
+    if fweights is None and aweights is None:
+        centered = X - np.mean(X, axis=1, keepdims=True)
+        return np.squeeze(centered @ np.transpose(centered) / (n - dof))
+    if fweights is None:                # weights: as NumPy computes with them
+        w = aweights * 1.0
+    elif aweights is None:
+        w = fweights * 1.0
+    else:
+        w = fweights * aweights
+    total = np.sum(w)
+    centered = X - np.sum(X * w, axis=1, keepdims=True) / total
+    if dof == 0:
+        scale = total
+    elif aweights is None:
+        scale = total - dof
+    else:
+        scale = total - dof * np.sum(w * aweights) / total
+    return np.squeeze((centered * w) @ np.transpose(centered) / scale)
 
 
 @defined_as(np.corrcoef)
@@ -92,7 +111,14 @@ def corrcoef(x, y=None, rowvar=True):
 
 @defined_as(np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
-    assert period is None, "s2s differentiates np.interp without period="
+    if period is not None:              # x and xp modulo the period, xp sorted, a point added at each end
+        period = abs(period)
+        x = x % period
+        order = np.argsort(xp % period)
+        xp = np.take(xp % period, order)
+        fp = np.take(fp, order)
+        xp = np.concatenate((xp[-1:] - period, xp, xp[0:1] + period))
+        fp = np.concatenate((fp[-1:], fp, fp[0:1]))
     n = len(xp)
     i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, n - 2)
     x0 = np.take(xp, i)
@@ -102,6 +128,18 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     below = fp[0] if left is None else left
     above = fp[n - 1] if right is None else right
     return np.where(x < xp[0], below, np.where(x > xp[n - 1], above, inside))
+
+
+@defined_as(np.fft.hfft)
+def hfft(a, n=None, axis=-1, norm=None, out=None):      # the signal of a Hermitian spectrum, as NumPy writes it
+    swapped = "forward" if norm is None or norm == "backward" else "backward" if norm == "forward" else norm
+    return np.fft.irfft(np.conj(a), n, axis, swapped)
+
+
+@defined_as(np.fft.ihfft)
+def ihfft(a, n=None, axis=-1, norm=None, out=None):
+    swapped = "forward" if norm is None or norm == "backward" else "backward" if norm == "forward" else norm
+    return np.conj(np.fft.rfft(a, n, axis, swapped))
 
 
 @defined_as(np.correlate)

@@ -26,6 +26,8 @@ def _undiagonal(g, x, offset=0, axis1=0, axis2=1):
 def _trace_adjoint(g, x, offset=0, axis1=0, axis2=1):
     """The adjoint of numpy.trace: g on the diagonal of each matrix (the trailing axes of x are batch axes)."""
     n = np.shape(np.diagonal(x, offset, axis1, axis2))
+    if not hasattr(g, "dtype"):     # a Python number (the seed 1.0) takes x's precision
+        g = np.asarray(g, dtype=np.result_type(getattr(x, "dtype", np.float64), np.float32))
     return _undiagonal(np.broadcast_to(np.expand_dims(g, -1), n), x, offset, axis1, axis2)
 
 
@@ -523,8 +525,7 @@ def _sorted_order(items, key=None, reverse=False):
     """The positions, in items, of the elements of sorted(items, reverse=reverse) (stable, like sorted)."""
     if key is not None:                 # the key of each element, as sorted calls it
         return sorted(range(len(items)), key=lambda i: key(items[i]), reverse=reverse)
-    values = np.asarray(items, dtype=float)
-    return [int(i) for i in np.argsort(-values if reverse else values, kind="stable")]
+    return sorted(range(len(items)), key=items.__getitem__, reverse=reverse)    # Python's order (tuples too)
 
 
 def _unsorted(g, items, key=None, reverse=False):
@@ -532,7 +533,7 @@ def _unsorted(g, items, key=None, reverse=False):
     out = [0.0] * len(items)
     for k, i in enumerate(_sorted_order(items, key, reverse)):
         out[i] = g[k]
-    return out
+    return np.array(out) if isinstance(items, np.ndarray) else out      # an array's adjoint is an array
 
 
 def _sorted_like(t, items, key=None, reverse=False):

@@ -105,8 +105,11 @@ def cholesky(g, ans, a, upper=False):
 
 @tangent(np.linalg.cholesky)
 def cholesky_tangent(t, ans, a, upper=False):
+    # symmetrized, as the adjoint is (and as eigh's rules are): a symmetric matrix's derivative, whichever
+    # triangle NumPy reads
     low = _t(ans) if upper else ans
-    inner = np.linalg.solve(low, _t(np.linalg.solve(low, _t(t))))        # L^-1 dA L^-T
+    sym = 0.5 * (t + _t(t))
+    inner = np.linalg.solve(low, _t(np.linalg.solve(low, _t(sym))))      # L^-1 dA L^-T
     dl = low @ _phi(inner)
     return _t(dl) if upper else dl
 

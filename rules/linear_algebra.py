@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from s2s.registry import adjoint, linear, tangent
+from s2s.registry import adjoint, linear, tangent, template
 from s2s.rules.helpers import (_dot_nd_left, _dot_nd_right, _einsum_arg_adjoint, _einsum_call, _tensordot_adjoint)
 from s2s.runtime import _matmul_left, _matmul_right
 
@@ -66,7 +66,23 @@ def solve(g, ans, a, b):
 
 @adjoint(np.linalg.det)
 def det(g, ans, a):
-    return np.expand_dims(g * ans, (-1, -2)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    return np.expand_dims(g * np.ones_like(ans), (-1, -2)) * _cofactors(a, ans)      # (float32 stays float32)
+
+
+def _cofactors(a, ans):
+    """The cofactor matrix of each matrix of a (ans its determinant): det's derivative, det(a) inv(a)^T where
+    a is well conditioned; from the minors (each a determinant) where it is singular or nearly so, where
+    inv fails or loses the digits."""
+    n = np.shape(a)[-1]
+    if n == 1:
+        return np.ones_like(a * 1.0)
+    scale = np.prod(np.linalg.norm(a, axis=-1), axis=-1)       # Hadamard's bound on |det(a)|
+    if np.all(np.abs(ans) > 1e-8 * scale):
+        return np.expand_dims(ans, (-1, -2)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    others = np.nonzero(1 - np.eye(n, dtype=int))[1].reshape(n, n - 1)      # row i: every index but i
+    minors = np.swapaxes(np.take(np.take(a, others, axis=-2), others, axis=-1), -3, -2)
+    determinants = np.linalg.det(minors)
+    return np.where(np.add.outer(np.arange(n), np.arange(n)) % 2 == 1, -determinants, determinants)
 
 
 # ---- forward mode
@@ -92,5 +108,9 @@ def solve_tangent(t, ans, a, b):
 
 
 @tangent(np.linalg.det)
-def det_tangent(t, ans, a):             # the trace of each matrix of a stack: its last two axes
-    return ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)
+def det_tangent(t, ans, a):             # each matrix of a stack: its last two axes
+    return np.sum(_cofactors(a, ans) * t, axis=(-2, -1))
+
+
+# shared parts of the formulas above, inlined into the rules that call them (second order differentiates them)
+template(_cofactors)

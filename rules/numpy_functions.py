@@ -417,7 +417,7 @@ def std_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=Fal
     return np.sum(centered * t, axis=axis, keepdims=keepdims) / ((_reduced_size(x, axis) - ddof) * (ans + (ans == 0)))
 
 nondifferentiable(
-    np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.floor_divide, np.isnan, np.isinf, np.isfinite,
+    np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.fix, np.floor_divide, np.isnan, np.isinf, np.isfinite,
     np.argmax, np.argmin, np.argsort, np.nonzero, np.count_nonzero,
     np.any, np.all, np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like,
     np.empty_like, np.eye, np.identity, np.greater, np.greater_equal, np.less,

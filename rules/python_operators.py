@@ -62,13 +62,13 @@ def absolute(g, ans, x):
     return g * np.sign(x)
 
 
-@adjoint(builtins.float)
+@adjoint(builtins.float, np.float64)
 def to_float(g, ans, x):
     return g
 
 
 elementwise(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, builtins.pow,
-             operator.mod, operator.neg, operator.pos, builtins.abs, operator.abs, builtins.float)
+             operator.mod, operator.neg, operator.pos, builtins.abs, operator.abs, builtins.float, np.float64)
 
 
 # ---- indexing

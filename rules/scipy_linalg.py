@@ -66,7 +66,8 @@ def cho_factor(g, ans, a, lower=False, overwrite_a=False, check_finite=True):
 def cho_factor_tangent(t, ans, a, lower=False, overwrite_a=False, check_finite=True):
     factor = np.tril(ans[0]) if lower else np.triu(ans[0])
     low = factor if lower else np.swapaxes(factor, -1, -2)
-    inner = np.linalg.solve(low, np.swapaxes(np.linalg.solve(low, np.swapaxes(t, -1, -2)), -1, -2))
+    sym = 0.5 * (t + np.swapaxes(t, -1, -2))         # symmetrized, as the adjoint is
+    inner = np.linalg.solve(low, np.swapaxes(np.linalg.solve(low, np.swapaxes(sym, -1, -2)), -1, -2))
     dl = low @ (np.tril(inner) - 0.5 * inner * np.eye(np.shape(a)[-1]))
     dfactor = dl if lower else np.swapaxes(dl, -1, -2)
     rest = np.triu(t, 1) if lower else np.tril(t, -1)

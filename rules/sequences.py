@@ -61,4 +61,4 @@ def item(g, ans, x):
 linear(runtime.item)
 
 
-nondifferentiable(runtime._assert_element, runtime._assert_number, runtime.dict_key)      # a check that a value read from an array is a number
+nondifferentiable(runtime._assert_element, runtime._assert_number, runtime._assert_inexact, runtime._real_output, runtime.dict_key)      # a check that a value read from an array is a number

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import registry, runtime
+from . import dtypes, registry, runtime
 from .errors import S2SError
 from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
 
@@ -53,43 +53,9 @@ def _casts_to_integers(op: Op) -> bool:
 
 
 def integer_arrays(fn: Function) -> set[int]:
-    """Values that are arrays of an integer or boolean dtype (`np.zeros(3, dtype=int)`, `x.astype(int)`, and
-    those written into with `out[i] = v`): a float written into one is truncated, so it carries no derivative."""
-    found: set[int] = set()
-    denied: set[int] = set()
-
-    def made_integer(op: Op) -> bool:
-        return _casts_to_integers(op) or _integer_dtype(op, _MADE_WITH_DTYPE)
-
-    def block(b: Block) -> bool:
-        retry = False
-        for stmt in b.stmts:
-            if isinstance(stmt, Op):
-                if made_integer(stmt) or (stmt.prim is runtime.setitem and isinstance(stmt.args[0], Value)
-                                          and id(stmt.args[0]) in found):
-                    found.update(id(o) for o in stmt.outs)
-            elif isinstance(stmt, If):
-                retry |= block(stmt.then) | block(stmt.orelse)
-                found.update(id(o) for o, a, c in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
-                             if isinstance(a, Value) and isinstance(c, Value) and id(a) in found and id(c) in found)
-            elif isinstance(stmt, (For, While)):
-                for c, i in zip(stmt.carried, stmt.inits):
-                    if isinstance(i, Value) and id(i) in found and id(c) not in denied:
-                        found.add(id(c))
-                for inner in stmt_blocks(stmt):
-                    retry |= block(inner)
-                for c, r, o in zip(stmt.carried, stmt.body.results, stmt.outs):
-                    if id(c) in found:
-                        if isinstance(r, Value) and id(r) in found:
-                            found.add(id(o))
-                        else:                  # the loop makes it another array: not an integer one
-                            denied.add(id(c))
-                            retry = True
-        return retry
-
-    while block(fn.body):
-        found.clear()
-    return found
+    """Values that are arrays of an integer or boolean dtype (s2s/dtypes.py): a float written into one is
+    truncated, so it carries no derivative, nor does anything made from it."""
+    return dtypes.integer_arrays(fn)
 
 
 def _fixpoint(step: Callable[[], bool]) -> None:
@@ -121,7 +87,7 @@ def varied_values(fn: Function, wrt: list[int]) -> set[int]:
                     if is_varied(stmt.args[0]):      # a float written into an integer array is truncated
                         changed |= mark(stmt.outs)
                 elif _differentiable(stmt) and any(is_varied(a) for a in args):
-                    changed |= mark(stmt.outs)
+                    changed |= mark([o for o in stmt.outs if id(o) not in integers])
             elif isinstance(stmt, If):
                 changed |= block(stmt.then) | block(stmt.orelse)
                 changed |= mark([o for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
@@ -213,6 +179,9 @@ def kind_of(value: Any) -> Kind:
         return "array"
     if isinstance(value, list) and value and set(map(type, value)) <= _SCALAR_TYPES:
         return ("list*", "scalar")              # a list of numbers, whatever its length
+    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+        # a namedtuple: a tuple whose fields s2s/sequences.py reads by position (p.w is p[0])
+        return ("tuple", tuple(kind_of(v) for v in value), type(value)._fields)
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, tuple(kind_of(v) for v in value))
     if isinstance(value, dict):
@@ -301,8 +270,19 @@ def value_kinds(fn: Function, param_kinds: list[Kind]) -> dict[int, Kind]:
         widened.update(violations)
 
 
+def global_is_scalar(owner: Any, name: str) -> bool:
+    """Whether the global variable name of owner's module holds a number now. The derivative is specialized on
+    it: one rebound to something else makes it anew (api.stale)."""
+    owner = getattr(owner, "__func__", owner)
+    if not hasattr(owner, "__globals__") or name in owner.__code__.co_freevars:
+        return False
+    return type(owner.__globals__.get(name)) in _SCALAR_TYPES
+
+
 def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     prim = op.prim
+    if prim is runtime.free_name:       # `x += DT` with DT a global float: a number
+        return "scalar" if global_is_scalar(op.args[1].value, op.args[0].value) else "other"
     args = list(op.args) + list(op.kwargs.values())
     arg_kinds = [kind(a) for a in args]
     if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
@@ -354,6 +334,13 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         and prim not in (operator.getitem, operator.contains))
     if elementwise and all(k == "scalar" for k in arg_kinds):
         return "scalar"
+    if prim is builtins.sorted and arg_kinds:       # a list of the items, in another order: their kind
+        items = arg_kinds[0]
+        if items == "array" or (is_container(items) and items[0] == "list*"):
+            return ("list*", "scalar" if items == "array" else items[1])
+        if is_container(items) and items[1] is not None and len(set(items[1])) == 1:
+            return ("list*", items[1][0])
+        return ("list", None)
     try:
         declared = registry.result_kind(prim, [a.value if isinstance(a, Const) else registry.UNKNOWN for a in op.args],
                                         {k: a.value if isinstance(a, Const) else registry.UNKNOWN

@@ -56,7 +56,9 @@ def _replace(value: Any, path: str, new: Any) -> Any:
         if path.startswith(f"[{k}]"):
             items = list(value)
             items[k] = _replace(v, path[len(f"[{k}]"):], new)
-            return tuple(items) if isinstance(value, tuple) else items
+            if isinstance(value, tuple):        # a namedtuple stays one
+                return type(value)(*items) if hasattr(type(value), "_fields") else tuple(items)
+            return items
     raise KeyError(path)
 
 

@@ -29,8 +29,8 @@ import re
 from typing import Any
 
 from . import runtime
-from .errors import BadArgument
-from .ir import Atom, Block, Const, For, If, Op, Stmt, Value, While, clone_block, free_values
+from .errors import BadArgument, UnsupportedSyntax
+from .ir import Atom, Block, Const, For, If, Op, Stmt, Value, While, clone_block, free_values, walk
 from .naming import adjoint_hint
 
 _BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKMG]?B)\s*$")
@@ -101,6 +101,19 @@ def _resume(schedule, reached):
 
 
 runtime.EMITTED_HELPERS.update({_revolve, _resume})
+_revolve._s2s_effect = _resume._s2s_effect = True      # type: ignore[attr-defined]  # generators: never merged
+
+
+def _refuse_draws(loop: While | For) -> None:
+    """A checkpointed loop runs its steps again: a random draw (or a method of an object known only when the code
+    runs, which may draw) would give other numbers the second time."""
+    from .selfcheck import draws_random
+    for stmt in walk(loop.body):
+        if isinstance(stmt, Op) and (getattr(stmt.prim, "_s2s_effect", False) or draws_random([stmt.prim])):
+            raise UnsupportedSyntax(
+                "checkpoint= runs the loop's steps again, and this call may draw random numbers (or change its "
+                "object), which would differ the second time", stmt.loc,
+                hint="draw the numbers before the loop (z = rng.normal(size=n), then z[i] inside), or drop checkpoint=")
 
 
 # ---------------------------------------------------------------- the transform
@@ -108,6 +121,7 @@ runtime.EMITTED_HELPERS.update({_revolve, _resume})
 def reverse_loop(rev: Any, loop: While | For, out: list[Stmt], snapshots: Any) -> None:
     """Append to out the checkpointed reverse of loop (a loop of rev's forward sweep that no loop encloses);
     rev is reverse.py's transform, whose adjoint table, activity and naming this shares."""
+    _refuse_draws(loop)
     loc = loop.loc
     n_state = len(loop.carried)
     active_carried = [j for j, c in enumerate(loop.carried) if rev.is_active(c)]
@@ -128,6 +142,8 @@ def reverse_loop(rev: Any, loop: While | For, out: list[Stmt], snapshots: Any) -
                     rev.active.add(id(new))
                 if key in rev.kinds:
                     rev.kinds[id(new)] = rev.kinds[key]
+                if key in rev.complex.bits:         # which may be complex (complex_values.py)
+                    rev.complex.bits[id(new)] = rev.complex.bits[key]
                 rev.values[id(new)] = new
         return body
 
@@ -140,6 +156,8 @@ def reverse_loop(rev: Any, loop: While | For, out: list[Stmt], snapshots: Any) -
             rev.active.add(id(x))
         if id(c) in rev.kinds:
             rev.kinds[id(x)] = rev.kinds[id(c)]
+        if id(c) in rev.complex.bits:
+            rev.complex.bits[id(x)] = rev.complex.bits[id(c)]
     heads = [rev.fresh(c.hint) for c in loop.carried]
     index = rev.fresh(loop.index.hint if isinstance(loop, For) else "_")
     mapping: dict[int, Atom] = {id(c): h for c, h in zip(loop.carried, heads)}

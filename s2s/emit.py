@@ -5,432 +5,64 @@
 bound to when it is not importable by name (the user's own functions, odd
 constants). The module needs nothing from s2s at run time.
 
-Python names come from the user's: an SSA value takes its variable's name, and
-values linked by a phi (the versions of one loop variable) share one name
-whenever their lifetimes allow, so the forward sweep reads like the user's
-code; otherwise a copy is written. Temporaries are `t1`, `t2`.
+Python names come from the user's (s2s/emit_names.py): an SSA value takes its
+variable's name, and values linked by a phi (the versions of one loop variable)
+share one name whenever their lifetimes allow, so the forward sweep reads like
+the user's code; otherwise a copy is written. Temporaries are `t1`, `t2`.
 
-astor is used in one place only, `to_source`, so it can be replaced.
+The text is written directly, spelled as astor spells the same tree
+(s2s/source_text.py); astor itself is called only for the rare line it would
+wrap or spell its own way.
 """
 from __future__ import annotations
 
-import ast
-import bisect
 import builtins
-import heapq
+import collections
 import inspect
-import itertools
-import keyword
 import math
 import operator
 import os
-import re
 import sys
 import textwrap
 import types
 from dataclasses import dataclass, field
 from typing import Any
 
-import astor
 import numpy as np
 
 from . import runtime
+from . import source_text as st
+from .emit_names import python_names as _python_names
 from .errors import S2SError
 from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
 from .nesting import merge_initializations, nested
 
-_BINARY = {
-    operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
-    operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod, operator.pow: ast.Pow, operator.matmul: ast.MatMult,
-    operator.and_: ast.BitAnd, operator.or_: ast.BitOr, operator.xor: ast.BitXor,
-    operator.lshift: ast.LShift, operator.rshift: ast.RShift,
-    runtime.concat: ast.Add, runtime.repeat: ast.Mult,
+_BINARY = {     # prim -> (symbol with its spaces, astor's precedence)
+    operator.add: (" + ", 47), operator.sub: (" - ", 47), operator.mul: (" * ", 49), operator.truediv: (" / ", 49),
+    operator.floordiv: (" // ", 49), operator.mod: (" % ", 49), operator.pow: (" ** ", 55),
+    operator.matmul: (" @ ", 49), operator.and_: (" & ", 43), operator.or_: (" | ", 39),
+    operator.xor: (" ^ ", 41), operator.lshift: (" << ", 45), operator.rshift: (" >> ", 45),
+    runtime.concat: (" + ", 47), runtime.repeat: (" * ", 49),
 }
-_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.not_: ast.Not, operator.invert: ast.Invert}
+_UNARY = {operator.neg: ("-", 53), operator.pos: ("+", 53), operator.not_: ("not ", 35), operator.invert: ("~", 53)}
 _COMPARE = {
-    operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE,
-    operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.is_: ast.Is, operator.is_not: ast.IsNot,
+    operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+    operator.eq: "==", operator.ne: "!=", operator.is_: "is", operator.is_not: "is not",
 }
 _OPERATOR_OF = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
                 np.divide: operator.truediv}
 _MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"), ("np.fft", np.fft, "numpy"))
+_NP_ZEROS_LIKE = ("np.zeros_like", st.ATOM)
+_TRUE = st.constant(True)
+_SPECIAL = {operator.contains, operator.getitem, getattr, runtime.make_tuple, runtime.make_dict, runtime.make_list,
+            runtime.stack_new, runtime.pop, runtime.push, runtime.zeros_like, runtime.free_name}
 
 
-def to_source(tree: ast.AST) -> str:
-    """The one call into astor (the tree is built from `ast` nodes: no conversion from gast)."""
-    return astor.to_source(tree)
 
 
-# ---------------------------------------------------------------- ast construction
-
-_LOAD, _STORE = ast.Load(), ast.Store()       # shared, as CPython's parser shares them
-
-
-def _name(id_: str, store: bool = False) -> ast.Name:
-    return ast.Name(id=id_, ctx=_STORE if store else _LOAD)
-
-
-def _attr(path: str) -> ast.expr:
-    parts = path.split(".")
-    node: ast.expr = _name(parts[0])
-    for part in parts[1:]:
-        node = ast.Attribute(value=node, attr=part, ctx=_LOAD)
-    return node
-
-
-def _call(func: ast.expr, args: list[ast.expr], keywords: dict[str, ast.expr] | None = None) -> ast.Call:
-    return ast.Call(func=func, args=args, keywords=[ast.keyword(arg=k, value=v) for k, v in (keywords or {}).items()])
-
-
-def _assign(targets: list[str], value: ast.expr) -> ast.Assign:
-    target = _name(targets[0], True) if len(targets) == 1 else \
-        ast.Tuple(elts=[_name(t, True) for t in targets], ctx=_STORE)
-    return ast.Assign(targets=[target], value=value, type_comment=None)
-
-
-def _constant(value: Any) -> ast.expr:
-    return ast.Constant(value=value, kind=None)
-
-
-# ---------------------------------------------------------------- names
-
-class _LiveRanges:
-    """When each value occupies its Python name, as segments of program points in emission order.
-
-    A value is written at each of its definitions and read at each use. A read inside a loop of a value
-    defined outside that loop lasts until the loop ends (the next iteration reads it again); a read inside
-    a branch of a value defined outside it covers that branch up to the read, and the value's life up to
-    the branch point (the other branch does not see it). A loop's carried value is written when the loop
-    starts and again at the end of its body (the copy from the body's result); a branch's outputs where the
-    branches join. Two values conflict when one is written while the other is still to be read (`a = f(a)`
-    reads a and writes the result at one point: no conflict), or when both are written at one point (a
-    parallel copy). One pass over the IR: the cost is linear in its size.
-    """
-
-    def __init__(self, inlined: dict[int, Op], items: dict[int, Op] | None = None):
-        self.inlined = inlined
-        self.items = {id(op): loop for loop, op in (items or {}).items()}     # item op -> its loop's id
-        self.point = 0
-        self.scopes: list[list] = []        # enclosing ["branch", fork, start] and ["loop", exit] entries
-        self.defs: dict[int, list[tuple[int, tuple]]] = {}
-        self.reads: dict[int, list[tuple[int, tuple]]] = {}
-        self.loop_start: dict[int, tuple[int, tuple]] = {}
-
-    def tick(self) -> int:
-        self.point += 2             # statements at even points; a branch is entered at the odd one before
-        return self.point
-
-    def define(self, values: list[Value], at: int, scopes: tuple | None = None) -> None:
-        where = (at, tuple(map(id, self.scopes)) if scopes is None else scopes)
-        for v in values:
-            if id(v) not in self.inlined:
-                self.defs.setdefault(id(v), []).append(where)
-
-    def read(self, atoms: list[Atom], at: int) -> None:
-        for atom in atoms:
-            if not isinstance(atom, Value):
-                continue
-            op = self.inlined.get(id(atom))
-            if op is not None:
-                self.read(list(op.args) + list(op.kwargs.values()), at)
-                continue
-            self.reads.setdefault(id(atom), []).append((at, tuple(self.scopes)))
-
-    def run(self, fn: Function) -> dict[int, list[tuple[int, int]]]:
-        self.define(fn.params, 0)
-        self.block(fn.body)
-        self.read(fn.body.results, self.tick())
-        intervals: dict[int, list[tuple[int, int]]] = {}
-        for key, defs in self.defs.items():
-            defs.sort(key=lambda d: d[0])
-            starts = [d for d, _ in defs]
-            spans = [(d, d) for d in starts]
-            for at, scopes in self.reads.get(key, []):
-                k = max(bisect.bisect_left(starts, at) - 1, 0)       # the definition this read sees: a read
-                # and a write at one point (the copies at the end of a loop's body) read the old value
-                d, def_scopes = defs[k]
-                common = 0
-                while common < len(def_scopes) and common < len(scopes) and def_scopes[common] == id(scopes[common]):
-                    common += 1
-                begin = d
-                for scope in scopes[common:]:
-                    if scope[0] == "loop":        # read again on every iteration: live through the whole loop
-                        spans.append((begin, scope[1]))
-                        break
-                    spans.append((begin, scope[1]))      # up to the branch point, then from the branch's start
-                    begin = scope[2]
-                else:
-                    spans.append((begin, at))
-            intervals[key] = _disjoint(spans)
-        return intervals
-
-    def block(self, block: Block) -> None:
-        for stmt in block.stmts:
-            self.stmt(stmt)
-
-    def stmt(self, stmt: Stmt) -> None:
-        if isinstance(stmt, Op):
-            if stmt.outs and id(stmt.outs[0]) in self.inlined:
-                return
-            at = self.tick()
-            self.read(list(stmt.args) + list(stmt.kwargs.values()), at)
-            loop = self.items.get(id(stmt))
-            if loop is not None:          # `for item in seq:` binds the item when an iteration starts
-                self.define(stmt.outs, *self.loop_start[loop])
-            else:
-                self.define(stmt.outs, at)
-            return
-        if isinstance(stmt, If):
-            fork = self.tick()
-            self.read([stmt.cond], fork)
-            for branch in (stmt.then, stmt.orelse):
-                self.scopes.append(["branch", fork, self.point + 1])
-                self.block(branch)
-                end = self.tick()          # the copies into the outputs, at the end of the branch
-                self.read(branch.results, end)
-                self.define(stmt.outs, end)
-                self.scopes.pop()
-            self.define(stmt.outs, self.tick())     # where the branches join: what reads the outputs sees
-            return
-        start = self.tick()
-        self.read(stmt.inits, start)
-        if isinstance(stmt, For):         # `range(...)` is evaluated after the copies into the carried values
-            self.read([stmt.start, stmt.stop, stmt.step], start + 1)
-        scope = ["loop", None]
-        self.scopes.append(scope)
-        self.define(stmt.carried, start)
-        self.loop_start[id(stmt)] = (start, tuple(map(id, self.scopes)))
-        if isinstance(stmt, For):
-            self.define([stmt.index], start)
-        if isinstance(stmt, While):
-            self.block(stmt.test)
-            self.read(stmt.test.results, self.tick())
-        self.block(stmt.body)
-        body_end = self.tick()
-        self.read(stmt.body.results, body_end)
-        self.define(stmt.carried, body_end)        # the copy into the carried values for the next iteration
-        exit_point = self.tick()
-        scope[1] = exit_point
-        self.scopes.pop()
-        self.read(stmt.carried, exit_point)        # `out = carried` after the loop, where they differ
-        self.define(stmt.outs, exit_point)
-
-
-def _disjoint(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Segments merged where they overlap or touch: sorted and disjoint."""
-    merged: list[list[int]] = []
-    for d, last in sorted(spans):
-        if merged and d <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], last)
-        else:
-            merged.append([d, last])
-    return [(d, last) for d, last in merged]
-
-
-class _Segments:
-    """Segments (start, last) sorted by start, with the running maximum of their ends. Two segments conflict
-    when they start at one point or each starts before the other ends; whether a segment conflicts with any
-    of these is one binary search (the one starting at or after it, and the furthest reach of those before)."""
-
-    __slots__ = ("starts", "ends", "reach")
-
-    def __init__(self, spans: list[tuple[int, int]]):
-        spans = sorted(spans)
-        self.starts = [d for d, _ in spans]
-        self.ends = [last for _, last in spans]
-        self.reach = list(itertools.accumulate(self.ends, max))
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def spans(self) -> list[tuple[int, int]]:
-        return list(zip(self.starts, self.ends))
-
-    def hit(self, d: int, last: int) -> bool:
-        k = bisect.bisect_left(self.starts, d)
-        if k < len(self.starts) and (self.starts[k] == d or self.starts[k] < last):
-            return True
-        return k > 0 and self.reach[k - 1] > d
-
-    def conflict(self, other: "_Segments") -> bool:
-        small, large = (self, other) if len(self) <= len(other) else (other, self)
-        return any(large.hit(d, last) for d, last in zip(small.starts, small.ends))
-
-    def add(self, other: "_Segments") -> None:
-        """other's segments inserted: the reach after each one grows only as far as it must (for segments
-        that do not conflict with these, not at all)."""
-        starts, ends, reach = self.starts, self.ends, self.reach
-        for d, last in zip(other.starts, other.ends):
-            k = bisect.bisect_right(starts, d)
-            starts.insert(k, d)
-            ends.insert(k, last)
-            far = max(reach[k - 1], last) if k else last
-            reach.insert(k, far)
-            k += 1
-            while k < len(reach) and reach[k] < far:
-                reach[k] = far
-                k += 1
-
-
-class _Groups:
-    """Union-find over values (by id) that share a name, each group with its members' segments: merging
-    checks interference against the larger group by binary search, never pairwise."""
-
-    def __init__(self, intervals: dict[int, list[tuple[int, int]]]):
-        self.parent: dict[int, int] = {}
-        self.segments: dict[int, _Segments] = {k: _Segments(v) for k, v in intervals.items()}
-
-    def spans(self, root: int) -> list[tuple[int, int]]:
-        found = self.segments.get(root)
-        return found.spans() if found is not None else []
-
-    def find(self, v: int) -> int:
-        parent = self.parent
-        while True:
-            p = parent.get(v, v)
-            if p == v:
-                return v
-            grand = parent.get(p, p)
-            parent[v] = grand               # path halving: chains stay short
-            v = grand
-
-    def merge(self, a: Value, b: Atom, force: bool = False) -> bool:
-        if not isinstance(b, Value):
-            return False
-        ra, rb = self.find(id(a)), self.find(id(b))
-        if ra == rb:
-            return True
-        sa, sb = self.segments.get(ra), self.segments.get(rb)
-        if not force and sa is not None and sb is not None and sa.conflict(sb):
-            return False
-        if sb is not None and (sa is None or len(sb) > len(sa)):
-            ra, rb, sa, sb = rb, ra, sb, sa         # the larger group's root stays the root
-        self.parent[rb] = ra
-        if sb is not None:
-            if sa is not None:
-                sa.add(sb)
-            else:
-                self.segments[ra] = sb
-            del self.segments[rb]
-        return True
-
-
-class _Occupied:
-    """The intervals of the values holding one name: pairwise without conflict, so sorted by start their ends
-    never decrease, and a query looks at two neighbours (bisect)."""
-
-    def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-
-    def free_for(self, spans: list[tuple[int, int]]) -> bool:
-        for d, last in spans:
-            k = bisect.bisect_left(self.starts, d)
-            if k < len(self.starts) and self.starts[k] == d:
-                return False
-            k = bisect.bisect_left(self.starts, last) if last > d else k
-            if k > 0 and d < self.ends[k - 1]:
-                return False
-        return True
-
-    def take(self, spans: list[tuple[int, int]]) -> None:
-        for d, last in spans:
-            k = bisect.bisect_right(self.starts, d)
-            self.starts.insert(k, d)
-            self.ends.insert(k, last)
-
-
-def _python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
-                  items: dict[int, Op] | None = None) -> dict[int, str]:
-    groups = _Groups(_LiveRanges(inlined, items).run(fn))
-    order: list[Value] = list(fn.params)
-    for stmt in walk(fn.body):
-        if isinstance(stmt, For):
-            order.append(stmt.index)
-        if not isinstance(stmt, Op):
-            order.extend(stmt.carried if not isinstance(stmt, If) else [])
-        order.extend(o for o in stmt.outs if id(o) not in inlined)
-    for stmt in walk(fn.body):
-        if isinstance(stmt, Op) and stmt.in_place is not None:
-            groups.merge(stmt.outs[0], stmt.args[stmt.in_place], force=True)
-    # Every merge is checked against interference: two values alive at once never share a name. A loop's
-    # result is tried first with its carried value (the user's variable after the loop); where that fails
-    # the emitter writes a copy after the loop.
-    loops = [stmt for stmt in walk(fn.body) if isinstance(stmt, (While, For))]
-    for stmt in loops:
-        for c, o in zip(stmt.carried, stmt.outs):
-            groups.merge(c, o)
-    for stmt in walk(fn.body):
-        if isinstance(stmt, If):
-            for o, a, b in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                for r in (a, b):
-                    if isinstance(r, Value) and id(r) not in inlined and r not in fn.params:
-                        groups.merge(o, r)
-        elif isinstance(stmt, (While, For)):
-            for c, r, i in zip(stmt.carried, stmt.body.results, stmt.inits):
-                if isinstance(r, Value) and id(r) not in inlined:
-                    groups.merge(c, r)
-                if isinstance(i, Value) and id(i) not in inlined and i not in fn.params:
-                    groups.merge(c, i)
-    by_group: dict[int, list[Value]] = {}
-    for v in order:
-        by_group.setdefault(groups.find(id(v)), []).append(v)
-    names: dict[int, str] = {}
-    taken: dict[str, _Occupied] = {}
-    param_names: set[str] = set()
-    params = {id(p) for p in fn.params}
-    temps = 0
-    temp_names: list[str] = []
-    free_temps: list[tuple[int, str]] = []       # (the point a temporary's name falls free, the name)
-    ready_temps: list[tuple[int, str]] = []      # (its number, the name) of those fallen free
-    # parameters keep their names; then groups in order of definition
-    ordered = sorted(by_group.items(), key=lambda kv: 0 if any(id(v) in params for v in kv[1]) else 1)
-    for root, members in ordered:
-        param = next((v for v in members if id(v) in params), None)
-        hint = param.hint if param is not None else next((v.hint for v in members if v.hint), "")
-        candidates: Any
-        if param is not None:       # the user's parameters first, keeping their names; then the others
-            candidates = (param.hint if k == 0 else f"{param.hint}_{k}" for k in range(10_000))
-        elif hint:
-            candidates = (hint if k == 0 else f"{hint}_{k}" for k in range(10_000))
-        else:
-            # a temporary takes the name of a dead one first: rebinding the name frees the old array
-            # at once, and NumPy reuses its memory for the next one instead of faulting in new pages.
-            # The names free from this group's start on come off a heap ordered by when they fall free.
-            spans = groups.spans(root)
-            begin = min((d for d, _ in spans), default=0)
-            while free_temps and free_temps[0][0] <= begin:       # fallen free by now: ready, lowest first
-                end, name = heapq.heappop(free_temps)
-                heapq.heappush(ready_temps, (int(name[1:]), name))
-            freed: list[tuple[int, str]] = []
-
-            def dead_temporaries() -> Any:
-                while ready_temps:
-                    freed.append(heapq.heappop(ready_temps))
-                    yield freed[-1][1]
-            candidates = itertools.chain(dead_temporaries(), (f"t{k}" for k in range(temps + 1, 100_000)))
-        for candidate in candidates:
-            if param is None and (candidate in reserved or keyword.iskeyword(candidate)):
-                continue
-            if param is not None and candidate in param_names:
-                continue
-            if candidate in taken and not taken[candidate].free_for(groups.spans(root)):
-                continue
-            if not hint and param is None and candidate not in temp_names:
-                temps = int(candidate[1:])
-                temp_names.append(candidate)
-            break
-        if not hint and param is None:
-            for number, name in freed:          # the ones not taken go back
-                if name != candidate:
-                    heapq.heappush(ready_temps, (number, name))
-            heapq.heappush(free_temps, (max((last for _, last in spans), default=0), candidate))
-        taken.setdefault(candidate, _Occupied()).take(groups.spans(root))
-        if param is not None:
-            param_names.add(candidate)
-        for v in members:
-            names[id(v)] = candidate
-    return names
+def to_source(signature: str, body: list[st.Stmt], odd: bool = False) -> tuple[list[str], list[Any]]:
+    """The function's lines and the user's place of each (the printing step, measured as one)."""
+    return st.render(signature, body, odd)
 
 
 # ---------------------------------------------------------------- the emitter
@@ -451,191 +83,249 @@ class _Emitter:
         self.helpers: dict[str, Any] = {}
         self.visiting: set[str] = set()
         self.reads_user_names = False
+        self.odd = False                # a constant astor spells its own way was written (source_text.py)
+        self.swapped = False            # self.atom replaced while a loop's test is written as one expression
+        self.references: dict[int, st.Expr] = {}     # id of an object -> how the module names it
+        self.plain_calls: dict[int, st.Expr] = {}    # id of a primitive written `f(args)` -> f
         self.skipped: set[int] = set()                      # ops written as part of another statement
-        self.locs: dict[int, Any] = {}                      # emitted statement -> the user's line it is from
-        self.defining = {id(o): s for s in walk(fn.body) if isinstance(s, Op) for o in s.outs}
         self.bindings: dict[str, Any] = {}
         self.inlined: dict[int, Op] = {}
-        self.uses = self._count_uses()
-        self._find_inlined()
         reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
         reserved |= {h.__name__ for h in runtime.EMITTED_HELPERS}
-        for stmt in walk(fn.body):
-            if isinstance(stmt, Op) and stmt.prim is runtime.free_name:
-                reserved.add(stmt.args[0].value)
+        self.uses = self._survey(reserved)
+        self._find_inlined()
         if root is not None:
             reserved |= set(root.__code__.co_freevars)
-        self.items = {id(s): item for s in walk(fn.body) if isinstance(s, For)
-                      for item in [self.sequence_item(s)] if item is not None}
+        self.lengths = {id(op.outs[0]): op for op in self.lens if len(op.outs) == 1}    # n = len(xs)
+        self.items = {id(s): item for s in self.fors for item in [self.sequence_item(s)] if item is not None}
         self.names = _python_names(fn, self.inlined, reserved, self.items)
+        self.named = {k: (v, st.ATOM) for k, v in self.names.items()}      # a value's name as an expression
 
-    def _count_uses(self) -> dict[int, int]:
-        counts: dict[int, int] = {}
+    def _survey(self, reserved: set[str]) -> "collections.Counter[int]":
+        """One pass over the function: how often each value is read, the operations the emitter looks at
+        again (tuples, `len` calls: self.tuples, self.lens) and the `for` loops (self.fors), in program
+        order; global reads are inlined and their names join `reserved`."""
+        free_name, make_tuple = runtime.free_name, runtime.make_tuple
+        tuples: list[Op] = []
+        lens: list[Op] = []
+        fors: list[For] = []
+        self.tuples, self.lens, self.fors = tuples, lens, fors
 
-        def count(atoms: list[Atom]) -> None:
-            for a in atoms:
-                if isinstance(a, Value):
-                    counts[id(a)] = counts.get(id(a), 0) + 1
+        read: list[int] = []            # ids of what is read (constants too: never looked up)
 
         def block(b: Block) -> None:
+            extend = read.extend
             for s in b.stmts:
-                if isinstance(s, Op):
-                    count(list(s.args) + list(s.kwargs.values()))
-                elif isinstance(s, If):
-                    count([s.cond])
+                if s.__class__ is Op:
+                    extend(map(id, s.args))
+                    if s.kwargs:
+                        extend(map(id, s.kwargs.values()))
+                    prim = s.prim
+                    if prim is free_name:
+                        reserved.add(s.args[0].value)
+                        if len(s.outs) == 1:
+                            self.inlined[id(s.outs[0])] = s         # a global read: written where it is read
+                    elif prim is make_tuple:
+                        if len(s.outs) == 1:
+                            tuples.append(s)
+                    elif prim is len:
+                        lens.append(s)
+                    continue
+                if isinstance(s, If):
+                    read.append(id(s.cond))
                 elif isinstance(s, While):
-                    count(s.inits)
+                    extend(map(id, s.inits))
                 else:
-                    count([s.start, s.stop, s.step, *s.inits])
+                    fors.append(s)
+                    extend(map(id, [s.start, s.stop, s.step, *s.inits]))
                 for inner in stmt_blocks(s):
                     block(inner)
-            count(b.results)
+            extend(map(id, b.results))
         block(self.fn.body)
-        return counts
+        return collections.Counter(read)
 
     def _find_inlined(self) -> None:
         """Values written as expressions where they are read: global reads, the returned tuple."""
-        returned = {id(a) for a in self.fn.body.results}
-        for stmt in walk(self.fn.body):
-            if not isinstance(stmt, Op) or len(stmt.outs) != 1:
-                continue
+        returned = {id(a) for a in self.fn.body.results}      # (global reads: found by _survey)
+        inlined: list[Op] = []
+        for stmt in self.tuples:
             out = stmt.outs[0]
-            if stmt.prim is runtime.free_name:
+            if id(out) in returned and self.uses.get(id(out), 0) == 1:
                 self.inlined[id(out)] = stmt
-            elif stmt.prim is runtime.make_tuple and id(out) in returned and self.uses.get(id(out), 0) == 1:
-                self.inlined[id(out)] = stmt
-        for stmt in self.fn.body.stmts:
-            if isinstance(stmt, Op) and stmt.prim is runtime.make_tuple and id(stmt.outs[0]) in self.inlined:
-                for a in stmt.args:     # a tuple nested in the returned tuple
-                    for inner in self.fn.body.stmts:
-                        if isinstance(inner, Op) and inner.prim is runtime.make_tuple and inner.outs[0] is a \
-                                and self.uses.get(id(a), 0) == 1:
-                            self.inlined[id(a)] = inner
-        self.inlined.update(nested(self.fn, self.uses, self.inlined))      # t = X @ W; h = t + b: one line
+                inlined.append(stmt)
+        tuples = {id(s.outs[0]): s for s in self.tuples} if inlined else {}
+        top: set[int] | None = None
+        for stmt in inlined:        # (defined in the function's body: it returns them)
+            for a in stmt.args:     # a tuple nested in the returned tuple
+                inner = tuples.get(id(a))
+                if inner is None or self.uses.get(id(a), 0) != 1:
+                    continue
+                if top is None:
+                    top = {id(s) for s in self.fn.body.stmts}
+                if id(inner) in top:
+                    self.inlined[id(a)] = inner
+        self.inlined.update(nested(self.fn, self.uses, self.inlined, self.fors, self.lens))   # t = X @ W; h = t + b
 
     # ------------------------------------------------------------ atoms and calls
 
-    def atom(self, atom: Atom) -> ast.expr:
+    def atom(self, atom: Atom) -> st.Expr:
+        found = self.named.get(id(atom))
+        if found is not None:
+            return found
         if isinstance(atom, Const):
             return self.constant(atom.value)
-        op = self.inlined.get(id(atom))
-        if op is not None:
-            return self.expression(op)
-        return _name(self.names[id(atom)])
+        return self.expression(self.inlined[id(atom)])
 
-    def constant(self, value: Any) -> ast.expr:
+    def constant(self, value: Any) -> st.Expr:
         if value is None or isinstance(value, (bool, str, bytes)) or value is Ellipsis:
-            return _constant(value)
+            if st.astor_spells_own_way(value):
+                self.odd = True
+            return st.constant(value)
         if type(value) in (int, float):
             if isinstance(value, float) and not math.isfinite(value):
-                return _call(_name("float"), [_constant(repr(value))])
+                return st.call(st.name("float"), [st.constant(repr(value))])
             if value < 0:
-                return ast.UnaryOp(op=ast.USub(), operand=_constant(-value))
-            return _constant(value)
+                return st.unary("-", st.UNARY, st.constant(-value))
+            return st.constant(value)
         if type(value) is complex and value.real == 0 and math.isfinite(value.imag):     # 1j, -2j
-            return _constant(value) if math.copysign(1.0, value.imag) > 0 else \
-                ast.UnaryOp(op=ast.USub(), operand=_constant(complex(0.0, -value.imag)))
+            return st.constant(value) if math.copysign(1.0, value.imag) > 0 else \
+                st.unary("-", st.UNARY, st.constant(complex(0.0, -value.imag)))
         if isinstance(value, tuple):
-            return ast.Tuple(elts=[self.constant(v) for v in value], ctx=_LOAD)
+            return st.tuple_([self.constant(v) for v in value])
         if isinstance(value, slice):
-            return _call(_name("slice"), [self.constant(value.start), self.constant(value.stop),
-                                          self.constant(value.step)])
+            return st.call(st.name("slice"), [self.constant(value.start), self.constant(value.stop),
+                                              self.constant(value.step)])
         return self.reference(value)
 
-    def index(self, atom: Atom) -> ast.expr:
+    def index(self, atom: Atom) -> st.Expr:
         """An index inside brackets, where slices are written `a:b:c`."""
         if isinstance(atom, Const) and isinstance(atom.value, slice):
             value = atom.value
-            return ast.Slice(lower=self.slice_part(value.start), upper=self.slice_part(value.stop),
-                             step=self.slice_part(value.step))
+            return st.slice_(self.slice_part(value.start), self.slice_part(value.stop), self.slice_part(value.step))
         if isinstance(atom, Const) and isinstance(atom.value, tuple):
-            return ast.Tuple(elts=[self.index(Const(v)) for v in atom.value], ctx=_LOAD)
+            return st.tuple_([self.index(Const(v)) for v in atom.value])
         return self.atom(atom)
 
-    def slice_part(self, value: Any) -> ast.expr | None:
+    def slice_part(self, value: Any) -> st.Expr | None:
         return None if value is None else self.constant(value)
 
-    def reference(self, obj: Any) -> ast.expr:
-        """How the module names an object: `math.sin`, `np.sum`, `abs`, or a bound name."""
+    def reference(self, obj: Any) -> st.Expr:
+        """How the module names an object: `math.sin`, `np.sum`, `abs`, or a bound name (once per object:
+        the imports and bindings it adds are made the first time)."""
+        found = self.references.get(id(obj))
+        if found is None:
+            found = self.references[id(obj)] = self._reference(obj)
+        return found
+
+    def _reference(self, obj: Any) -> st.Expr:
         name = getattr(obj, "__name__", None)
         if isinstance(name, str):
             if getattr(builtins, name, None) is obj:
-                return _name(name)
+                return st.name(name)
             for alias, module, top in _MODULES:
                 if getattr(module, name, None) is obj:
                     self.imports[alias.split(".")[0]] = top
-                    return _attr(f"{alias}.{name}")
+                    return st.name(f"{alias}.{name}")
             if obj is np:
                 self.imports["np"] = "numpy"
-                return _name("np")
+                return st.name("np")
             if obj is math:
                 self.imports["math"] = "math"
-                return _name("math")
+                return st.name("math")
         return self.reference_named(obj, name if isinstance(name, str) and name.isidentifier() else "_const")
 
-    def free_name(self, name: str, owner: Any) -> ast.expr:
+    def free_name(self, name: str, owner: Any) -> st.Expr:
         """A global or closure variable of owner, read live: a bare name in the root function's own
         namespace, else through the owner's module or closure cell."""
         code = getattr(owner, "__code__", None)
         if code is not None and name in code.co_freevars:
             if owner is self.root:
                 self.reads_user_names = True
-                return _name(name)
+                return st.name(name)
             cell = owner.__closure__[code.co_freevars.index(name)]
-            return ast.Attribute(value=self.reference_named(cell, f"{name}_cell"), attr="cell_contents",
-                                 ctx=_LOAD)
+            return st.attribute(self.reference_named(cell, f"{name}_cell"), "cell_contents")
         if self.root is None or getattr(owner, "__globals__", None) is self.root.__globals__:
             self.reads_user_names = True
-            return _name(name)
+            return st.name(name)
         module = sys.modules.get(owner.__module__)
-        return ast.Attribute(value=self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), attr=name,
-                             ctx=_LOAD)
+        return st.attribute(self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), name)
 
-    def reference_named(self, obj: Any, base: str) -> ast.expr:
+    def reference_named(self, obj: Any, base: str) -> st.Expr:
         for k in range(1000):
             candidate = base if k == 0 else f"{base}_{k}"
             if self.bindings.get(candidate, obj) is obj:
                 self.bindings[candidate] = obj
-                return _name(candidate)
+                return st.name(candidate)
         raise AssertionError("too many bound objects")
 
-    def expression(self, op: Op) -> ast.expr:
+    def expression(self, op: Op) -> st.Expr:
         prim, args = op.prim, op.args
         if prim is runtime.free_name:
             return self.free_name(args[0].value, args[1].value)
-        values = [self.atom(a) for a in args]
-        keywords = {k: self.atom(a) for k, a in op.kwargs.items()}
-        if prim in _BINARY and len(values) == 2:
-            return ast.BinOp(left=values[0], op=_BINARY[prim](), right=values[1])
-        if prim in _UNARY and len(values) == 1:
-            return ast.UnaryOp(op=_UNARY[prim](), operand=values[0])
+        atom = self.atom
+        if self.swapped:
+            values = [atom(a) for a in args]
+        elif len(args) == 2:
+            named = self.named
+            left = named.get(id(args[0])) or atom(args[0])
+            right = named.get(id(args[1])) or atom(args[1])
+            binary = _BINARY.get(prim)
+            if binary is not None:       # st.binary, inline: most operations are binary ones
+                symbol, p = binary
+                if p == st.POW:
+                    return st.binary(symbol, p, left, right)
+                return (f"{left[0] if left[1] >= p else '(' + left[0] + ')'}{symbol}"
+                        f"{right[0] if right[1] > p else '(' + right[0] + ')'}", p)
+            values = [left, right]
+        elif len(args) == 1 and not op.kwargs:
+            value = self.named.get(id(args[0])) or atom(args[0])
+            callee = self.plain_calls.get(id(prim))
+            if callee is not None:      # st.call, inline: `math.sin(x)`
+                return (f"{callee[0]}({value[0] if value[1] >= st.ONE_ARG else '(' + value[0] + ')'})", st.ATOM)
+            values = [value]
+        else:
+            named = self.named
+            values = [named.get(id(a)) or atom(a) for a in args]
+        binary = _BINARY.get(prim)
+        if binary is not None and len(values) == 2:
+            return st.binary(binary[0], binary[1], values[0], values[1])
+        keywords = {k: atom(a) for k, a in op.kwargs.items()} if op.kwargs else None
+        callee = self.plain_calls.get(id(prim))
+        if callee is not None:
+            return st.call(callee, values, keywords)
+        unary = _UNARY.get(prim)
+        if unary is not None and len(values) == 1:
+            return st.unary(unary[0], unary[1], values[0])
         if prim in (operator.is_, operator.is_not) and all(isinstance(a, Const) for a in args):
-            return _constant(prim(args[0].value, args[1].value))      # `-0.5 is not None` is a warning
+            return st.constant(prim(args[0].value, args[1].value))      # `-0.5 is not None` is a warning
         if prim in _COMPARE and len(values) == 2:
-            return ast.Compare(left=values[0], ops=[_COMPARE[prim]()], comparators=[values[1]])
+            return st.compare(_COMPARE[prim], values[0], values[1])
         if prim is operator.contains:
-            return ast.Compare(left=values[1], ops=[ast.In()], comparators=[values[0]])
+            return st.compare("in", values[1], values[0])
         if prim is operator.getitem:
-            return ast.Subscript(value=values[0], slice=self.index(args[1]), ctx=_LOAD)
+            return st.subscript(values[0], self.index(args[1]))
         if prim is getattr and isinstance(args[1], Const) and isinstance(args[1].value, str):
-            return ast.Attribute(value=values[0], attr=args[1].value, ctx=_LOAD)
+            return st.attribute(values[0], args[1].value)
         if prim is runtime.make_tuple:
-            return ast.Tuple(elts=values, ctx=_LOAD)
+            return st.tuple_(values)
         if prim is runtime.make_dict:
-            return ast.Dict(keys=[self.constant(k) for k in args[0].value], values=values[1:])
+            return st.dict_([self.constant(k) for k in args[0].value], values[1:])
         if prim is runtime.make_list or prim is runtime.stack_new:
-            return ast.List(elts=values, ctx=_LOAD)
+            return st.list_(values)
         if prim is runtime.pop:
-            return _call(ast.Attribute(value=values[0], attr="pop", ctx=_LOAD), [])
+            return st.call(st.attribute(values[0], "pop"), [])
         if prim is runtime.push:
-            return _call(ast.Attribute(value=values[0], attr="append", ctx=_LOAD), [values[1]])
+            return st.call(st.attribute(values[0], "append"), [values[1]])
         if prim is runtime.zeros_like:
             self.imports["np"] = "numpy"
-            return _call(_attr("np.zeros_like"), values)
+            return st.call(_NP_ZEROS_LIKE, values)
         if prim in runtime.EMITTED_HELPERS:
             self.use_helper(prim)
-            return _call(_name(prim.__name__), values, keywords)
-        return _call(self.reference(prim), values, keywords)
+            return st.call(st.name(prim.__name__), values, keywords)
+        callee = self.reference(prim)
+        if not (prim in _BINARY or prim in _UNARY or prim in _COMPARE or prim in _SPECIAL):
+            self.plain_calls[id(prim)] = callee
+        return st.call(callee, values, keywords)
 
     def use_helper(self, helper: Any) -> None:
         """Copy a helper into the module, with the helpers it calls, each once."""
@@ -654,7 +344,7 @@ class _Emitter:
     def name_of(self, v: Value) -> str:
         return self.names[id(v)]
 
-    def copies(self, targets: list[Value], sources: list[Atom]) -> list[ast.stmt]:
+    def copies(self, targets: list[Value], sources: list[Atom]) -> list[st.Stmt]:
         """Parallel copies target_i = source_i, skipping those that already share a name."""
         pairs = [(self.name_of(t), s) for t, s in zip(targets, sources)
                  if not (isinstance(s, Value) and id(s) not in self.inlined and self.name_of(t) == self.names[id(s)])
@@ -662,41 +352,52 @@ class _Emitter:
         if not pairs:
             return []
         if len(pairs) == 1:
-            return [_assign([pairs[0][0]], self.atom(pairs[0][1]))]
-        return [_assign([t for t, _ in pairs], ast.Tuple(elts=[self.atom(s) for _, s in pairs], ctx=_LOAD))]
+            return [st.assign([pairs[0][0]], self.atom(pairs[0][1]))]
+        return [st.assign([t for t, _ in pairs], st.tuple_([self.atom(s) for _, s in pairs]))]
 
-    def block(self, block: Block) -> list[ast.stmt]:
-        out: list[ast.stmt] = []
+    def block(self, block: Block) -> list[st.Stmt]:
+        out: list[st.Stmt] = []
+        inlined, skipped, names, assign, assign_one = self.inlined, self.skipped, self.names, st.assign, st.assign_one
         for stmt in block.stmts:
-            emitted = self.stmt(stmt)
-            for node in emitted:
-                if stmt.loc is not None:
-                    self.locs[id(node)] = stmt.loc
-            out.extend(emitted)
+            if stmt.__class__ is Op:
+                outs = stmt.outs
+                if outs and id(outs[0]) in inlined or skipped and id(stmt) in skipped:
+                    continue
+                if stmt.in_place is not None:
+                    emitted = self.in_place(stmt)
+                elif not outs:
+                    emitted = st.Stmt(self.expression(stmt)[0])
+                elif len(outs) == 1:
+                    emitted = assign_one(names[id(outs[0])], self.expression(stmt))
+                else:
+                    emitted = assign([names[id(o)] for o in outs], self.expression(stmt))
+                emitted.loc = stmt.loc
+                out.append(emitted)
+                continue
+            emitted_list = self.stmt(stmt)
+            if stmt.loc is not None:
+                for node in emitted_list:
+                    node.loc = stmt.loc
+            out.extend(emitted_list)
         return out
 
-    def stmt(self, stmt: Stmt) -> list[ast.stmt]:
+    def in_place(self, stmt: Op) -> st.Stmt:
+        """`x[i] = v`, `xs.append(v)`, `x += v`."""
+        if stmt.prim is runtime.setitem:
+            container, index, value = stmt.args
+            target = st.subscript(self.atom(container), self.index(index))
+            return st.Stmt(f"{target[0]} = {self.atom(value)[0]}")
+        if stmt.prim is runtime.list_append:
+            append = st.attribute(self.atom(stmt.args[0]), "append")
+            return st.Stmt(st.call(append, [self.atom(stmt.args[1])])[0])
+        target = self.atom(stmt.args[stmt.in_place])
+        symbol = _BINARY[_OPERATOR_OF.get(stmt.prim, stmt.prim)][0]
+        return st.Stmt(f"{target[0]}{symbol[:-1]}= {self.atom(stmt.args[1 - stmt.in_place])[0]}")
+
+    def stmt(self, stmt: Stmt) -> list[st.Stmt]:
+        """A branch or a loop (operations are written by block)."""
         if id(stmt) in self.skipped:
             return []
-        if isinstance(stmt, Op):
-            if stmt.outs and id(stmt.outs[0]) in self.inlined:
-                return []
-            if stmt.in_place is not None and stmt.prim is runtime.setitem:
-                container, index, value = stmt.args
-                target = ast.Subscript(value=self.atom(container), slice=self.index(index), ctx=_STORE)
-                return [ast.Assign(targets=[target], value=self.atom(value), type_comment=None)]
-            if stmt.in_place is not None and stmt.prim is runtime.list_append:
-                append = ast.Attribute(value=self.atom(stmt.args[0]), attr="append", ctx=_LOAD)
-                return [ast.Expr(value=_call(append, [self.atom(stmt.args[1])]))]
-            if stmt.in_place is not None:
-                target = self.atom(stmt.args[stmt.in_place])
-                target.ctx = _STORE
-                return [ast.AugAssign(target=target, op=_BINARY[_OPERATOR_OF.get(stmt.prim, stmt.prim)](),
-                                      value=self.atom(stmt.args[1 - stmt.in_place]))]
-            value = self.expression(stmt)
-            if not stmt.outs:
-                return [ast.Expr(value=value)]
-            return [_assign([self.name_of(o) for o in stmt.outs], value)]
         if isinstance(stmt, If):
             then = self.block(stmt.then) + self.copies(stmt.outs, stmt.then.results)
             orelse = self.block(stmt.orelse) + self.copies(stmt.outs, stmt.orelse.results)
@@ -704,45 +405,44 @@ class _Emitter:
             if not then and not orelse:
                 return []
             if not then:
-                test, then, orelse = ast.UnaryOp(op=ast.Not(), operand=test), orelse, []
-            return [ast.If(test=test, body=then, orelse=orelse)]
+                test, then, orelse = st.unary("not ", st.NOT, test), orelse, []
+            return [st.Stmt(st.wrap(test, st.TEST), "if", then, orelse)]
         return self.loop(stmt) + self.copies(stmt.outs, stmt.carried)
 
-    def loop(self, stmt: While | For) -> list[ast.stmt]:
+    def loop(self, stmt: While | For) -> list[st.Stmt]:
         before = self.copies(stmt.carried, stmt.inits)
         item = self.items.get(id(stmt))
         if item is not None:       # `for c in seq:` when the index serves only to read seq[index]
             self.skipped.add(id(item))
         body = self.block(stmt.body) + self.copies(stmt.carried, stmt.body.results)
         if item is not None:
-            return before + [ast.For(target=_name(self.name_of(item.outs[0]), True), iter=self.atom(item.args[0]),
-                                     body=body or [ast.Pass()], orelse=[], type_comment=None)]
+            header = f"for {self.name_of(item.outs[0])} in {st.wrap(self.atom(item.args[0]), st.HIGHEST)}:"
+            return before + [st.Stmt(header, "for", body or [st.Stmt("pass")])]
         if isinstance(stmt, While):
             test = self.test_expression(stmt.test)
             if test is None:
-                body = self.block(stmt.test) + [ast.If(
-                    test=ast.UnaryOp(op=ast.Not(), operand=self.atom(stmt.test.results[0])),
-                    body=[ast.Break()], orelse=[])] + body
-                test = _constant(True)
-            return before + [ast.While(test=test, body=body or [ast.Pass()], orelse=[])]
+                body = self.block(stmt.test) + [st.Stmt(
+                    st.wrap(st.unary("not ", st.NOT, self.atom(stmt.test.results[0])), st.TEST), "if",
+                    [st.Stmt("break")], [])] + body
+                test = _TRUE
+            return before + [st.Stmt(f"while {st.wrap(test, st.TEST)}:", "while", body or [st.Stmt("pass")])]
         bounds = [stmt.start, stmt.stop, stmt.step]
         if isinstance(stmt.step, Const) and stmt.step.value == 1:
             bounds = bounds[:2]
             if isinstance(stmt.start, Const) and stmt.start.value == 0:
                 bounds = bounds[1:]
-        iterator: ast.expr = _call(_name("range"), [self.atom(b) for b in bounds])
+        iterator = st.call(st.name("range"), [self.atom(b) for b in bounds])
         if stmt.reverse:
-            iterator = _call(_name("reversed"), [iterator])
+            iterator = st.call(st.name("reversed"), [iterator])
         index = self.name_of(stmt.index) if self.uses.get(id(stmt.index)) else "_"
-        return before + [ast.For(target=_name(index, True), iter=iterator, body=body or [ast.Pass()],
-                                 orelse=[], type_comment=None)]
+        return before + [st.Stmt(f"for {index} in {iterator[0]}:", "for", body or [st.Stmt("pass")])]
 
     def sequence_item(self, stmt: For) -> Op | None:
         """The op `item = seq[index]` of a loop over range(len(seq)) whose index has no other use."""
         if stmt.reverse or not (isinstance(stmt.start, Const) and stmt.start.value == 0
                                 and isinstance(stmt.step, Const) and stmt.step.value == 1):
             return None
-        length = self.defining.get(id(stmt.stop))
+        length = self.lengths.get(id(stmt.stop))
         if length is None or length.prim is not len or self.uses.get(id(stmt.index)) != 1:
             return None
         for op in stmt.body.stmts:          # reading an item of a sequence the loop never changes
@@ -751,17 +451,17 @@ class _Emitter:
                 return op
         return None
 
-    def test_expression(self, test: Block) -> ast.expr | None:
+    def test_expression(self, test: Block) -> st.Expr | None:
         """The loop test as one expression, when its statements are pure and each value is read once."""
-        local: dict[int, ast.expr] = {}
+        local: dict[int, st.Expr] = {}
         named = self.atom
 
-        def atom(a: Atom) -> ast.expr:
+        def atom(a: Atom) -> st.Expr:
             if isinstance(a, Value) and id(a) in local:
                 return local.pop(id(a))
             return named(a)
 
-        def build(block: Block) -> ast.expr | None:
+        def build(block: Block) -> st.Expr | None:
             for s in block.stmts:
                 if isinstance(s, Op):
                     if len(s.outs) != 1 or self.uses.get(id(s.outs[0]), 0) != 1 or s.prim in (
@@ -781,42 +481,41 @@ class _Emitter:
 
         return build(test)
 
-    def _expression_with(self, op: Op, atom: Any) -> ast.expr:
-        original = self.atom
-        self.atom = atom          # type: ignore[method-assign]
+    def _expression_with(self, op: Op, atom: Any) -> st.Expr:
+        original, swapped = self.atom, self.swapped
+        self.atom, self.swapped = atom, True          # type: ignore[method-assign]
         try:
             return self.expression(op)
         finally:
-            self.atom = original  # type: ignore[method-assign]
+            self.atom, self.swapped = original, swapped  # type: ignore[method-assign]
 
     def module(self, defaults: tuple = (), header: str = "") -> Emitted:
-        body = merge_initializations(self.block(self.fn.body), self.locs)     # a, b = [], []: one line
+        body = merge_initializations(self.block(self.fn.body))     # a, b = [], []: one line
         results = self.fn.body.results
-        value = self.atom(results[0]) if len(results) == 1 else \
-            ast.Tuple(elts=[self.atom(r) for r in results], ctx=_LOAD)
-        body.append(ast.Return(value=value))
-        params = [ast.arg(arg=self.name_of(p), annotation=None, type_comment=None) for p in self.fn.params]
-        default_nodes = [self.constant(d) for d in defaults]
-        args = ast.arguments(args=params, posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                             defaults=default_nodes)
-        markers: list[tuple[Any, bool]] = []
-        function = ast.FunctionDef(name=self.fn.name, args=args, body=self.mark(body, markers, None),
-                                   decorator_list=[], returns=None, type_comment=None)
-        body_lines = _unmark(to_source(ast.Module(body=[function], type_ignores=[])).rstrip().splitlines(),
-                             markers)
-        signature = body_lines[0][0]
-        function_source = "\n".join(line for line, _ in body_lines)
-        body_lines = body_lines[1:]
+        value = self.atom(results[0]) if len(results) == 1 else st.tuple_([self.atom(r) for r in results])
+        body.append(st.Stmt(f"return {st.wrap(value, st.RETURN)}"))
+        if self.odd:            # a constant astor spells its own way: every statement through astor
+            _all_odd(body)
+        params = [self.name_of(p) for p in self.fn.params]
+        default_texts = [st.wrap(self.constant(d), st.COMMA) for d in defaults]
+        padded = [None] * (len(params) - len(default_texts)) + default_texts
+        signature = f"def {self.fn.name}(" + ", ".join(
+            p if d is None else f"{p}={d}" for p, d in zip(params, padded)) + "):"
+        lines, places = to_source(signature, body, self.odd)
+        signature = lines[0]
+        function_source = "\n".join(lines)
         imports = [f"import {module} as {alias}" if alias != module else f"import {module}"
                    for alias, module in sorted(self.imports.items())]
-        imports += [line for name, obj in sorted(self.bindings.items(), key=lambda item: item[0])
-                    if (line := _import_line(name, obj))]
+        bound = [part for name, obj in sorted(self.bindings.items(), key=lambda item: item[0])
+                 if (line := _import_line(name, obj)) for part in line.split("\n")]
+        imports += [*dict.fromkeys(p for p in bound if p.startswith(("import ", "from "))),   # each once,
+                    *(p for p in bound if not p.startswith(("import ", "from ")))]          # then the names bound
         top = "\n\n".join(part for part in (header, "\n".join(imports)) if part)
         definitions = [textwrap.dedent(inspect.getsource(helper)).rstrip() for helper in self.helpers.values()]
         definitions.append(function_source.rstrip())
         text = "\n\n\n".join(([top] if top else []) + definitions) + "\n"
         first = text.count("\n", 0, text.index(signature)) + signature.count("\n") + 2
-        line_map = {first + k: loc for k, (_, loc) in enumerate(body_lines) if loc is not None}
+        line_map = {first + k: loc for k, loc in enumerate(places[1:]) if loc is not None}
         return Emitted(text, dict(self.bindings), self.reads_user_names, line_map)
 
     def standalone(self, emitted: Emitted) -> Emitted:
@@ -824,7 +523,8 @@ class _Emitter:
         for name, obj in self.bindings.items():
             if _import_line(name, obj).startswith("#"):
                 raise S2SError(f"cannot export {self.fn.name}: it reads {name}, a {type(obj).__name__} that a "
-                               f"module cannot import", hint="make it a module-level global of your module")
+                               f"module cannot import", self.fn.loc,
+                               hint="make it a module-level global of your module")
         names = sorted({s.args[0].value for s in walk(self.fn.body) if isinstance(s, Op)
                         and s.prim is runtime.free_name and s.args[1].value is self.root})
         if not names:
@@ -839,46 +539,25 @@ class _Emitter:
         head, sep, rest = emitted.source.partition("\n\n\n")
         return Emitted(f"{head}\n{line}{sep}{rest}", emitted.bindings, False, emitted.line_map)
 
-    def mark(self, stmts: list[ast.stmt], markers: list[tuple[Any, bool]], last: Any) -> list[ast.stmt]:
-        """The statements with a marker before each one that has a place in the user's code: visible (it
-        becomes a comment quoting the line) where the line changes, silent otherwise (it only maps lines)."""
-        marked: list[ast.stmt] = []
-        for node in stmts:
-            loc = self.locs.get(id(node))
-            if loc is not None:
-                visible = last is None or (loc.file, loc.line) != (last.file, last.line)
-                markers.append((loc, visible))
-                marked.append(ast.Expr(value=_name(f"{_MARKER}{len(markers) - 1}")))     # a bare name: cheap to print
-                last = loc
-            if isinstance(node, (ast.If, ast.For, ast.While)):
-                node.body = self.mark(node.body, markers, last)
-                node.orelse = self.mark(node.orelse, markers, last)
-            marked.append(node)
-        return marked
+
+def _all_odd(stmts: list[st.Stmt]) -> None:
+    for s in stmts:
+        s.odd = True
+        for inner in (s.body, s.orelse):
+            if inner:
+                _all_odd(inner)
 
 
-_MARKER = "S2S_PLACE_"
-_MARKER_LINE = re.compile(r"^(\s*)" + _MARKER + r"(\d+)\s*$")
-
-
-def _unmark(lines: list[str], markers: list[tuple[Any, bool]]) -> list[tuple[str, Any]]:
-    """Marker lines become comments quoting the user's line (or vanish); each line learns its place."""
-    out: list[tuple[str, Any]] = []
-    current: list[Any] = [None]                # the place of the code at each depth of indentation
-    for line in lines:
-        match = _MARKER_LINE.match(line)
-        depth = (len(line) - len(line.lstrip())) // 4
-        if match:
-            loc, visible = markers[int(match.group(2))]
-            current = current[:depth] + [None] * (depth - len(current)) + [loc]
-            if visible:
-                text = loc.text.strip()
-                out.append((f"{match.group(1)}# {os.path.basename(loc.file)}:{loc.line}"
-                            + (f"  {text}" if text else ""), None))
-            continue
-        place = next((p for p in reversed(current[:depth + 1]) if p is not None), None)
-        out.append((line, place))
-    return out
+def _conditional(cond: st.Expr, then: st.Expr, orelse: st.Expr, stmt: If) -> st.Expr:
+    then_const = stmt.then.results[0]
+    else_res = stmt.orelse.results[0]
+    if isinstance(then_const, Const) and then_const.value is False:
+        return st.bool_op("and", [st.unary("not ", st.NOT, cond), orelse])
+    if else_res is stmt.cond:
+        return st.bool_op("and", [cond, then])
+    if then_const is stmt.cond:
+        return st.bool_op("or", [cond, orelse])
+    return st.if_exp(cond, then, orelse)
 
 
 def _names_read(code: types.CodeType) -> set[str]:
@@ -901,19 +580,29 @@ def _import_line(name: str, obj: Any) -> str:
     if module is not None and qualname and "." not in qualname and getattr(module, qualname, None) is obj \
             and module_name != "__main__":
         return f"from {module_name} import {qualname}" + (f" as {name}" if name != qualname else "")
+    owner = getattr(obj, "__self__", None)          # a method of a library's object: `scipy.stats.norm.logpdf`
+    if owner is not None and not isinstance(owner, types.ModuleType) and getattr(obj, "__name__", None):
+        path = _public_path(owner)
+        if path is not None and getattr(owner, obj.__name__, None) == obj:
+            return f"import {path[0]}\n{name} = {'.'.join(path)}.{obj.__name__}"
     return f"# {name}: bound by s2s when it runs this code ({type(obj).__name__})"
 
 
-def _conditional(cond: ast.expr, then: ast.expr, orelse: ast.expr, stmt: If) -> ast.expr:
-    then_const = stmt.then.results[0]
-    else_res = stmt.orelse.results[0]
-    if isinstance(then_const, Const) and then_const.value is False:
-        return ast.BoolOp(op=ast.And(), values=[ast.UnaryOp(op=ast.Not(), operand=cond), orelse])
-    if else_res is stmt.cond:
-        return ast.BoolOp(op=ast.And(), values=[cond, then])
-    if then_const is stmt.cond:
-        return ast.BoolOp(op=ast.Or(), values=[cond, orelse])
-    return ast.IfExp(test=cond, body=then, orelse=orelse)
+def _public_path(obj: Any) -> tuple[str, str] | None:
+    """(module, name) under which a module-level object of a library is importable, its shortest public module
+    first (`scipy.stats`, `norm` rather than `scipy.stats._continuous_distns`)."""
+    module_name = type(obj).__module__
+    if not module_name or module_name in ("builtins", "__main__"):
+        return None
+    parts = module_name.split(".")
+    for k in range(1, len(parts) + 1):
+        module = sys.modules.get(".".join(parts[:k]))
+        if module is None or any(p.startswith("_") for p in parts[1:k]):
+            continue
+        found = next((n for n, v in vars(module).items() if v is obj and not n.startswith("_")), None)
+        if found is not None:
+            return module.__name__, found
+    return None
 
 
 def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any = None,

@@ -46,6 +46,18 @@ class Facts:
     kwnames: dict[str, tuple] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, eq=False)
+class AttributeOf:
+    """The owner in a dependency on an attribute of an object (Function.dependencies)."""
+    holder: Any
+
+
+@dataclass(frozen=True, eq=False)
+class ItemOf:
+    """The owner in a dependency on an item of a dict (`LOSSES["mse"](x)`: a function read from a global dict)."""
+    holder: dict
+
+
 @dataclass
 class ParsedFunction:
     fn: Any
@@ -56,6 +68,12 @@ class ParsedFunction:
     lines: list[str]          # the file's lines, for error messages
     closure: dict[str, Any] = field(default_factory=dict)   # name -> cell
     facts: Facts = field(default_factory=Facts)
+    # methods read from objects known when the derivative is made (`self.e(x)`): (AttributeOf(object), name,
+    # what the name held then); a derivative is made anew when one is replaced (on the object or its class)
+    attributes: dict = field(default_factory=dict)
+    # names the desugaring made for a value it hands on and never reads again (a comprehension's result): they
+    # do not count as another name of the object (`m = {k: 0.0 for k in ks}; m[k] = v`)
+    transient: set = field(default_factory=set)
     # (node, the variables its body rebinds) as the fence found them walking node (lowering's local names)
     stored: tuple | None = None
 
@@ -333,9 +351,12 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
         return False
     if len(a.co_consts) != len(b.co_consts):
         return False
-    for x, y in zip(a.co_consts, b.co_consts):
+    for k, (x, y) in enumerate(zip(a.co_consts, b.co_consts)):
         if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
             if not _same_code(x, y):
+                return False
+        elif k == 0 and isinstance(x, str) and isinstance(y, str):
+            if inspect.cleandoc(x) != inspect.cleandoc(y):      # a docstring: the text read was re-indented
                 return False
         elif type(x) is not type(y) or not _equal(x, y):
             return False
@@ -366,9 +387,12 @@ _REFUSED = {
     gast.Delete: ("`del`", "leave the variable unused instead"),
     gast.ClassDef: ("class definitions inside the function", "define the class at module level"),
     gast.Lambda: ("this use of a `lambda` inside the function (only lambdas that are called, assigned to a "
-                  "name, or given to map are)", "define a function with def and call it"),
-    gast.FunctionDef: ("this nested function (only nested functions that are called are)",
-                       "define the helper at module level"),
+                  "name, given to map, or that read no variable of the function are)",
+                  "define a function with def and call it; to give it to a library function, pass the variables "
+                  "it reads as arguments (`odeint(lambda y, t, k: -k * y, y0, ts, args=(k,))`)"),
+    gast.FunctionDef: ("this nested function (only nested functions that are called, or that read no variable of "
+                       "the function, are)", "define the helper at module level, taking the values it reads as "
+                       "arguments (odeint's `args=`)"),
     gast.Import: ("`import` inside the function", "import at module level"),
     gast.ImportFrom: ("`import` inside the function", "import at module level"),
     gast.Match: ("`match` statements", "use if/elif/else"),

@@ -135,7 +135,8 @@ class Function:
     body: Block
     loc: Loc | None = None
     returns_tuple: bool = False   # whether the results are returned as a tuple
-    # values that must turn out to be scalars once argument kinds are known: (value, place, message)
+    # values that must turn out to be scalars once argument kinds are known: ((value, other names' values...),
+    # place, message): the value, or else every other one
     scalar_checks: list = field(default_factory=list)
     # the functions it names by a bare name, as found when lowered: (owner function, name, object)
     dependencies: list = field(default_factory=list)
@@ -424,7 +425,8 @@ def clone_function(fn: Function, fresh: "Callable[[Value], Value]") -> Function:
         mapping[id(p)] = copy = fresh(p)
         params.append(copy)
     body = clone_block(fn.body, mapping, fresh)
-    checks = [(mapping.get(id(v), v), loc, message) for v, loc, message in fn.scalar_checks]
+    checks = [(tuple(mapping.get(id(v), v) for v in values), loc, message)
+              for values, loc, message in fn.scalar_checks]
     return Function(fn.name, params, body, fn.loc, fn.returns_tuple, checks, list(fn.dependencies))
 
 

@@ -274,7 +274,8 @@ class Lowerer:
         if result is UNDEF:
             raise self.error("the function's return value may be undefined", node)
         return Function(node.name, params, Block(self.stmts, [result]), self.parsed.loc(node),
-                        scalar_checks=self.scalar_checks, dependencies=self.dependencies)
+                        scalar_checks=self.scalar_checks,
+                        dependencies=self.dependencies + list(self.parsed.attributes.values()))
 
     # ---------------------------------------------------------------- statements
 
@@ -352,9 +353,9 @@ class Lowerer:
                 self.bases[id(held)] = frozenset({id(held)})
         for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) \
-                    and mine & (self.bases_of(held) | self.contents_of(held)):
-                how = "the same object as" if held is value else "may share memory with"
-                raise self.error(f"{name!r} is {how} {other!r} (a view, an alias or an item of it): s2s does not "
+                    and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)):
+                how = "is the same object as" if held is value else "may share memory with"
+                raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
                                  f"follow a write through one name to the other", node,
                                  hint=f"copy it first: {name} = {name}.copy()")
         if len(self.call_stack) > 1 and mine & self.param_bases:
@@ -418,17 +419,18 @@ class Lowerer:
             self.op(runtime._assert_number, [current, Const(name), Const(_base_name(self.env, current, name))],
                     node, n_outs=0)
             mine = self.bases[id(current)] = frozenset({id(current)})
-        for other, held in self.env.items():
-            if other != name and not other.startswith("$") and isinstance(held, Value) \
-                    and mine & (self.bases_of(held) | self.contents_of(held)):
-                # on an array, `x += v` writes into the object `other` also names; on a number it does not
-                self.scalar_checks.append((current, self.parsed.loc(node),
-                                           f"{name!r} may be the same array as {other!r}: `{name} "
-                                           f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
-                break
+        sharing = [(other, held) for other, held in self.env.items()
+                   if other != name and not other.startswith("$") and isinstance(held, Value)
+                   and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held))]
+        if sharing:
+            # on an array, `x += v` writes into the object `other` also names; on a number it does not (nor when
+            # every other name holds a number: `x = x0; x += dt` with x0 a float makes x a new object)
+            self.scalar_checks.append(((current, *(held for _, held in sharing)), self.parsed.loc(node),
+                                       f"{name!r} may be the same array as {sharing[0][0]!r}: `{name} "
+                                       f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
         else:
             if len(self.call_stack) > 1 and mine & self.param_bases:
-                self.scalar_checks.append((current, self.parsed.loc(node),
+                self.scalar_checks.append(((current,), self.parsed.loc(node),
                                            f"{self.parsed.fn.__qualname__} changes its argument {name!r} in place "
                                            f"(`{name} {_AUGMENTED[type(node.op)]}= ...` on an array), which its "
                                            f"caller would see"))
@@ -898,7 +900,8 @@ class Lowerer:
             value = bound.arguments[name]
             mapping[id(param)] = value if isinstance(value, (Value, Const)) else Const(value)
         copy = clone_block(body.body, mapping, lambda v: self.namer.value(v.hint))
-        self.scalar_checks += [(mapping.get(id(v), v), loc, message) for v, loc, message in body.scalar_checks]
+        self.scalar_checks += [(tuple(mapping.get(id(v), v) for v in values), loc, message)
+                               for values, loc, message in body.scalar_checks]
         self.dependencies += body.dependencies
         self.stmts.extend(copy.stmts)
         return copy.results[0]

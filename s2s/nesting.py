@@ -15,7 +15,6 @@ operation is nested only where that changes nothing Python does but the order of
 """
 from __future__ import annotations
 
-import ast
 import operator
 import re
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 from . import runtime
 from .ir import Block, Const, For, Function, Op, Value, stmt_blocks, walk
 from .optimize import is_pure
+from .source_text import Stmt
 
 MAX_NESTED = 4
 _TEMPORARY = re.compile(r"(d?v\d+(_dot)?|t|)")
@@ -44,17 +44,19 @@ def _attribute(op: Op) -> bool:
     return op.prim is getattr and isinstance(op.args[1], Const) and op.args[1].value in ("T", "real", "imag", "shape")
 
 
-def _accumulates(op: Op, part: Value) -> bool:
-    """`dW = dW + dW_1`: a partial adjoint added into its value's adjoint (written `dW = dW + np.outer(g, x)`),
-    or `dx = -math.cos(x); dx = dx + y`: one variable built up (written `dx = -math.cos(x) + y`)."""
-    return len(op.outs) == 1 and op.outs[0].hint == part.hint
-
-
-def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op]) -> dict[int, Op]:
-    """id of a value -> the operation written in its place, for the values nested into their reader."""
-    indices = {id(s.index) for s in walk(fn.body) if isinstance(s, For)}
+def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op], fors: list[For] | None = None,
+           lens: list[Op] | None = None) -> dict[int, Op]:
+    """id of a value -> the operation written in its place, for the values nested into their reader.
+    fors, lens: the function's `for` loops and `len` operations, when the caller has found them. One pass:
+    each operation is looked at once, and a write into an array finds the expressions reading it by an index."""
+    if fors is None or lens is None:
+        stmts = list(walk(fn.body))
+        fors = [s for s in stmts if isinstance(s, For)]
+        lens = [s for s in stmts if isinstance(s, Op) and s.prim is len]
+    indices = {id(s.index) for s in fors}
     chosen: dict[int, Op] = {}
-    size: dict[int, int] = {}           # an operation -> how many operations its statement holds
+    purity: dict[int, tuple] = {}       # id of a primitive -> (is_pure, the argument it writes into, in _NEVER)
+    temporary: dict[str, bool] = {}     # a hint -> whether it names a temporary
 
     def reads(op: Op) -> set[int]:
         """The values op's expression reads, through what is nested into it."""
@@ -67,52 +69,91 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op]) -> dict[i
                     found |= reads(inner)
         return found
 
-    def candidate(op: Op) -> bool:
-        if len(op.outs) != 1 or op.in_place is not None or op.prim in _NEVER or not (is_pure(op.prim) or _attribute(op)):
-            return False
-        out = op.outs[0]
-        if id(out) in inlined or uses.get(id(out)) != 1:
-            return False
-        return not (op.prim is operator.getitem and isinstance(op.args[1], Value) and id(op.args[1]) in indices)
+    getitem, pop, never, mutating = operator.getitem, runtime.pop, _NEVER, _MUTATING
 
     def block(b: Block) -> None:
-        pending: dict[int, tuple[Op, int]] = {}       # a candidate's result -> (its op, its position)
-        for position, stmt in enumerate(b.stmts):
-            for inner in stmt_blocks(stmt):
-                block(inner)
-            if not isinstance(stmt, Op):
+        pending: dict[int, tuple[Op, int]] = {}     # a candidate's result -> (its op, the operations it holds)
+        readers: dict[int, list[int]] = {}      # a value -> the pending results whose expressions read it
+        indexed = False                         # readers is kept once a write into an array needs it
+        for stmt in b.stmts:
+            if stmt.__class__ is not Op:
+                for inner in stmt_blocks(stmt):
+                    block(inner)
                 pending.clear()             # a loop or branch between: not looked through
+                readers.clear()
+                indexed = False
                 continue
             total = 1
-            for a in list(stmt.args) + list(stmt.kwargs.values()):
-                found = pending.pop(id(a), None) if isinstance(a, Value) else None
-                if found is None:
-                    continue
-                op, _ = found
-                if not (_TEMPORARY.fullmatch(a.hint or "") or _accumulates(stmt, a)):
-                    continue
-                if op.loc is not None and (stmt.loc is None or (op.loc.file, op.loc.line) !=
-                                           (stmt.loc.file, stmt.loc.line)):
-                    continue
-                if stmt.in_place is not None and stmt.args[stmt.in_place] is a:
-                    continue
-                if total + size.get(id(op), 1) > MAX_NESTED + 1:
-                    continue
-                chosen[id(a)] = op
-                total += size.get(id(op), 1)
-            size[id(stmt)] = total
-            written = _mutated(stmt)
-            if written is not None or not (is_pure(stmt.prim) or _attribute(stmt)) and stmt.prim is not runtime.pop:
-                spoiled = [k for k, (op, _) in pending.items()
-                           if written is None or id(written) in reads(op) or k == id(written)]
-                for k in spoiled:
-                    del pending[k]
-            if candidate(stmt):
-                pending[id(stmt.outs[0])] = (stmt, position)
+            if pending:
+                for a in (stmt.args if not stmt.kwargs else list(stmt.args) + list(stmt.kwargs.values())):
+                    found = pending.pop(id(a), None) if a.__class__ is Value else None
+                    if found is None:
+                        continue
+                    op, inner_size = found
+                    hint = a.hint or ""
+                    is_temporary = temporary.get(hint)
+                    if is_temporary is None:
+                        is_temporary = temporary[hint] = _TEMPORARY.fullmatch(hint) is not None
+                    # `dW = dW + dW_1`: a partial adjoint added into its value's adjoint (written
+                    # `dW = dW + np.outer(g, x)`), or `dx = -math.cos(x); dx = dx + y`: one variable built up
+                    if not (is_temporary or len(stmt.outs) == 1 and stmt.outs[0].hint == a.hint):
+                        continue
+                    loc, here = op.loc, stmt.loc
+                    if loc is not None and (here is None or loc.line != here.line or loc.file != here.file):
+                        continue
+                    if stmt.in_place is not None and stmt.args[stmt.in_place] is a:
+                        continue
+                    if total + inner_size > MAX_NESTED + 1:
+                        continue
+                    chosen[id(a)] = op
+                    total += inner_size
+            prim = stmt.prim
+            info = purity.get(id(prim))
+            if info is None:
+                info = purity[id(prim)] = (bool(is_pure(prim)), mutating.get(prim), prim in never)
+            is_pure_op, k, is_never = info
+            if is_pure_op and k is None and stmt.in_place is None:      # the common case: writes nothing
+                if not is_never and len(stmt.outs) == 1:
+                    key = id(stmt.outs[0])
+                    if key not in inlined and uses.get(key) == 1 and not (
+                            prim is getitem and stmt.args[1].__class__ is Value and id(stmt.args[1]) in indices):
+                        pending[key] = (stmt, total)
+                        if indexed:
+                            for r in reads(stmt):
+                                readers.setdefault(r, []).append(key)
+                continue
+            if not is_pure_op:
+                is_pure_op = _attribute(stmt)
+            if stmt.in_place is not None:
+                written = stmt.args[stmt.in_place]
+            else:
+                written = stmt.args[k] if k is not None and stmt.args else None
+            if written is not None:
+                if not indexed:
+                    for key, (op, _) in pending.items():
+                        for r in reads(op):
+                            readers.setdefault(r, []).append(key)
+                    indexed = True
+                for key in readers.pop(id(written), ()):
+                    pending.pop(key, None)
+                pending.pop(id(written), None)
+            elif not is_pure_op and prim is not pop:
+                pending.clear()             # a call with effects: nothing moves across it
+                readers.clear()
+                indexed = False
+            # a candidate: pure, one result read once, not written in place, and not an item of a loop's index
+            if is_pure_op and stmt.in_place is None and len(stmt.outs) == 1 and not is_never:
+                key = id(stmt.outs[0])
+                if key not in inlined and uses.get(key) == 1 and not (
+                        prim is getitem and stmt.args[1].__class__ is Value and id(stmt.args[1]) in indices):
+                    pending[key] = (stmt, total)
+                    if indexed:
+                        for r in reads(stmt):
+                            readers.setdefault(r, []).append(key)
     block(fn.body)
     params = {id(p) for p in fn.params}
-    for stmt in walk(fn.body):          # `len(xs)` of a parameter: written where it is read, however often
-        if isinstance(stmt, Op) and stmt.prim is len and len(stmt.args) == 1 and not stmt.kwargs \
+    for stmt in lens:           # `len(xs)` of a parameter: written where it is read, however often
+        if len(stmt.args) == 1 and not stmt.kwargs \
                 and isinstance(stmt.args[0], Value) and id(stmt.args[0]) in params and len(stmt.outs) == 1 \
                 and id(stmt.outs[0]) not in inlined:
             chosen[id(stmt.outs[0])] = stmt
@@ -121,53 +162,38 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op]) -> dict[i
 
 # ---------------------------------------------------------------- initializations on one line
 
-def _initialization(node: ast.stmt) -> str | None:
-    """The kind of a statement `name = []` ("list") or `name = np.zeros_like(other)` ("zeros"), else None."""
-    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-        return None
-    value = node.value
-    if isinstance(value, ast.List) and not value.elts:
-        return "list"
-    if isinstance(value, ast.Call) and not value.keywords and len(value.args) == 1 \
-            and isinstance(value.args[0], ast.Name) and isinstance(value.func, ast.Attribute) \
-            and value.func.attr == "zeros_like" and isinstance(value.func.value, ast.Name) \
-            and value.func.value.id == "np":
-        return "zeros"
-    return None
-
-
-def merge_initializations(stmts: list[ast.stmt], locs: dict[int, Any]) -> list[ast.stmt]:
+def merge_initializations(stmts: list[Stmt]) -> list[Stmt]:
     """Consecutive `a = []; b = []` or `da = np.zeros_like(a); db = np.zeros_like(b)` from one line of the
-    user's code as one statement, `da, db = np.zeros_like(a), np.zeros_like(b)`, as people write them."""
-    out: list[ast.stmt] = []
-    run: list[ast.stmt] = []
+    user's code as one statement, `da, db = np.zeros_like(a), np.zeros_like(b)`, as people write them.
+    (source_text.assign marks them: `init` is ("list", target) or ("zeros", target, arg).)"""
+    out: list[Stmt] = []
+    run: list[Stmt] = []
 
-    def place(node: ast.stmt) -> Any:
-        loc = locs.get(id(node))
+    def place(node: Stmt) -> Any:
+        loc = node.loc
         return None if loc is None else (loc.file, loc.line)
 
     def flush() -> None:
         if len(run) > 1:
-            merged = ast.Assign(targets=[ast.Tuple(elts=[n.targets[0] for n in run], ctx=ast.Store())],
-                                value=ast.Tuple(elts=[n.value for n in run], ctx=ast.Load()), type_comment=None)
-            if id(run[0]) in locs:
-                locs[id(merged)] = locs[id(run[0])]
+            values = ["[]" if n.init[0] == "list" else f"np.zeros_like({n.init[2]})" for n in run]
+            merged = Stmt(f"{', '.join(n.init[1] for n in run)} = {', '.join(values)}", odd=run[0].odd)
+            merged.loc = run[0].loc
             out.append(merged)
         else:
             out.extend(run)
         run.clear()
 
     for node in stmts:
-        for field in ("body", "orelse"):
-            inner = getattr(node, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                setattr(node, field, merge_initializations(inner, locs))
-        kind = _initialization(node)
-        if run and (kind != _initialization(run[0]) or place(node) != place(run[0])
-                    or node.targets[0].id in {n.targets[0].id for n in run}
-                    or kind == "zeros" and node.value.args[0].id in {n.targets[0].id for n in run}):
+        if node.body:
+            node.body = merge_initializations(node.body)
+        if node.orelse:
+            node.orelse = merge_initializations(node.orelse)
+        init = node.init
+        if run and (init is None or init[0] != run[0].init[0] or place(node) != place(run[0])
+                    or init[1] in {n.init[1] for n in run}
+                    or init[0] == "zeros" and init[2] in {n.init[1] for n in run}):
             flush()
-        if kind is None:
+        if init is None:
             out.append(node)
         else:
             run.append(node)

@@ -27,8 +27,9 @@ _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runti
 
 
 def is_pure(prim: Any) -> bool:
-    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element, runtime._assert_number):
-        return False
+    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element, runtime._assert_number,
+                runtime._assert_inexact, runtime._real_output) or getattr(prim, "_s2s_effect", False):
+        return False       # an effect: `rng.normal()` twice draws twice (kept, never merged); a checkpoint schedule
     if prim in _PURE_RUNTIME or prim in runtime.EMITTED_HELPERS:
         return True
     return (registry.find_adjoint(prim) is not None or registry.is_nondifferentiable(prim)

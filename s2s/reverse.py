@@ -41,6 +41,14 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
     reason = registry.refusal(prim)          # a helper of derivative code declared not differentiable again
     if reason is not None:
         return NoDerivativeRule(f"s2s does not differentiate {reason}", loc)
+    if prim is getattr:
+        return NoDerivativeRule("s2s does not differentiate reading an attribute of this value (its type is known "
+                                "only when the code runs)", loc,
+                                hint="pass the object as an argument if it is a namedtuple (its fields are read by "
+                                     "position), or keep its fields in variables")
+    if isinstance(prim, type) and issubclass(prim, tuple) and hasattr(prim, "_fields"):
+        return NoDerivativeRule(f"s2s does not differentiate building a namedtuple ({prim.__name__}(...)) inside "
+                                f"the function", loc, hint="keep its fields in variables, or build a plain tuple")
     family = "rules/math_functions.py" if name.startswith("math.") else \
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
     how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \
@@ -207,6 +215,8 @@ class _Reverse:
                            f"which is differentiated here", op.loc)
         results = results + [None] * (max(positional) + 1 - len(results))       # arguments without adjoint
         for i in needed:
+            if results[i] is None and i == 1 and op.prim in (runtime.setitem, operator.getitem):
+                continue        # an index or key (`k, v` unpacked from d.items() carries d's activity) has none
             if results[i] is None and not (isinstance(results[i], Const)):
                 # no adjoint for a value that carries one: a zero only where the rule declares it
                 raise S2SError(f"{prim_name(op.prim)} is differentiated with respect to its argument {i + 1}, "
@@ -462,6 +472,22 @@ def _refuse_output(fn: Function, output: Atom, rev: "_Reverse", out: list[Stmt])
     return True
 
 
+def _refuse_complex_output(fn: Function, output: Atom, rev: "_Reverse", wrt: list[int], out: list[Stmt]) -> None:
+    """The gradient of a complex output with respect to real arguments: reverse mode, seeded with 1, would give
+    the derivative of its real part only (forward mode gives df/dx, complex); refused, or checked when it runs."""
+    if not isinstance(output, Value) or not rev.complex.any_complex or \
+            any(complex_values.is_complex_argument(i) for i in wrt):
+        return
+    bits = rev.complex.of(output)
+    if bits == complex_values.COMPLEX:
+        raise NonScalarOutput(f"{fn.name} returns a complex number of real arguments: reverse mode would give the "
+                              f"derivative of its real part only", fn.loc,
+                              hint="use mode=\"forward\" for df/dx (complex), or differentiate np.real(...), "
+                                   "np.imag(...) or np.abs(...) of the output")
+    if bits & complex_values.COMPLEX:
+        out.append(Op(runtime._real_output, [output], [], loc=fn.loc))
+
+
 def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value: bool,
                      several: bool = False, cotangent: bool = False, checkpoint: Any = None) -> Function:
     """The gradient function: `def f_grad(same params): ... return grads` (or `value, grads`).
@@ -481,6 +507,7 @@ def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value
             rev.adj[id(output)] = seed_param
             rev.block(fn.body, out, 0)
     elif _refuse_output(fn, output, rev, out) and rev.is_active(output):
+        _refuse_complex_output(fn, output, rev, wrt, out)
         if rev.is_scalar(output):
             seed: Atom = Const(1.0)
         else:

@@ -153,6 +153,14 @@ def _seed(y):
     return one[()] if isinstance(y, np.generic) else one    # a NumPy number stays one: a 0-d array is slow in loops
 
 
+def _real_output(y):
+    """Before the reverse sweep of a gradient with respect to real arguments: the output must be real."""
+    if np.iscomplexobj(y):
+        raise ValueError("s2s: the function returned a complex number of real arguments: reverse mode would give the "
+                         "derivative of its real part only. Use mode=\"forward\" for df/dx (complex), or "
+                         "differentiate np.real(...), np.imag(...) or np.abs(...) of the output")
+
+
 def _scatter(x, index, g):
     """The adjoint of x[index]: zero everywhere but at index, where g is added (repeated indices add up).
 
@@ -235,6 +243,17 @@ def _assert_number(x, name, other):
                          f"{name} = {other}[...].copy()")
 
 
+def _assert_inexact(array, name):
+    """Before `name[...] = v` where v has a derivative: name must hold floats. An integer array truncates v, so it
+    keeps no derivative of it, and s2s could not tell from the code which of the two it is."""
+    dtype = getattr(array, "dtype", None)      # a list or dict keeps the float it is given
+    if dtype is not None and not np.issubdtype(dtype, np.inexact):
+        raise ValueError(f"s2s: {name!r} holds {dtype} numbers, so writing a float into it "
+                         f"truncates the float, and keeps no derivative of it; s2s could not tell this from the "
+                         f"code. Make {name!r} a float array ({name} = {name}.astype(float), or np.zeros(n) for a "
+                         f"new one), or write int(v) if truncating is meant")
+
+
 def item(x):
     """`x.item()`: the one number an array (or NumPy number) holds, as a Python number."""
     return x.item() if hasattr(x, "item") else x
@@ -307,13 +326,15 @@ def _fill_tree(g, x):
     """A container's gradient handed back to the user: the structure, shapes and types of x."""
     if isinstance(g, (int, float)) and not isinstance(x, (int, float)) and g == 0:
         return _zeros_like_tree(x) if not isinstance(x, (tuple, list, dict)) else _fill_tree({}, x) \
-            if isinstance(x, dict) else type(x)(_fill_tree(0.0, v) for v in x)
+            if isinstance(x, dict) else _fill_tree([0.0] * len(x), x)
     if isinstance(x, dict):
         g = g if isinstance(g, dict) else {}
         return {key: _fill_tree(g[key], value) if key in g else _zeros_like_tree(value) for key, value in x.items()}
     if isinstance(x, (list, tuple)):
         items = [_fill_tree(_item(g, k), value) for k, value in enumerate(x)]
-        return tuple(items) if isinstance(x, tuple) else items
+        if isinstance(x, tuple):            # a namedtuple's gradient is one of its kind
+            return type(x)(*items) if hasattr(type(x), "_fields") else tuple(items)
+        return items
     if _foreign(x) or _foreign(g):          # another library's array or 0-d array: stays one
         return _fill(g, x)
     if isinstance(x, np.ndarray):
@@ -381,7 +402,9 @@ def _broadcast_back(g, x, axis=None, keepdims=False):
 
     The result broadcasts to x's shape without being copied to it: the transform spreads it lazily."""
     shape = np.shape(x)
-    dtype = np.result_type(x, np.float32)
+    # x's dtype, at least float32; a Python number counts as float64 (not as NEP 50's weak scalar, which float32
+    # would win over)
+    dtype = np.result_type(x if hasattr(x, "dtype") else np.asarray(x).dtype, np.float32)
     if axis is None and not keepdims:       # a full reduction: one number, as an array of ones' shape
         if isinstance(g, (np.ndarray, np.generic)) or _foreign(g):    # an array: kept in its library
             return np.reshape(g, (1,) * len(shape)).astype(dtype, copy=False)
@@ -579,7 +602,7 @@ def _unsupported(message):
 
 
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_assert_number, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
+EMITTED_HELPERS = {_assert_number, _assert_inexact, _real_output, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,

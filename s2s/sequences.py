@@ -8,6 +8,7 @@ arguments the derivative is made for:
 - `a * n` / `n * a` on a container and a number into `runtime.repeat(a, n)`, whose adjoint sums the copies;
 - a NumPy reduction or ufunc given a tuple or list (`np.sum([a * b, a])`) reads it as `np.array(...)` first;
 - `for k in d:` over a dict, read by index when lowered, into its keys;
+- `p.w` of a namedtuple argument into `p[k]`, k the position of the field w;
 - `np.r_[a, b]` and `np.c_[a, b]` (index objects that build arrays) into the concatenations they are.
 Any other arithmetic operator with a container operand is refused: Python raises there, or s2s would
 differentiate something it does not model.
@@ -21,6 +22,7 @@ import numpy as np
 
 from . import runtime
 from .activity import const_kind, is_container, value_kinds
+from .desugar.helpers import element_index
 from .errors import UnsupportedSyntax
 from .ir import Const, For, Function, Op, Value, value_names, walk
 from .naming import Namer
@@ -106,6 +108,18 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
             stmt.prim = runtime.dict_key          # `for k in d:` goes over the keys
             changed = True
             continue
+        if stmt.prim is operator.getitem and isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, slice) \
+                and is_container(_kind(stmt.args[0], kinds)) and _kind(stmt.args[0], kinds)[0] == "dict":
+            raise UnsupportedSyntax("a slice of a dict, or reversed() of a dict", stmt.loc,
+                                    hint="name the keys in a tuple and loop over it: for k in reversed(('a', 'b')): "
+                                         "... d[k]")
+        if stmt.prim is getattr and len(stmt.args) == 2 and isinstance(stmt.args[1], Const) and \
+                stmt.args[1].value in _fields(_kind(stmt.args[0], kinds)):
+            # `p.w` of a namedtuple: p[k], k the field's position
+            stmt.prim, stmt.args = operator.getitem, [stmt.args[0], Const(_fields(_kind(stmt.args[0], kinds))
+                                                                           .index(stmt.args[1].value))]
+            changed = True
+            continue
         if stmt.prim is operator.getitem and isinstance(stmt.args[0], Const) and \
                 isinstance(stmt.args[0].value, (type(np.r_), type(np.c_))):
             _index_builder(fn, stmt, namer)
@@ -114,6 +128,11 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
         if stmt.prim is runtime.setitem and _sequence(_kind(stmt.args[0], kinds)) and not (
                 isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, int)) and (
                 _kind(stmt.args[1], kinds) != "scalar"):
+            if _made_by(fn, stmt.args[1], element_index):
+                raise UnsupportedSyntax("a chained write `x[i][j] = v` into a list of lists (s2s does not follow a "
+                                        "write into an item of a container)", stmt.loc,
+                                        hint="build the row anew: row = list(x[i]); row[j] = v; x[i] = row, or use "
+                                             "a NumPy array and x[i, j] = v")
             raise UnsupportedSyntax("assignment to a slice of a list (it may change the list's length)", stmt.loc,
                                     hint="build a new list: xs = xs[:i] + [...] + xs[j:]")
         arg_kinds = [_kind(a, kinds) for a in stmt.args]
@@ -155,6 +174,16 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
                     _as_array(fn, stmt, k, namer)
             changed = True
     return changed
+
+
+def _fields(kind) -> tuple:
+    """The field names of a namedtuple's kind (activity.kind_of), else ()."""
+    return kind[2] if is_container(kind) and len(kind) > 2 else ()
+
+
+def _made_by(fn: Function, atom, prim) -> bool:
+    return isinstance(atom, Value) and any(isinstance(s, Op) and s.prim is prim and any(o is atom for o in s.outs)
+                                           for s in walk(fn.body))
 
 
 def _index_builder(fn: Function, stmt: Op, namer: Any) -> None:

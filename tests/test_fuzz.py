@@ -320,6 +320,11 @@ USER_REGRESSIONS: list[tuple[str, str, tuple, tuple, tuple, tuple, str | None]] 
      "    for dt1 in range(len(y_dot)):\n        t1 = t1 * a * 0.5 + y_dot[dt1]\n        t2[dt1] = t1\n"
      "    y_dot = t2\n    return np.sum(np.sin(y_dot)) + y_dot[0]\n",
      (np.array([-0.742, 0.617, 0.18, -0.79, 0.425, 0.438]), -0.64), (0, 1), R + F, OK, None),
+    ("F21-derivative-of-one-argument-called-in-a-loop",
+     "def h0(b):\n    a = 1.44 / (1.5 + b ** 2)\n    return math.log(1.0 + a * a)\n\n\ndh0 = s2s.grad(h0)\n\n\n"
+     "def f(x, y):\n    z = x * 0.5\n    y = dh0(z)\n    for k in (0.32, 0.4):\n        x = dh0(math.log(1.0 + y * y) + k)\n"
+     "    return math.sqrt(1.0 + (z - y) * (z - x))\n",
+     (-1.4445, 0.297), (0, 1), R + F, OK, None),
 ]
 
 

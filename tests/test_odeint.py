@@ -185,11 +185,13 @@ def test_full_output_is_refused_with_its_place():
     assert "test_odeint.py" in str(info.value)
 
 
-def test_a_nested_function_closing_over_an_active_value_is_refused():
-    """The gradient would flow through the closure: s2s refuses the nested def (pass the value in args=)."""
+def test_a_nested_function_closing_over_an_active_value_gets_it_through_args():
+    """The variables the nested def reads become its trailing parameters, given through odeint's args=
+    (s2s/desugar/odeint_closures.py): the gradient flows through them as through any args."""
     def f(y0, k):
         def rhs(y, t):
             return -k * y
         return np.sum(odeint(rhs, y0, TIMES))
-    with pytest.raises(s2s.S2SError, match="nested function"):
-        s2s.grad(f, wrt=1)(np.array([1.0]), 0.5)
+    expected = -np.sum(TIMES * np.exp(-0.5 * TIMES))          # y = exp(-k t)
+    for mode in ("reverse", "forward"):
+        assert s2s.grad(f, wrt=1, mode=mode)(np.array([1.0]), 0.5) == pytest.approx(expected, rel=1e-5)

@@ -1,11 +1,16 @@
 """Programs an outside tester wrote in their own style, which gave silent wrong gradients, crashed, or were refused
 with a confusing message: each is now right (against central differences, both modes) or refused with its place."""
+import collections
+import dataclasses
 import functools
+import typing
 
 import numpy as np
 import pytest
 
 import s2s
+from scipy.integrate import odeint
+
 from s2s.check import numerical_gradient
 
 MODES = ["reverse", "forward"]
@@ -349,7 +354,7 @@ def test_super_with_its_class_named():
 
 
 def test_check_true_compares_a_derivative_an_unchecked_call_made_first(monkeypatch):
-    import s2s.api as api
+    import s2s.pipeline as api
     seen = []
     original = api._verify_reading
 
@@ -538,3 +543,531 @@ def test_a_global_that_turns_complex_makes_the_derivative_anew():
         np.testing.assert_allclose(a(x), 18 * x)
     finally:
         SCALE = 2.0
+
+
+# ---- outside tester, round 2: crashes that became results or located refusals
+
+def horner(x, coeffs):
+    r = 0.0
+    for c in reversed(coeffs):
+        r = r * x + c
+    return r
+
+
+def reversed_everywhere(xs):
+    total = sum([c * k for k, c in enumerate(reversed(xs))])
+    for a, b in zip(reversed(xs), xs):
+        total = total + a * b
+    return total + sum(reversed(xs)) ** 2
+
+
+def reversed_with_break(xs):
+    s = 0.0
+    for c in reversed(xs):
+        if c < 0.5:
+            break
+        s = s + c ** 2
+    return s
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("coeffs", [[1.0, 2.0, 3.0], (1.0, 2.0, 3.0), np.array([1.0, 2.0, 3.0])])
+def test_reversed_over_a_list_tuple_or_array(coeffs, mode):
+    # 3 x^2 + 2 x + 1 at x = 2: 17, its derivative 6 x + 2 = 14
+    assert horner(2.0, coeffs) == pytest.approx(17.0)
+    assert s2s.grad(horner, mode=mode)(2.0, coeffs) == pytest.approx(14.0)
+    if isinstance(coeffs, np.ndarray):
+        np.testing.assert_allclose(agrees(horner, (2.0, coeffs), 1, mode=mode), [1.0, 2.0, 4.0])
+        xs = np.array([0.2, 2.0, 3.0])
+        np.testing.assert_allclose(agrees(reversed_with_break, (xs,), mode=mode), [0.0, 4.0, 6.0])
+        agrees(reversed_everywhere, (np.array([0.5, -1.0, 2.0]),), mode=mode)
+
+
+def test_reversed_second_order_and_list_gradient():
+    np.testing.assert_allclose(s2s.grad(horner, wrt=1)(2.0, [1.0, 2.0, 3.0]), [1.0, 2.0, 4.0])
+    d2 = s2s.grad(s2s.grad(horner))(2.0, np.array([1.0, 2.0, 3.0]))
+    assert d2 == pytest.approx(6.0)
+
+
+def reversed_dict(x):
+    d = {0: x, 1: 2 * x}
+    s = 0.0
+    for k in reversed(d):
+        s = s * 2 + d[k] * k
+    return s
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reversed_of_a_dict_is_refused_where_it_is(mode):
+    with pytest.raises(s2s.UnsupportedSyntax, match=r"reversed\(\) of a dict") as info:
+        s2s.grad(reversed_dict, mode=mode)(1.0)
+    assert "test_outside_findings.py:" in str(info.value) and "for k in reversed(d)" in str(info.value)
+
+
+TS = np.linspace(0.0, 1.0, 5)
+DECAY = 0.5
+
+
+def ode_constant_rhs(y0):
+    return np.sum(odeint(lambda y, t: -DECAY * y, y0, TS))
+
+
+def ode_rate_through_args(y0, k):
+    return np.sum(odeint(lambda y, t, kk: -kk * y, y0, TS, args=(k,)) ** 2)
+
+
+def ode_rate_through_closure(k):
+    return np.sum(odeint(lambda y, t: -k * y, np.array([1.0]), TS))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_odeint_with_a_lambda_that_reads_no_variable(mode):
+    y0 = np.array([1.0, 2.0])
+    expected = np.sum(np.exp(-DECAY * TS))              # d/dy0_i of sum_t y0_i exp(-DECAY t)
+    assert ode_constant_rhs(y0) == pytest.approx(3 * expected, rel=1e-6)
+    np.testing.assert_allclose(s2s.grad(ode_constant_rhs, mode=mode)(y0), [expected, expected], rtol=1e-5)
+    got = s2s.grad(ode_rate_through_args, wrt=1, mode=mode)(np.array([1.0]), 0.7)
+    assert got == pytest.approx(numerical_gradient(ode_rate_through_args, (np.array([1.0]), 0.7), 1, 1e-6),
+                                rel=1e-4)
+
+
+def ode_nested_rhs(y0, k):
+    def rhs(y, t):
+        return -k * y + np.sin(t) * y0[0]
+    return np.sum(odeint(rhs, y0, TS, rtol=1e-10, atol=1e-10))
+
+
+def ode_rhs_given_elsewhere(y0, k):
+    return sorted([y0[0], y0[1]], key=lambda v: v * k)[0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", [ode_rate_through_closure, ode_nested_rhs])
+def test_odeint_rhs_reading_the_functions_variables_gets_them_through_args(f, mode):
+    args = (0.7,) if f is ode_rate_through_closure else (np.array([1.0, 2.0]), 0.7)
+    if f is ode_rate_through_closure:        # sum_t exp(-k t): its derivative -sum_t t exp(-k t)
+        assert s2s.grad(f, mode=mode)(0.7) == pytest.approx(-np.sum(TS * np.exp(-0.7 * TS)), rel=1e-5)
+    for i in range(len(args)):
+        got = s2s.grad(f, wrt=i, mode=mode)(*args)
+        np.testing.assert_allclose(got, numerical_gradient(f, args, i, 1e-6), rtol=1e-4, atol=1e-7)
+
+
+def test_a_lambda_closing_over_a_variable_given_to_another_function_is_refused_with_a_fix():
+    with pytest.raises(s2s.UnsupportedSyntax, match="lambda") as info:
+        s2s.grad(ode_rhs_given_elsewhere, wrt=1)(np.array([1.0, 2.0]), 0.5)
+    assert "test_outside_findings.py:" in str(info.value) and "args=(k,)" in str(info.value)
+
+
+XP, FP = np.array([0.0, 1.0, 2.5]), np.array([1.0, 3.0, 2.0])
+AW, FW = np.array([1.0, 2.0, 3.0]), np.array([1, 2, 3])
+
+
+def periodic_interp(x):
+    return np.sum(np.interp(x, XP, FP, period=3.0) ** 2)
+
+
+def periodic_interp_values(fp):
+    return np.sum(np.interp(np.array([-0.3, 0.7, 2.9, 4.2]), XP, fp, period=3.0) ** 2)
+
+
+def average_returned(x):
+    mean, total = np.average(x, returned=True)
+    return mean * total
+
+
+def weighted_average_returned(x):
+    mean, total = np.average(x, axis=0, weights=np.array([1.0, 2.0]), returned=True)
+    return np.sum(mean ** 2 * total)
+
+
+def cov_aweights(x):
+    return np.sum(np.cov(x, aweights=AW) ** 2)
+
+
+def cov_fweights(x):
+    return np.sum(np.cov(x, fweights=FW) ** 2)
+
+
+def cov_both(x):
+    return np.sum(np.cov(x, fweights=FW, aweights=AW) ** 2) + np.sum(np.cov(x, fweights=FW, aweights=AW, ddof=0))
+
+
+def cov_in_the_weights(w):
+    return np.sum(np.cov(np.array([[1.0, 2.0, 4.0], [0.0, 1.0, 3.0]]), aweights=w) ** 2)
+
+
+X23 = np.array([[1.0, 2.0, 4.0], [0.0, 1.0, 3.0]])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f, x", [(periodic_interp, np.array([-0.3, 0.7, 2.9, 4.2])), (periodic_interp_values, FP),
+                                  (average_returned, np.array([1.0, 2.0, 4.0])), (weighted_average_returned, X23),
+                                  (cov_aweights, X23), (cov_fweights, X23), (cov_both, X23),
+                                  (cov_in_the_weights, AW)])
+def test_definitions_model_the_options_they_asserted_on(f, x, mode):
+    assert s2s.value_and_grad(f)(x)[0] == pytest.approx(f(x))
+    agrees(f, (x,), mode=mode, rtol=1e-5)
+
+
+def test_periodic_interp_second_order():
+    h = s2s.hessian(periodic_interp_values)(FP)
+    eps = 1e-5
+    numeric = np.array([(s2s.grad(periodic_interp_values)(FP + eps * e) -
+                         s2s.grad(periodic_interp_values)(FP - eps * e)) / (2 * eps) for e in np.eye(3)])
+    np.testing.assert_allclose(h, numeric, atol=1e-6)
+
+
+def doubled(x):
+    return x * 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_grad_of_an_array_valued_function_is_non_scalar_output_in_both_modes(mode):
+    with pytest.raises(s2s.NonScalarOutput, match=r"shape \(3,\)") as info:
+        s2s.grad(doubled, mode=mode)(np.ones(3))
+    text = str(info.value)
+    assert "test_outside_findings.py:" in text and "def doubled" in text and "s2s.jacobian" in text
+
+
+def det(a):
+    return np.linalg.det(a)
+
+
+def det_squared_plus(a):
+    return np.linalg.det(a) ** 2 + np.linalg.det(a) * np.sum(a)
+
+
+SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
+SINGULAR3 = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_det_gradient_at_singular_matrices(mode):
+    np.testing.assert_allclose(s2s.grad(det, mode=mode)(SINGULAR), [[4.0, -2.0], [-2.0, 1.0]])
+    # the cofactors of SINGULAR3: rows (4, 4, -4), (-2, -2, 2), (0, 0, 0)
+    np.testing.assert_allclose(agrees(det, (SINGULAR3,), mode=mode), [[4, 4, -4], [-2, -2, 2], [0, 0, 0]],
+                               atol=1e-8)
+    np.testing.assert_allclose(s2s.grad(det, mode=mode)(np.diag([1.0, 1.0, 0.0, 0.0])), np.zeros((4, 4)))
+    stack = np.stack([SINGULAR, np.array([[2.0, 1.0], [0.5, 3.0]])])
+    total = lambda a: np.sum(np.linalg.det(a))                          # noqa: E731
+    np.testing.assert_allclose(s2s.grad(total, mode=mode)(stack), [[[4, -2], [-2, 1]], [[3, -0.5], [-1, 2]]])
+
+
+@pytest.mark.parametrize("a", [SINGULAR, SINGULAR3, np.array([[2.0, 1.0], [0.5, 3.0]])])
+def test_det_second_order_at_singular_matrices(a):
+    h = s2s.hessian(det_squared_plus)(a)
+    n = a.size
+    eps = 1e-5
+    numeric = np.array([((s2s.grad(det_squared_plus)(a + eps * e.reshape(a.shape)) -
+                          s2s.grad(det_squared_plus)(a - eps * e.reshape(a.shape))) / (2 * eps)).ravel()
+                        for e in np.eye(n)])
+    np.testing.assert_allclose(h.reshape(n, n), numeric, atol=1e-6)
+    if a.shape == (2, 2):          # det of a 2x2 matrix is a0 a3 - a1 a2: its Hessian is constant
+        np.testing.assert_allclose(s2s.hessian(det)(a).reshape(4, 4),
+                                   [[0, 0, 0, 1], [0, 0, -1, 0], [0, -1, 0, 0], [1, 0, 0, 0]], atol=1e-12)
+
+
+# ---- messages
+
+def row_alias(x):
+    a = x * 1.0
+    row = a[0]
+    row[1] = 2.0
+    return np.sum(a * row)
+
+
+def same_object(x):
+    a = x * 1.0
+    b = a
+    b[0] = 2.0
+    return np.sum(a)
+
+
+@pytest.mark.parametrize("f, phrase", [(row_alias, "'row' may share memory with 'a'"),
+                                       (same_object, "'b' is the same object as 'a'")])
+def test_alias_refusals_read_right(f, phrase):
+    with pytest.raises(s2s.UnsupportedSyntax) as info:
+        s2s.grad(f)(np.ones((2, 2)) if f is row_alias else np.ones(2))
+    text = str(info.value)
+    assert phrase in text and " is may " not in text and "test_outside_findings.py:" in text
+
+
+def nested_recursion(x):
+    def power(n, y):
+        if n == 0:
+            return y
+        return power(n - 1, y * x)
+    return power(3, 1.0)
+
+
+def lambda_recursion(x):
+    power = lambda n: 1.0 if n == 0 else x * power(n - 1)      # noqa: E731
+    return power(3)
+
+
+@pytest.mark.parametrize("f, line", [(nested_recursion, "return power(n - 1, y * x)"),
+                                     (lambda_recursion, "power = lambda n:")])
+def test_nested_recursion_is_refused_as_recursion(f, line):
+    with pytest.raises(s2s.UnsupportedSyntax, match="recurs") as info:
+        s2s.grad(f)(2.0)
+    text = str(info.value)
+    assert "test_outside_findings.py:" in text and line in text and "loop" in text
+    assert "statically" not in text
+
+
+class Documented:
+    def loss(self, x):
+        """A method's docstring
+        on two lines, indented in its class."""
+        return documented(x) * 2.0
+
+
+def test_functions_and_methods_with_multi_line_docstrings_are_read():
+    # the text s2s reads is re-indented before it is compared with the code that runs: the docstring is the same
+    assert s2s.grad(documented)(3.0) == pytest.approx(6.0)
+    assert s2s.grad(Documented().loss)(3.0) == pytest.approx(12.0)
+
+
+def documented(x):
+    """A docstring on
+    two lines (the text s2s reads is re-indented: the docstring is the same)."""
+    return x * x
+
+
+def sine_energy(x):
+    return np.sum(np.sin(x) ** 2)
+
+
+def test_forward_mode_with_the_numba_backend_is_refused_at_the_function():
+    with pytest.raises(s2s.BadArgument, match="backend='numba' is for reverse mode") as info:
+        s2s.grad(sine_energy, mode="forward", backend="numba")(np.ones(3))
+    text = str(info.value)
+    assert "test_outside_findings.py:" in text and "def sine_energy" in text and "s2s.jvp" in text
+
+
+def test_numba_refusals_name_the_python_backend():
+    pytest.importorskip("numba")
+    from s2s.numba_backend.lines import refuse
+    error = refuse("`{1: x}`", {}, 1)
+    assert "backend='python'" in str(error) and error.hint
+
+
+# ---- reasonable code that was refused
+
+def fixed_times(x):
+    return np.sum(np.fix(x) * x)
+
+
+def cast_scalars(x):
+    return np.float64(x) ** 2 + float(x) * 3.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fix_has_derivative_zero_and_float64_is_the_identity(mode):
+    np.testing.assert_allclose(agrees(fixed_times, (np.array([1.5, -2.5, 0.3]),), mode=mode), [1.0, -2.0, 0.0])
+    assert agrees(cast_scalars, (2.0,), mode=mode) == pytest.approx(7.0)
+    assert s2s.grad(s2s.grad(cast_scalars))(2.0) == pytest.approx(2.0)
+
+
+COEFFICIENTS = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+def chained_writes(x):
+    B = np.zeros((2, 2))
+    B[0][1] = x
+    B[1][0] = x * x
+    B[1][1] += 3.0 * x
+    return np.sum(B * COEFFICIENTS)
+
+
+def chained_writes_3d(x):
+    B = np.zeros((2, 2, 2))
+    for i in range(2):
+        B[i][1][0] = x * i
+        B[i][0] = np.sin(x)
+    return np.sum(B * np.arange(8.0).reshape(2, 2, 2))
+
+
+def chained_write_into_a_list(x):
+    B = [[0.0, 0.0], [0.0, 0.0]]
+    B[0][1] = x
+    return B[0][1] * 2.0
+
+
+def chained_write_through_a_slice(x):
+    B = np.zeros((3, 2))
+    B[0:2][1] = x
+    return np.sum(B)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_chained_element_writes_on_an_array(mode):
+    assert agrees(chained_writes, (2.0,), mode=mode) == pytest.approx(2.0 + 3.0 * 4.0 + 4.0 * 3.0)
+    agrees(chained_writes_3d, (0.7,), mode=mode)
+    assert s2s.grad(s2s.grad(chained_writes))(2.0) == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_chained_writes_python_would_not_make_on_an_array_are_refused(mode):
+    with pytest.raises(s2s.UnsupportedSyntax, match="list of lists") as info:
+        s2s.grad(chained_write_into_a_list, mode=mode)(2.0)
+    assert "test_outside_findings.py:" in str(info.value) and "B[0][1] = x" in str(info.value)
+    with pytest.raises(s2s.RefusedWhenRun, match="slice") as info:
+        s2s.grad(chained_write_through_a_slice, mode=mode)(2.0)
+    assert "test_outside_findings.py:" in str(info.value) and "B[0:2][1] = x" in str(info.value)
+
+
+def cholesky_sum(A):
+    n = A.shape[0]
+    L = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                L[i, j] = np.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    return np.sum(L * np.arange(1.0, n * n + 1.0).reshape(n, n))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cholesky_with_a_two_dimensional_running_sum(mode):
+    A = np.array([[4.0, 2.0, 0.6], [2.0, 3.0, 0.4], [0.6, 0.4, 2.0]])
+    assert cholesky_sum(A) == pytest.approx(np.sum(np.linalg.cholesky(A) * np.arange(1.0, 10.0).reshape(3, 3)))
+    agrees(cholesky_sum, (A,), mode=mode, rtol=1e-5)
+
+
+def hermitian_signal(x):
+    return np.sum(np.fft.hfft(x) ** 2) + np.sum(np.fft.hfft(x, 5, norm="ortho") * np.arange(5.0))
+
+
+def hermitian_spectrum(x):
+    return np.sum(np.abs(np.fft.ihfft(x)) ** 2) + np.sum(np.real(np.fft.ihfft(x, norm="forward")) ** 3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f, x", [(hermitian_signal, np.array([1.0, 2.0, -0.5])),
+                                  (hermitian_spectrum, np.array([1.0, 2.0, 3.0, -4.0, 0.5]))])
+def test_hfft_and_ihfft(f, x, mode):
+    assert s2s.value_and_grad(f)(x)[0] == pytest.approx(f(x))
+    agrees(f, (x,), mode=mode, rtol=1e-5)
+
+
+Params = collections.namedtuple("Params", "w b")
+
+
+class TypedParams(typing.NamedTuple):
+    w: np.ndarray
+    b: float
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenParams:
+    w: np.ndarray
+    b: float
+
+
+def _layer(q, x):
+    return np.tanh(q.w @ x + q.b)
+
+
+def namedtuple_loss(p, x):
+    return np.sum(p.w * x) + p.b ** 2 + _layer(p, x) + p[1]
+
+
+def namedtuple_inside(w, x):
+    p = Params(w, 0.5)
+    return np.sum(p.w * x)
+
+
+@pytest.mark.parametrize("kind", [Params, TypedParams])
+def test_a_namedtuple_of_parameters_reads_its_fields_by_position(kind):
+    p, x = kind(np.array([1.0, 2.0]), 0.5), np.array([1.0, -0.5])
+    got = s2s.grad(namedtuple_loss)(p, x)
+    assert type(got) is kind
+    dw, db = got
+    slope = 1.0 - np.tanh(p.w @ x + p.b) ** 2
+    np.testing.assert_allclose(dw, x + slope * x)
+    assert db == pytest.approx(2 * p.b + slope + 1.0)
+    s2s.check_grad(namedtuple_loss, p, x)
+    np.testing.assert_allclose(agrees(namedtuple_loss, (p, x), 1), p.w + slope * p.w)
+    tangent = s2s.jvp(namedtuple_loss, (p, x), (kind(np.array([1.0, 0.0]), 1.0), np.zeros(2)))[1]
+    assert tangent == pytest.approx(dw[0] + db)
+
+
+def test_a_dataclass_of_parameters_is_refused_with_the_namedtuple_fix():
+    with pytest.raises(s2s.BadArgument, match="dataclass, FrozenParams") as info:
+        s2s.grad(namedtuple_loss)(FrozenParams(np.ones(2), 0.5), np.ones(2))
+    text = str(info.value)
+    assert "test_outside_findings.py:" in text and "typing.NamedTuple" in text and "p.w" in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_namedtuple_built_inside_is_refused_by_name(mode):
+    with pytest.raises(s2s.NoDerivativeRule, match="namedtuple|attribute") as info:
+        s2s.grad(namedtuple_inside, mode=mode)(np.ones(2), np.ones(2))
+    assert "test_outside_findings.py:" in str(info.value) and "getattr" not in str(info.value).split("\n")[0]
+
+
+def numba_einsum(x):
+    return np.sum(np.einsum("i,i->", x, x))
+
+
+def numba_list(xs):
+    return xs[0] * xs[1]
+
+
+@pytest.mark.parametrize("f, arg, phrase", [(numba_einsum, np.ones(3), "could not tell this one"),
+                                            (numba_list, [1.0, 2.0], "separate float or array arguments")])
+def test_numba_refusals_are_located_and_say_what_to_do(f, arg, phrase):
+    pytest.importorskip("numba")
+    with pytest.raises(s2s.S2SError) as info:
+        s2s.grad(f, backend="numba")(arg)
+    text = str(info.value)
+    assert "test_outside_findings.py:" in text and phrase in text and "backend='python'" in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_det_gradient_keeps_float32(mode):
+    for a in (SINGULAR.astype(np.float32), np.eye(3, dtype=np.float32)):
+        assert s2s.grad(det, mode=mode)(a).dtype == np.float32
+
+
+def reversed_rows(X):
+    s = np.zeros(2)
+    for r in reversed(X):
+        s = s * 0.5 + r ** 2
+    return np.sum(s)
+
+
+def reversed_layers(W, x):
+    layers = [W, W * 2.0, np.sin(W)]
+    h = x
+    for M in reversed(layers):
+        h = np.tanh(M @ h)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reversed_rows_of_an_array_and_a_list_of_arrays(mode):
+    X = np.array([[1.0, 2.0], [0.5, -1.0], [0.2, 0.3]])
+    np.testing.assert_allclose(agrees(reversed_rows, (X,), mode=mode), [[2.0, 4.0], [0.5, -1.0], [0.1, 0.15]])
+    agrees(reversed_layers, (np.array([[0.5, -0.2], [0.1, 0.3]]), np.ones(2)), mode=mode)
+
+
+def two_dimensional_running_sums(A):
+    s = A[0, 1]
+    s -= A[1, 1] * A[0, 0]
+    t = A[1][0]
+    t -= A[1][1]
+    return s * t
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_number_read_with_a_two_dimensional_index_then_updated(mode):
+    A = np.array([[4.0, 2.0], [2.0, 3.0]])
+    # s = 2 - 12 = -10, t = 2 - 3 = -1
+    np.testing.assert_allclose(agrees(two_dimensional_running_sums, (A,), mode=mode),
+                               [[-3.0 * -1, -1.0], [-10.0, -4.0 * -1 + 10.0]])

@@ -71,6 +71,7 @@ DOMAINS = {
     builtins.abs: [(1.5,), (-0.3,)],
     operator.abs: [(1.5,), (-0.3,)],
     builtins.float: [(1.5,), (-0.3,)],
+    np.float64: [(1.5,), (-0.3,)],
     # math
     math.sin: [(0.3,), (-2.1,), (5.0,)],
     math.cos: [(0.3,), (-2.1,), (5.0,)],
@@ -172,7 +173,8 @@ DOMAINS = {
                 ("np.einsum('i,i', x, x)", (A(3),)), ("np.einsum('ij', x)", (A(2, 3),))],
     np.linalg.inv: [(A(3, 3) + 3 * np.eye(3),)],
     np.linalg.solve: [(A(3, 3) + 3 * np.eye(3), A(3)), (A(3, 3) + 3 * np.eye(3), A(3, 2))],
-    np.linalg.det: [(A(3, 3) + 3 * np.eye(3),), (A(2, 3, 3) + 3 * np.eye(3),), (A(1, 1) + 2.0,)],
+    np.linalg.det: [(A(3, 3) + 3 * np.eye(3),), (A(2, 3, 3) + 3 * np.eye(3),), (A(1, 1) + 2.0,),
+                    (np.array([[1.0, 2.0], [2.0, 4.0]]),), (np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),)],
     # containers, and arrays written into (a case with several lines ends with the value to check)
     builtins.sum: [("sum([x, x * y, y])", (1.5, -0.5)), ("sum(x)", (A(3, 2),))],
     builtins.max: [(1.5, -0.5), (-1.5, 0.5), ("max(x, 0.0) * 2.0", (0.7,))],

@@ -20,8 +20,9 @@ import random
 import pytest
 
 import s2s
+import s2s.pipeline
 from s2s.compile import collection_paused
-from s2s.emit import _Groups, _Segments
+from s2s.emit_names import _Groups, _Segments
 from s2s.ir import Value
 
 
@@ -159,10 +160,104 @@ def test_the_collector_is_paused_while_a_derivative_is_made_and_on_after(monkeyp
         paused = len(collections)
         assert gc.isenabled()
         collections.clear()
-        monkeypatch.setattr(s2s.api, "collection_paused", contextlib.nullcontext)
+        monkeypatch.setattr(s2s.pipeline, "collection_paused", contextlib.nullcontext)
         s2s.grad(_function(150, "gc-running"), wrt=(0, 1))(0.3, 0.7)
         running = len(collections)
     finally:
         gc.callbacks.remove(count)
     assert running > 30 and paused * 5 < running, (paused, running)     # the collector scanned the growing
     # heap hundreds of times while the derivative was made; paused, only what runs around it collects
+
+
+# ---------------------------------------------------------------- emission
+
+def _writes_between(n: int):
+    """n expressions computed (half of them read an array), n writes into that array, then each expression
+    read once, from one line: every write spoils the pending expressions that read the array (found by an
+    index, not by looking at every pending one), and the emitter's work stays linear."""
+    import operator
+
+    from s2s import runtime
+    from s2s.ir import Block, Const, Function, Loc, Op
+    loc = Loc("<writes>", 1, 0, "y = ...")
+    x, arr = Value("x", "x"), Value("arr", "arr")
+    stmts, temps = [], []
+    for i in range(n):
+        t = Value(f"v{i + 1}", "")
+        stmts.append(Op(operator.getitem, [arr, Const(i)], [t], loc=loc) if i % 2 else
+                     Op(operator.neg, [x], [t], loc=loc))
+        temps.append(t)
+    for i in range(n):
+        stmts.append(Op(runtime.setitem, [arr, Const(i), x], [], loc=loc))
+    total = x
+    for t in temps:
+        s = Value(f"y.{t.name}", "y")
+        stmts.append(Op(operator.add, [total, t], [s], loc=loc))
+        total = s
+    return Function("f", [x, arr], Block(stmts, [total]))
+
+
+def _emission_calls(n: int) -> dict:
+    from s2s.emit import emit_module
+    fn = _writes_between(n)
+    profile = cProfile.Profile()
+    profile.enable()
+    source = emit_module(fn).source
+    profile.disable()
+    # the negations are nested into the sums; the items of arr are read before the writes, as statements
+    assert source.count("setitem(arr, ") == n and " + -x + " in source and "t1 = arr[1]\n" in source
+    return {key: row[1] for key, row in pstats.Stats(profile).stats.items()}
+
+
+def test_emission_does_work_linear_in_the_function_size():
+    few, many = _emission_calls(300), _emission_calls(1200)
+    assert sum(many.values()) / sum(few.values()) < 4.6
+    worst = max((calls / few.get(key, 1), key) for key, calls in many.items() if calls >= 1000)
+    assert worst[0] < 5.0, worst
+    reads = [calls for key, calls in many.items() if key[2] == "reads" and key[0].endswith("nesting.py")]
+    assert reads and reads[0] <= 6 * 1200      # what each pending expression reads: found once, not once per write
+
+
+def test_live_ranges_of_values_read_where_they_are_defined_match_the_general_rule():
+    """_LiveRanges keeps only the last read of a value defined once and read in its own scope; the general
+    rule (each read a segment from the definition it sees, merged) gives the same segments."""
+    import fuzz_programs
+    from s2s.activity import kind_of
+    from s2s.api import Options, derivative_ir
+    from s2s.emit import _Emitter
+    from s2s.emit_names import _LiveRanges
+    from s2s.ir import Op
+
+    class General(_LiveRanges):
+        def define_once(self, values, at, scopes=None, innermost=-1):
+            self.define(values, at, scopes)
+
+        def block(self, block):
+            for stmt in block.stmts:
+                if isinstance(stmt, Op):
+                    if stmt.outs and id(stmt.outs[0]) in self.inlined:
+                        continue
+                    at = self.tick()
+                    self.read(list(stmt.args) + list(stmt.kwargs.values()), at)
+                    loop = self.items.get(id(stmt))
+                    self.define(stmt.outs, *self.loop_start[loop][:2]) if loop is not None else \
+                        self.define(stmt.outs, at)
+                else:
+                    self.stmt(stmt)
+
+    checked = 0
+    for seed in range(40):
+        category = fuzz_programs.CATEGORIES[seed % len(fuzz_programs.CATEGORIES)]
+        program = fuzz_programs.generate(category, 5000 + seed)
+        f = fuzz_programs.define(program.source)
+        for mode in ("reverse", "forward"):
+            try:
+                fn = derivative_ir(f, Options(program.diff, mode=mode), [kind_of(a) for a in program.args])
+            except s2s.S2SError:
+                continue
+            emitter = _Emitter(fn)
+            fast = _LiveRanges(emitter.inlined, emitter.items).run(fn)
+            general = General(emitter.inlined, emitter.items).run(fn)
+            assert fast == general
+            checked += 1
+    assert checked > 40

@@ -10,11 +10,14 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
 - `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
   inactive context managers become calls that run as Python runs them;
+- `odeint_closures`: the variables odeint's right-hand side reads passed through its `args=`;
 - `closures`: nested `def` and `lambda` become functions of their own (lifted,
   their free variables passed as arguments at each call); `map` a loop;
 - `comprehensions`: list comprehensions and generator expressions become the
   loops they are;
 - `containers`: `dict.items/values/keys/get`, `list.extend/insert`;
+- `reversed_items`: `reversed(xs)` of a list, tuple or array as `xs[::-1]`;
+- `chained_writes`: `B[i][j] = v` on a NumPy array as `B[i, j] = v` (checked when it runs);
 - `reductions`: `max(xs)` / `min(xs)` of one sequence as a loop over the two-argument form;
 - `objects`: calls through objects (`self.forward(x)`, `layer(x)`), methods of
   library objects, frozen distributions, loops over lists of layers unrolled;
@@ -32,7 +35,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable
 
-from . import closures, comprehensions, containers, imports, loop_else, objects, reductions, signature, statements
+from . import (chained_writes, closures, comprehensions, containers, imports, loop_else, objects, odeint_closures,
+               reductions, reversed_items, signature, statements)
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -40,8 +44,9 @@ if TYPE_CHECKING:
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
-REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, closures.rewrite, containers.rewrite,
-            comprehensions.rewrite, reductions.rewrite, objects.rewrite)
+REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
+            closures.rewrite, containers.rewrite, comprehensions.rewrite, reversed_items.rewrite, chained_writes.rewrite,
+            reductions.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)

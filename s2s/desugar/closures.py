@@ -19,7 +19,7 @@ from typing import Any
 import gast
 
 from ..frontend import clone_tree, Facts, Synthetic, register_synthetic
-from .context import Context, constant, located, name
+from .context import Context, constant, is_literal, located, name
 
 _Lifted = tuple       # (the lifted function, the names of the free variables it takes first)
 
@@ -49,7 +49,7 @@ def rewrite(ctx: Context) -> None:
             if target is not None and _liftable(ctx, target):
                 fbody[:] = [_calls(ctx, lifted).visit(s) for s in fbody]     # calls of siblings lifted before
                 made = _lift(ctx, target, args, fbody, like)
-                if made is not None:
+                if made is not None and (not made[1] or _only_called(ctx, target)):
                     lifted[target] = made
                     continue
                 kept.add(target)
@@ -73,15 +73,17 @@ def _definition(stmt: Any) -> tuple:
 
 
 def _liftable(ctx: Context, target: str) -> bool:
-    """Bound once, and used only by calls (or reads no variable of f: checked when lifted)."""
+    """Bound once (used only by calls, or reading no variable of f: checked when lifted)."""
     stores = 0
     for node in gast.walk(ctx.node):
         if isinstance(node, gast.FunctionDef) and node.name == target and node is not ctx.node:
             stores += 1
         elif isinstance(node, gast.Name) and node.id == target and isinstance(node.ctx, gast.Store):
             stores += 1
-    if stores != 1:
-        return False
+    return stores == 1
+
+
+def _only_called(ctx: Context, target: str) -> bool:
     called = {id(n.func) for n in gast.walk(ctx.node) if isinstance(n, gast.Call)}
     return all(id(n) in called for n in gast.walk(ctx.node)
                if isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Load))
@@ -108,8 +110,9 @@ def _lift(ctx: Context, target: str, args: gast.arguments, body: list, like: Any
     if not all(isinstance(d, gast.Constant) for d in list(args.defaults) + [d for d in args.kw_defaults if d]):
         return None                         # defaults computed in f: left for the fence
     free = _free_locals(ctx, args, body)
-    if target in free:
-        return None                         # recursion: refused by the fence
+    if target in free:                      # `g = lambda n: ... g(n - 1)`: reads itself, a variable of f
+        raise ctx.error(f"recursive function {target!r} (it calls itself): s2s does not differentiate recursion",
+                        like, hint="write the recursion as a loop that carries what each call passes on")
     parent = ctx.parsed
     params = [gast.Name(id=f, ctx=gast.Param(), annotation=None, type_comment=None) for f in free]
     new_args = clone_tree(args)
@@ -127,20 +130,56 @@ def _lift(ctx: Context, target: str, args: gast.arguments, body: list, like: Any
 
 def _function_object(parent: Any, node: gast.FunctionDef, target: str) -> types.FunctionType:
     """A real function with node's signature (its defaults too), in parent's namespace and closure cells:
-    what inlining binds a call against, and what free names are read through."""
+    what inlining binds a call against, what free names are read through, and what runs when the function
+    is passed as a value (odeint's func): node's own body, or a stub returning the free names if it
+    cannot be compiled."""
     cells = parent.closure
-    used = sorted({n.id for n in gast.walk(node) if isinstance(n, gast.Name) and n.id in cells})
-    stub_args = ast.unparse(gast.gast_to_ast(node.args)) if _has_args(node.args) else ""
-    inner = f"    def {target}({stub_args}):\n        return ({', '.join(used)}{',' if used else ''})\n"
-    source = "def __s2s_make__():\n" + "".join(f"    {n} = None\n" for n in used) + inner + f"    return {target}\n"
+    held: dict[str, Any] = {}
+    try:
+        source = _real_source(node, target, cells, held)
+        compile(source, parent.filename, "exec")
+    except (SyntaxError, ValueError, TypeError, AttributeError):
+        held.clear()
+        source = _stub_source(node, target, cells)
     namespace: dict = {}
     exec(compile(source, parent.filename, "exec"), dict(parent.globals), namespace)
     stub = namespace["__s2s_make__"]()
-    closure = tuple(cells[n] for n in stub.__code__.co_freevars) or None
+    own = types.CellType()                  # the function itself, for a body that calls it (recursion)
+    closure = tuple(cells[n] if n in cells else types.CellType(held[n]) if n in held else own
+                    for n in stub.__code__.co_freevars) or None
     fn = types.FunctionType(stub.__code__, parent.globals, target, stub.__defaults__, closure)
+    own.cell_contents = fn
     fn.__kwdefaults__ = stub.__kwdefaults__
     fn.__qualname__ = f"{parent.fn.__qualname__}.<locals>.{target}"
     return fn
+
+
+def _maker(used: list[str], inner: str) -> str:
+    return "def __s2s_make__():\n" + "".join(f"    {n} = None\n" for n in used) + inner + \
+        f"    return {inner.split('(')[0].split()[-1]}\n"
+
+
+def _stub_source(node: gast.FunctionDef, target: str, cells: dict) -> str:
+    used = sorted({n.id for n in gast.walk(node) if isinstance(n, gast.Name) and n.id in cells})
+    stub_args = ast.unparse(gast.gast_to_ast(node.args)) if _has_args(node.args) else ""
+    return _maker(used, f"    def {target}({stub_args}):\n        return ({', '.join(used)}{',' if used else ''})\n")
+
+
+def _real_source(node: gast.FunctionDef, target: str, cells: dict, held: dict) -> str:
+    """node as Python source, the objects its constants hold (a helper, a lifted function) read from cells."""
+    class Held(gast.NodeTransformer):
+        def visit_Constant(self, sub: gast.Constant) -> Any:
+            if is_literal(sub.value):
+                return sub
+            key = f"__s2s_held_{len(held)}__"
+            held[key] = sub.value
+            return gast.copy_location(gast.Name(id=key, ctx=gast.Load(), annotation=None, type_comment=None), sub)
+
+    real = Held().visit(clone_tree(node))
+    real.name = target
+    used = sorted({n.id for n in gast.walk(real) if isinstance(n, gast.Name) and n.id in cells}) + list(held)
+    text = ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(real)))
+    return _maker(used, "".join("    " + line + "\n" for line in text.splitlines()))
 
 
 def _has_args(args: gast.arguments) -> bool:

@@ -40,6 +40,7 @@ def _visit(ctx: Context, node: Any, pre: list) -> Any:
 
 def comprehension(ctx: Context, node: Any, pre: list, into_dict: bool = False) -> gast.Name:
     result = ctx.fresh("items" if not into_dict else "table")
+    ctx.parsed.transient.add(result)             # read once, where the comprehension was
     renames: dict[str, str] = {}
     generators = []
     for gen in node.generators:

@@ -25,6 +25,12 @@ def applies(ctx: Context) -> bool:
     return not ctx.attributes.isdisjoint(_METHODS)
 
 
+def _dict_or_unknown(ctx: Context, node: Any) -> bool:
+    """Whether node is not known now, or is a dict (a global configuration dict, read when the code runs)."""
+    known, obj = ctx.static(node)
+    return not known or isinstance(obj, dict)
+
+
 def rewrite(ctx: Context) -> None:
     ctx.node.body = map_statements(ctx.node.body, lambda stmt: _statement(ctx, stmt))
 
@@ -33,17 +39,17 @@ def rewrite(ctx: Context) -> None:
             self.generic_visit(node)
             func = node.func
             if isinstance(func, gast.Attribute) and func.attr == "get" and isinstance(func.value, gast.Name) \
-                    and 1 <= len(node.args) <= 2 and not node.keywords and not ctx.static(func.value)[0]:
+                    and 1 <= len(node.args) <= 2 and not node.keywords and _dict_or_unknown(ctx, func.value):
                 key = node.args[0]
                 default = node.args[1] if len(node.args) == 2 else constant(None, node)
                 test = gast.Compare(left=key, ops=[gast.In()], comparators=[name(func.value.id, func)])
                 item = gast.Subscript(value=name(func.value.id, func), slice=key, ctx=gast.Load())
                 return located(gast.IfExp(test=test, body=item, orelse=default), node)
             if isinstance(func, gast.Attribute) and func.attr == "keys" and not node.args \
-                    and not ctx.static(func.value)[0]:
+                    and _dict_or_unknown(ctx, func.value):
                 return located(gast.Call(func=constant(helpers.keys_of, func), args=[func.value], keywords=[]), node)
             if isinstance(func, gast.Attribute) and func.attr in ("values", "items") and not node.args \
-                    and isinstance(func.value, gast.Name) and not ctx.static(func.value)[0]:
+                    and isinstance(func.value, gast.Name) and _dict_or_unknown(ctx, func.value):
                 key = ctx.fresh("key")        # a list of the values (or pairs), as a comprehension
                 item = gast.Subscript(value=name(func.value.id, func), slice=name(key, node), ctx=gast.Load())
                 elt = item if func.attr == "values" else gast.Tuple(elts=[name(key, node), item], ctx=gast.Load())

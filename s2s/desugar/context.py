@@ -1,6 +1,7 @@
 """What the rewrites share: fresh names, constants placed in the tree, static look-ups, statement walking."""
 from __future__ import annotations
 
+import inspect
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -8,6 +9,7 @@ import gast
 
 from .. import parsing
 from ..errors import UnsupportedSyntax
+from ..frontend import AttributeOf, ItemOf
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -108,15 +110,35 @@ class Context:
                     return True, base[index]
                 except Exception:
                     return False, None
+            if found and isinstance(base, dict):      # a function from a dict of functions, by a known key
+                known, key = self.static(node.slice)
+                if known and isinstance(key, (str, int)) and callable(base.get(key)):
+                    if isinstance(node.slice, gast.Attribute):        # `self.fns[self.kind]`: the key watched too
+                        owner = self.static(node.slice.value)
+                        if owner[0] and is_user_object(owner[1]):
+                            self._depend_on_attribute(owner[1], node.slice.attr)
+                    dependency = (id(base), key)
+                    if dependency not in self.parsed.attributes:
+                        self.parsed.attributes[dependency] = (ItemOf(base), key, base[key])
+                    return True, base[key]
         if isinstance(node, gast.Attribute):
             found, base = self.static(node.value)
             if found and not isinstance(base, _LITERALS):
                 try:
-                    return True, getattr(base, node.attr)
+                    value = getattr(base, node.attr)
                 except Exception:
                     return False, None
+                if callable(value) and is_user_object(base) and not isinstance(base, type):
+                    self._depend_on_attribute(base, node.attr)
+                return True, value
         return False, None
 
+
+    def _depend_on_attribute(self, holder: Any, name: str) -> None:
+        """Remember `holder.name` (a method of an object known now): replaced later, it makes the derivative anew."""
+        key = (id(holder), name)
+        if key not in self.parsed.attributes:
+            self.parsed.attributes[key] = (AttributeOf(holder), name, inspect.getattr_static(holder, name, None))
 
     def names(self, node: Any, obj: Any) -> bool:
         """Whether node statically names obj (by identity)."""
@@ -135,6 +157,8 @@ class Context:
                       and s.targets[0] is assigns[0]), None)
         if value is None:
             return False, None
+        if isinstance(value, (gast.List, gast.Tuple)):
+            return self._static_functions(id_, value)
         self._resolving.add(id_)
         try:
             found, obj = self.static(value)
@@ -142,6 +166,23 @@ class Context:
             self._resolving.discard(id_)
         if found and (is_user_object(obj) or isinstance(obj, types.ModuleType)):
             return True, obj
+        return False, None
+
+    def _static_functions(self, id_: str, value: gast.expr) -> tuple[bool, Any]:
+        """`fs = [np.sin, np.cos]` assigned once and only iterated (`for g in fs:`): the functions, as a tuple."""
+        loads = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == id_
+                 and isinstance(n.ctx, gast.Load)]
+        iterated = [s for s in gast.walk(self.node) if isinstance(s, gast.For) and isinstance(s.iter, gast.Name)
+                    and s.iter.id == id_]
+        if not value.elts or len(loads) != len(iterated):
+            return False, None
+        self._resolving.add(id_)
+        try:
+            known = [self.static(e) for e in value.elts]
+        finally:
+            self._resolving.discard(id_)
+        if all(found and callable(obj) and not isinstance(obj, type) for found, obj in known):
+            return True, tuple(obj for _, obj in known)
         return False, None
 
     @staticmethod
@@ -197,7 +238,14 @@ def is_user_object(obj: Any) -> bool:
     if isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
                         types.MethodType)) or is_literal(obj):
         return False
-    top = (type(obj).__module__ or "").split(".")[0]
+    return is_user_class(type(obj))
+
+
+def is_user_class(cls: type) -> bool:
+    """A class the user wrote (not a library's, nor Python's)."""
+    from ..lower import _NOT_INLINED
+    import sys
+    top = (cls.__module__ or "").split(".")[0]
     return top not in _NOT_INLINED and top not in sys.stdlib_module_names and top != "builtins"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import linecache
 import types
+import weakref
 from typing import Any
 
 import gast
@@ -17,8 +18,29 @@ from ..frontend import Facts, Synthetic, register_synthetic
 
 
 def adjoint_of_derivative(derivative: Any, g: Any, *args: Any) -> tuple:
-    from ..api import vjp
-    return vjp(derivative, *args)[1](g)
+    """The adjoints of a call of a gradient, d = grad(f, wrt=k): the gradient is symmetric's row, so the adjoint
+    of argument j is d/de grad_j f(args + e g at k), forward mode over the gradient of every float argument (as
+    s2s.hvp computes a Hessian-vector product) rather than reverse mode over the gradient's code."""
+    from ..api import grad, jvp
+    fn, options = derivative.__s2s__
+    if hasattr(fn, "__s2s__"):            # a derivative of a derivative: reverse mode over its code
+        from ..api import vjp
+        return vjp(derivative, *args)[1](g)
+    wrt = _differentiable(args)
+    key = (wrt, options.optimize)
+    full = _FULL_GRADIENTS.setdefault(derivative, {}).get(key)
+    if full is None:
+        full = _FULL_GRADIENTS[derivative][key] = grad(fn, wrt=wrt, mode="reverse", optimize=options.optimize)
+    tangents: list = [None] * len(args)
+    tangents[options.wrt[0]] = g
+    directional = jvp(full, args, tangents)[1]
+    if len(wrt) == 1 and not isinstance(directional, (tuple, list)):
+        directional = (directional,)        # the tangent of a gradient of one argument: one number or array
+    adjoints = dict(zip(wrt, directional))
+    return tuple(adjoints.get(i) for i in range(len(args)))
+
+
+_FULL_GRADIENTS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
 def tangent_of_derivative(derivative: Any, t: Any, index: int, *args: Any) -> Any:
@@ -42,14 +64,24 @@ def prepare(derivative: Any, loc: Any) -> None:
         root = root.__s2s__[0]
     n = root.__code__.co_argcount
     params = ", ".join(f"a{i}" for i in range(n))
-    adjoint_text = (f"def rule(g, ans, {params}):\n    adjoints = _adjoint(_derivative, g, {params})\n"
+    defaults = root.__defaults__ or ()         # `dloss(w)` with lam left to its default
+    first = n - len(defaults)
+    signature = ", ".join(f"a{i}" if i < first else f"a{i}=_default{i}" for i in range(n))
+    adjoint_text = (f"def rule(g, ans, {signature}):\n    adjoints = _adjoint(_derivative, g, {params})\n"
                     f"    return {', '.join(f'adjoints[{i}]' for i in range(n))}{',' if n == 1 else ''}\n")
-    tangent_text = (f"def rule(t, ans, {params}):\n    return " +
+    tangent_text = (f"def rule(t, ans, {signature}):\n    return " +
                     ", ".join(f"_tangent(_derivative, t, {i}, {params})" for i in range(n)) +
                     ("," if n == 1 else "") + "\n")
-    values = {"_adjoint": adjoint_of_derivative, "_tangent": tangent_of_derivative, "_derivative": derivative}
+    values = {"_adjoint": adjoint_of_derivative, "_tangent": tangent_of_derivative, "_derivative": derivative,
+              **{f"_default{first + i}": d for i, d in enumerate(defaults)}}
     registry.adjoint(derivative)(_rule(adjoint_text, values, derivative, "adjoint"))
     registry.tangent(derivative)(_rule(tangent_text, values, derivative, "tangent"))
+
+
+# pure (a call whose result is not used is dead code: a tangent rule's contributions of the arguments without a
+# tangent), and not differentiated again (a third derivative through a gradient called inside)
+registry.refused(adjoint_of_derivative, tangent_of_derivative,
+                 reason="a third derivative through a gradient called inside the function")
 
 
 def _rule(text: str, values: dict, derivative: Any, kind: str) -> types.FunctionType:
@@ -72,7 +104,7 @@ def _rule(text: str, values: dict, derivative: Any, kind: str) -> types.Function
 # ---------------------------------------------------------------- methods of objects known only at run time
 
 def _differentiable(args: tuple) -> tuple[int, ...]:
-    from ..api import _non_float_leaf
+    from ..pipeline import _non_float_leaf
     return tuple(i for i, a in enumerate(args) if _non_float_leaf(a) is None)
 
 
@@ -105,6 +137,7 @@ def method_call(arity: int) -> Any:
     def call(obj: Any, name: str, *args: Any) -> Any:
         return call_method(obj, name, *args)
     call.__name__ = call.__qualname__ = f"method_call_{arity}"
+    call._s2s_effect = True             # type: ignore[attr-defined]  # `rng.normal()`: a draw, never merged or dropped
     params = ", ".join(f"a{i}" for i in range(arity))
     comma = ", " if arity else ""
     adjoint_text = (f"def rule(g, ans, obj, name{comma}{params}):\n"

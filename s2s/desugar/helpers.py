@@ -51,6 +51,9 @@ def call_method(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
     return getattr(obj, name)(*args, **kwargs)
 
 
+call_method._s2s_effect = True      # type: ignore[attr-defined]  # `rng.normal()`: may change obj (optimize.is_pure)
+
+
 def keys_of(table: Any) -> list:
     """The keys of a dict, as a list: they carry no derivative (its values do)."""
     return list(table)
@@ -70,6 +73,19 @@ def same_items(current: Any, expected: tuple) -> None:
                        "made, which unrolled the loop over the old list", hint="make the derivative again")
 
 
+def element_index(array: Any, first: Any, then: Any) -> tuple:
+    """`array[first][then] = v` as `array[element_index(array, first, then)] = v`: the same element when array is
+    a NumPy array and first an integer (or a tuple of them), array[first] then being a view of part of array."""
+    firsts = first if isinstance(first, tuple) else (first,)
+    if not isinstance(array, np.ndarray) or len(firsts) > np.ndim(array) or not all(
+            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in firsts):
+        what = f"a {type(array).__name__}" if not isinstance(array, np.ndarray) else f"the index {first!r}"
+        raise ValueError(f"s2s: a chained write `x[i][j] = v` into {what}: s2s models it only on a NumPy array "
+                         f"with integer i (as x[i, j] = v); write `x[i, j] = v`, or for a list of lists build the "
+                         f"rows anew")
+    return firsts + (then if isinstance(then, tuple) else (then,))
+
+
 def live(obj: Any) -> Any:
     """An object known when the derivative is made, read when it runs: its attributes (a model's weights)
     are read at each call, never folded into the derivative as constants."""
@@ -78,4 +94,4 @@ def live(obj: Any) -> Any:
 
 # Declared without derivative (and so pure: dropped when unused): only what computes a value. The others are
 # kept where they are, and refused by the transform if given an active value (call_method, list_insert).
-registry.nondifferentiable(format_string, keys_of)
+registry.nondifferentiable(format_string, keys_of, element_index)

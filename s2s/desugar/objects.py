@@ -31,8 +31,8 @@ import numpy as np
 from ..frontend import clone_tree, Facts, Synthetic, register_synthetic, synthetic_of
 from . import derivatives, helpers
 from .starred import star_arguments, starred_targets
-from .context import Context, calls_in_order, constant, is_literal, is_user_object, located, map_statements, name, \
-    replace
+from .context import Context, calls_in_order, constant, is_literal, is_user_class, is_user_object, located, \
+    map_statements, name, replace
 
 # methods the lowering or the container rewrites handle (or refuse) on values whose type is known only at run
 # time: the methods that change a list, dict, set or array in place are left to lowering, which refuses them
@@ -152,11 +152,15 @@ class _Calls(gast.NodeTransformer):
                 node.keywords = keywords + node.keywords
             elif isinstance(func, gast.Attribute) and not _data_or_namespace(ctx.static(func.value)[1]):
                 node.func = constant(obj, func)      # a method of a library object: the bound method it is
+            elif isinstance(func, gast.Subscript):   # `LOSSES["mse"](r)`: the function the dict holds
+                node.func = constant(obj, func)
             if obj is dict and not node.args and all(k.arg for k in node.keywords):
                 return located(gast.Dict(keys=[constant(k.arg, node) for k in node.keywords],
                                          values=[k.value for k in node.keywords]), node)
-        elif not found and isinstance(func, gast.Attribute) and func.attr not in _HANDLED \
-                and not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None)):
+        elif not found and isinstance(func, gast.Attribute) and (_made_from_a_class(ctx, func.value) or (
+                func.attr not in _HANDLED
+                and not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None)))):
+            # a method of an object known only when the code runs (`a = Acc(); a.add(v)`: not numpy.add)
             plain = node.keywords or any(isinstance(a, gast.Starred) for a in node.args)
             helper = helpers.call_method if plain else derivatives.method_call(len(node.args))
             node = located(gast.Call(func=constant(helper, func),
@@ -164,6 +168,20 @@ class _Calls(gast.NodeTransformer):
                                      keywords=node.keywords), node)
         node = star_arguments(ctx, node)
         return _specialize_call(ctx, node)
+
+
+def _made_from_a_class(ctx: Context, node: Any) -> bool:
+    """Whether node is a variable the function assigns an instance of a user's class to (`a = Acc()`): its
+    methods are the class's, whatever their names (`a.add(v)`, `s.mean(x)` are not NumPy's)."""
+    if not isinstance(node, gast.Name):
+        return False
+    for stmt in gast.walk(ctx.node):
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call) and any(
+                isinstance(t, gast.Name) and t.id == node.id for t in stmt.targets):
+            found, cls = ctx.static(stmt.value.func)
+            if found and isinstance(cls, type) and is_user_class(cls):
+                return True
+    return False
 
 
 def _super_method(ctx: Context, func: Any) -> tuple | None:

@@ -53,7 +53,7 @@ def compile_numba(source: str, name: str, user_fn: Any, bindings: dict, label: s
             signature = tuple(numba.typeof(a) for a in args)
         except ValueError as exc:
             raise NumbaUnsupported(f"the Numba backend cannot pass an argument to Numba: {exc}",
-                                   hint="call it with floats and NumPy arrays") from None
+                                   hint="call it with floats and NumPy arrays, or differentiate with backend='python'") from None
         try:
             jitted.compile(signature)
         except numba.core.errors.NumbaError as exc:
@@ -75,8 +75,8 @@ def translated(exc: Exception, source: str, line_map: dict) -> NumbaUnsupported:
     generated = lines[lineno - 1].strip() if lineno and lineno <= len(lines) else "the derivative"
     return NumbaUnsupported(f"the Numba backend cannot compile `{generated}` (Numba: {reason[:300]})",
                             line_map.get(lineno) if lineno else None,
-                            hint="write this line with floats and NumPy arrays Numba supports, or use the "
-                                 "Python backend")
+                            hint="write this line with floats and the NumPy functions Numba supports, or "
+                                 "differentiate with backend='python'")
 
 
 def build(emitted: Any, name: str, root: Any, options: tuple, args: Sequence[Any] | None) -> tuple[str, Callable]:

@@ -119,6 +119,14 @@ WHY = {
 }
 
 
+_SHAPES = ("Numba needs every shape known when the derivative is made, and s2s could not tell this one from the "
+           "arguments' shapes: differentiate this function with backend='python' (s2s.source and s2s.export "
+           "need example arguments of the shapes it will be called with)")
+HINTS = {"_unbroadcast": _SHAPES, "_expand": _SHAPES, "_shaped_like": _SHAPES, "_broadcast_back": _SHAPES,
+         "_add": "pass the values as separate float or array arguments, or differentiate with backend='python'",
+         "_foreign": "pass NumPy arrays, or differentiate with backend='python'"}
+
+
 STANDALONE_OVERLOADS = {
     "_masked": '''@numba.extending.overload(_masked)
 def _masked_typed(contribution, g):
@@ -155,8 +163,7 @@ def called_helpers(main: ast.FunctionDef, defs: dict, source: str, line_map: dic
             if callee not in NUMBA_HELPERS:
                 why = WHY.get(callee, f"s2s's run-time helper {callee}")
                 raise refuse(f"{why} (`{ast.get_source_segment(source, call)}`)", line_map, call.lineno,
-                             hint="pass example arguments of the shapes it will be called with, or use the "
-                                  "Python backend")
+                             hint=HINTS.get(callee, ""))
             helpers.append(callee)
     return helpers
 

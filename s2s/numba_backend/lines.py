@@ -29,8 +29,12 @@ def place(line_map: dict, lineno: int) -> Any:
     return line_map.get(lineno)
 
 
+PYTHON_BACKEND = "differentiate this function with backend='python' (the default)"
+
+
 def refuse(message: str, line_map: dict, lineno: int, hint: str = "") -> NumbaUnsupported:
-    return NumbaUnsupported(f"the Numba backend cannot express {message}", place(line_map, lineno), hint=hint)
+    return NumbaUnsupported(f"the Numba backend cannot express {message}", place(line_map, lineno),
+                            hint=hint or PYTHON_BACKEND)
 
 
 def calls(tree: ast.AST) -> list[ast.Call]:

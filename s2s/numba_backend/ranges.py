@@ -12,7 +12,7 @@ def reversed_range(node: ast.Call, text: str, line_map: dict) -> str:
     inner = node.args[0] if len(node.args) == 1 and not node.keywords else None
     if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "range"
             and 1 <= len(inner.args) <= 2 and not inner.keywords):
-        raise refuse(f"`{ast.get_source_segment(text, node)}` (reversed over something else than a range "
+        raise refuse(f"`{ast.get_source_segment(text, node)}` (reversed() of something other than a range "
                       f"with step 1)", line_map, node.lineno)
     parts = [ast.get_source_segment(text, a) for a in inner.args]
     start, stop = ("0", parts[0]) if len(parts) == 1 else parts
