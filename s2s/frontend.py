@@ -31,6 +31,7 @@ from typing import Any
 
 import gast
 
+from . import parsing
 from .errors import SourceUnavailable, UnsupportedSyntax
 from .ir import Loc
 
@@ -73,6 +74,8 @@ class ParsedFunction:
     # names the desugaring made for a value it hands on and never reads again (a comprehension's result): they
     # do not count as another name of the object (`m = {k: 0.0 for k in ks}; m[k] = v`)
     transient: set = field(default_factory=set)
+    # (node, the variables its body rebinds) as the fence found them walking node (lowering's local names)
+    stored: tuple | None = None
 
     @property
     def globals(self) -> dict[str, Any]:
@@ -128,7 +131,7 @@ def synthetic_of(fn: Any) -> Synthetic | None:
 def clone_tree(node: Any) -> Any:
     """A deep copy of a gast tree that shares the objects its constants hold (a model, a function)."""
     roots = node if isinstance(node, list) else [node]
-    memo = {id(sub.value): sub.value for root in roots for sub in gast.walk(root) if isinstance(sub, gast.Constant)}
+    memo = {id(sub.value): sub.value for root in roots for sub in parsing.walk(root) if isinstance(sub, gast.Constant)}
     return copy.deepcopy(node, memo)
 
 
@@ -172,9 +175,11 @@ def _read_source(fn: types.FunctionType) -> ParsedFunction:
     filename = code.co_filename
     if fn.__name__ == "<lambda>":
         return _read_lambda(fn)
+    # the code object's own lines: inspect would follow a decorator's __wrapped__ to another function
+    found = parsing.definition(filename, code.co_firstlineno, code.co_name, fn.__globals__)
     try:
-        # the code object's own lines: inspect would follow a decorator's __wrapped__ to another function
-        source_lines, first_line = inspect.getsourcelines(code)
+        source_lines, first_line = (found[0], code.co_firstlineno) if found is not None else \
+            inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:
         if linecache.getlines(filename):        # the file is there, but no longer holds the function
             raise SourceUnavailable(
@@ -190,20 +195,25 @@ def _read_source(fn: types.FunctionType) -> ParsedFunction:
     dedented = textwrap.dedent(source)
     first = source_lines[0]
     col_offset = len(first) - len(first.lstrip()) if dedented != source else 0
-    try:
-        module = gast.parse(dedented)
-    except SyntaxError as exc:
-        raise SourceUnavailable(f"cannot parse the source of {fn.__qualname__!r}: {exc.msg}",
-                                Loc(filename, first_line, 0)) from None
-    node = module.body[0]
+    line_offset = first_line - 1
+    if found is not None and dedented == source:
+        # not indented: the def as the file's parse holds it (in the file's lines, not parsed again)
+        node, line_offset = parsing.to_gast(found[1]), 0
+    else:
+        try:
+            module = parsing.parse(dedented)
+        except SyntaxError as exc:
+            raise SourceUnavailable(f"cannot parse the source of {fn.__qualname__!r}: {exc.msg}",
+                                    Loc(filename, first_line, 0)) from None
+        node = module.body[0]
     if not isinstance(node, gast.FunctionDef):
         kind = "async functions" if isinstance(node, gast.AsyncFunctionDef) else type(node).__name__
         raise UnsupportedSyntax(f"s2s does not support {kind}", Loc(filename, first_line, 0, first),
                                 hint="differentiate the synchronous computation it runs")
-    _check_unchanged(fn, dedented, Loc(filename, first_line, col_offset, first))
+    _check_unchanged(fn, source, Loc(filename, first_line, col_offset, first))
     node.decorator_list = []
     all_lines = _file_lines(fn, first_line, source_lines)
-    return ParsedFunction(fn, node, filename, first_line - 1, col_offset, all_lines)
+    return ParsedFunction(fn, node, filename, line_offset, col_offset, all_lines)
 
 
 def _file_lines(fn: Any, first_line: int, source_lines: list[str]) -> list[str]:
@@ -227,12 +237,12 @@ def _read_lambda(fn: types.FunctionType) -> ParsedFunction:
                                 hint="define it in a file (or a notebook cell)")
     positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None]
     try:
-        module = gast.parse("".join(lines))
+        module = parsing.parse("".join(lines))
     except SyntaxError:
         raise SourceUnavailable("cannot parse the file that defines this lambda (it changed since the lambda "
                                 "was defined?)", where, hint="re-run the code that defines it") from None
     found = []
-    for node in gast.walk(module):
+    for node in parsing.walk(module):
         if isinstance(node, gast.Lambda) and _lambda_matches(node, code, positions):
             found.append(node)
     if len(found) != 1:
@@ -269,18 +279,31 @@ def _lambda_matches(node: gast.Lambda, code: types.CodeType, positions: list) ->
 
 def _check_unchanged(fn: types.FunctionType, text: str, where: Loc, name: str | None = None) -> None:
     """Compile the text read and compare it with fn's code: the file may have been edited after import."""
+    import ast
     code = fn.__code__
     free = code.co_freevars
-    body = textwrap.indent(text, "    ")
-    if free:      # compiled inside a function that binds its free variables, so they compile alike
-        source = "def __s2s_outer__():\n" + "".join(f"    {n} = None\n" for n in free) + body + \
-            "\n    return " + ", ".join(free) + "\n"
-    else:
-        source = "if True:\n" + body
+    rewritten = any(n.startswith("@py") for n in code.co_varnames + code.co_names)
     try:
-        compiled = compile(_asserts_rewritten(source, code), code.co_filename, "exec", dont_inherit=True)
+        # the text as it is in the file (dedented, a multi-line string in it would lose its indentation too)
+        parsed = "if 1:\n" + text if text[:1] in (" ", "\t") else text
+        if not free and not rewritten and parsed is text:      # compiled from the text: no tree to convert back
+            return _compare(fn, compile(text, code.co_filename, "exec", dont_inherit=True), where, name)
+        tree = ast.parse(parsed)
+        if tree.body and isinstance(tree.body[0], ast.If) and parsed is not text:
+            tree.body = tree.body[0].body
+        if free:      # compiled inside a function that binds its free variables, so they compile alike
+            outer = ast.parse("def __s2s_outer__():\n" + "".join(f"    {n} = None\n" for n in free) +
+                              "    return " + ", ".join(free) + "\n")
+            outer.body[0].body[len(free):len(free)] = tree.body     # (a tree, not text indented: the text of
+            tree = outer                                            # a multi-line string stays as it is)
+        compiled = compile(_asserts_rewritten(tree, parsed, code), code.co_filename, "exec", dont_inherit=True)
     except SyntaxError:
         return                  # not compilable on its own (a `nonlocal` of a class body...): nothing to prove
+    _compare(fn, compiled, where, name)
+
+
+def _compare(fn: types.FunctionType, compiled: types.CodeType, where: Loc, name: str | None) -> None:
+    code = fn.__code__
     candidates = list(_code_objects(compiled, name or code.co_name))
     if any(_same_code(code, c) for c in candidates):
         return                  # (no candidate: the text there defines another function; lines moved)
@@ -289,18 +312,16 @@ def _check_unchanged(fn: types.FunctionType, text: str, where: Loc, name: str | 
         f"is not the code that runs", where, hint="re-import the module (or re-run the cell) that defines it")
 
 
-def _asserts_rewritten(source: str, code: types.CodeType) -> Any:
-    """source as pytest compiled it, when it rewrote the asserts of fn's module (its names start with @py)."""
+def _asserts_rewritten(tree: Any, text: str, code: types.CodeType) -> Any:
+    """tree as pytest compiled it, when it rewrote the asserts of fn's module (its names start with @py)."""
     if not any(n.startswith("@py") for n in code.co_varnames + code.co_names):
-        return source
+        return tree
     try:
-        import ast
         from _pytest.assertion.rewrite import rewrite_asserts
-        tree = ast.parse(source)
-        rewrite_asserts(tree, source.encode(), code.co_filename)
+        rewrite_asserts(tree, text.encode(), code.co_filename)
         return tree
     except Exception:
-        return source
+        return tree
 
 
 def _code_objects(code: types.CodeType, name: str):
@@ -313,12 +334,13 @@ def _code_objects(code: types.CodeType, name: str):
 
 def _instructions(code: types.CodeType) -> list:
     """The instructions, without what depends on where the text sits (the compiler picks LOAD_METHOD or
-    LOAD_ATTR by the call's columns)."""
+    LOAD_ATTR by the call's columns, and pushes the NULL of a call `f(a)(b)` with a PUSH_NULL of its own or
+    with the LOAD_GLOBAL that follows, which the comparison of argvals does not see)."""
     same = {"LOAD_METHOD": "LOAD_ATTR"}
     jumps = set(dis.hasjrel) | set(dis.hasjabs)
     return [(same.get(i.opname, i.opname),
              None if isinstance(i.argval, types.CodeType) or i.opcode in jumps else i.argval)
-            for i in dis.get_instructions(code) if i.opname not in ("CACHE", "PRECALL", "EXTENDED_ARG")]
+            for i in dis.get_instructions(code) if i.opname not in ("CACHE", "PRECALL", "EXTENDED_ARG", "PUSH_NULL")]
 
 
 def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
@@ -399,7 +421,24 @@ def fence(parsed: ParsedFunction) -> None:
         raise UnsupportedSyntax("s2s does not support star-arguments (`*args`, `**kwargs`) in the signature of "
                                 "the function it differentiates", parsed.loc(fn_node),
                                 hint="differentiate a lambda that passes them: s2s.grad(lambda a, b: f(a, b))")
-    for node in gast.walk(fn_node):
+    stored: dict[str, None] = {}
+    Name, Store, Subscript, AugAssign, Call, Attribute = gast.Name, gast.Store, gast.Subscript, gast.AugAssign, \
+        gast.Call, gast.Attribute
+    for node in parsing.walk(fn_node):
+        kind = type(node)       # the names the body rebinds, as lower._stored_names finds them (one walk for both)
+        if kind is Name:
+            if type(node.ctx) is Store:
+                stored[node.id] = None
+            continue
+        if kind is Subscript:
+            if type(node.ctx) is Store and type(node.value) is Name:
+                stored[node.value.id] = None
+        elif kind is AugAssign:
+            if type(node.target) is Subscript and type(node.target.value) is Name:
+                stored[node.target.value.id] = None
+        elif kind is Call and type(node.func) is Attribute and node.func.attr == "append" \
+                and type(node.func.value) is Name:
+            stored[node.func.value.id] = None
         if node is fn_node:
             continue
         refused = _REFUSED.get(type(node))
@@ -415,3 +454,4 @@ def fence(parsed: ParsedFunction) -> None:
                 raise UnsupportedSyntax("s2s does not support `**kwargs` in a call whose keywords are not known "
                                         "when the derivative is made", parsed.loc(node),
                                         hint="pass keyword arguments one by one")
+    parsed.stored = (fn_node, stored)

@@ -30,7 +30,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from . import registry, runtime
+from . import parsing, registry, runtime
 from .errors import S2SError, UnsupportedSyntax
 from .numba_backend import plain_function
 from .frontend import ParsedFunction, parse_function
@@ -88,18 +88,21 @@ def _stored_names(nodes: list[gast.AST]) -> list[str]:
     """Variables a statement list rebinds: assigned names, and (in SSA) the variables written into
     by `x[i] = v` or `xs.append(v)`."""
     names: dict[str, None] = {}
+    Name, Subscript, AugAssign, Call, Store = gast.Name, gast.Subscript, gast.AugAssign, gast.Call, gast.Store
     for top in nodes:
-        for node in gast.walk(top):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                names[node.id] = None
-            elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
-                    and isinstance(node.value, gast.Name):
-                names[node.value.id] = None
-            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript) \
-                    and isinstance(node.target.value, gast.Name):
-                names[node.target.value.id] = None
-            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                    and node.func.attr == "append" and isinstance(node.func.value, gast.Name):
+        for node in parsing.walk(top):
+            kind = type(node)
+            if kind is Name:
+                if type(node.ctx) is Store:
+                    names[node.id] = None
+            elif kind is Subscript:
+                if isinstance(node.ctx, Store) and isinstance(node.value, Name):
+                    names[node.value.id] = None
+            elif kind is AugAssign:
+                if isinstance(node.target, Subscript) and isinstance(node.target.value, Name):
+                    names[node.target.value.id] = None
+            elif kind is Call and isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
+                    and isinstance(node.func.value, Name):
                 names[node.func.value.id] = None
     return list(names)
 
@@ -117,6 +120,15 @@ def _takes_part(index: Any) -> bool:
                    for n in gast.walk(index))
     parts = index if isinstance(index, tuple) else (index,)
     return any(isinstance(p, slice) or p is None or p is Ellipsis for p in parts)
+
+
+def _lazy_iterator(callee: Any, it: gast.Call, lowerer: Any) -> bool:
+    """An iterable of indices without len(): `reversed(range(n))` (as enumerate's argument), `np.ndindex(shape)`,
+    `itertools.product(range(2), range(3))` and itertools' other iterators."""
+    if callee is builtins.reversed:
+        return len(it.args) == 1 and isinstance(it.args[0], gast.Call) and \
+            lowerer.static(it.args[0].func)[1] is builtins.range
+    return callee is np.ndindex or getattr(callee, "__module__", None) == "itertools"
 
 
 def _contains(nodes: list[gast.AST], kind: type, through_loops: bool) -> bool:
@@ -152,8 +164,11 @@ class Lowerer:
         self.env: dict[str, Any] = {}
         node = parsed.node
         params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-        self.local_names = set(params) | set(_stored_names(node.body))
+        found = parsed.stored       # (found by the fence's walk, when node is still the tree it walked)
+        self.local_names = set(params) | set(found[1] if found is not None and found[0] is node
+                                             else _stored_names(node.body))
         self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
+        self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
 
     # ---------------------------------------------------------------- helpers
 
@@ -471,11 +486,14 @@ class Lowerer:
 
     def read_after(self, loop: Any) -> list[str]:
         """Names a loop binds that the function reads outside the loop."""
-        inside = {id(n) for n in gast.walk(loop)}
-        loads = {n.id for n in gast.walk(self.parsed.node)
-                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside}
+        if self._loads is None:          # one walk of the function for all its loops (lowering changes no node)
+            self._loads = {}
+            for n in parsing.walk(self.parsed.node):
+                if type(n) is gast.Name and isinstance(n.ctx, gast.Load):
+                    self._loads.setdefault(n.id, []).append(id(n))
+        inside = {id(n) for n in parsing.walk(loop)}
         stored = _stored_names([loop.target, *loop.body] if isinstance(loop, gast.For) else loop.body)
-        return [n for n in stored if n in loads]
+        return [n for n in stored if any(i not in inside for i in self._loads.get(n, ()))]
 
     def carry_bases(self, carried: list[Value], inits: list[Atom]) -> None:
         for c, i in zip(carried, inits):
@@ -675,6 +693,8 @@ class Lowerer:
                     self.assign(t, self.op(operator.getitem, [s, index], node, self.target_hint(t)))
             return n, bind_zip
         seq = self.expr(it)
+        if found and _lazy_iterator(callee, it, self):
+            seq = self.op(list, [seq], node, "items")       # an iterator has no len(): read it whole, by index
 
         def bind_item(index: Atom) -> None:
             self.assign(target, self.op(operator.getitem, [seq, index], node, self.target_hint(target)))

@@ -16,6 +16,7 @@ differentiate something it does not model.
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -38,13 +39,51 @@ def _sequence(kind) -> bool:
     return is_container(kind) and kind[0] in ("tuple", "list", "list*")
 
 
+class LazyNamer:
+    """A Namer for fn's new values, made (every name fn uses reserved: a walk of fn) at the first name asked."""
+
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.namer: Namer | None = None
+
+    def value(self, hint: str = "") -> Value:
+        if self.namer is None:
+            self.namer = Namer()
+            for name in value_names(self.fn):
+                self.namer.reserve(name)
+        return self.namer.value(hint)
+
+
+# the kinds resolve found for the function it left as it was: unroll, next, reads them instead of finding them
+# again (a pass over the function), if the function is still that one (the same top-level statements and
+# results: api's split_aux adds statements between the two)
+_LAST: list = []               # [fn, its argument kinds, its fingerprint, the kinds], or empty
+
+
+def _fingerprint(fn: Function) -> tuple:
+    return fn.body, fn.body.stmts, len(fn.body.stmts), tuple(fn.body.results)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a[3]) == len(b[3]) and all(x is y for x, y in zip(a[:2] + a[3], b[:2] + b[3])) and a[2] == b[2]
+
+
+def kinds_of(fn: Function, param_kinds: list) -> dict:
+    """value_kinds(fn, param_kinds), from what resolve found if fn has not changed since (read once)."""
+    last = _LAST[:]
+    _LAST.clear()
+    if last and last[0] is fn and last[1] == list(param_kinds) and _same(last[2], _fingerprint(fn)):
+        return last[3]
+    return value_kinds(fn, param_kinds)
+
+
 def resolve(fn: Function, param_kinds: list) -> Function:
-    namer = Namer()
-    for name in value_names(fn):
-        namer.reserve(name)
+    namer = LazyNamer(fn)
+    _LAST.clear()
     for _ in range(8):               # each rewrite can make more kinds known
         kinds = value_kinds(fn, param_kinds)
         if not _rewrite(fn, kinds, namer):
+            _LAST[:] = [fn, list(param_kinds), _fingerprint(fn), kinds]
             return fn
     return fn
 
@@ -53,12 +92,17 @@ def _kind(atom, kinds):
     return const_kind(atom.value) if isinstance(atom, Const) else kinds.get(id(atom), "other")
 
 
-def _rewrite(fn: Function, kinds: dict, namer: Namer) -> bool:
+def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
     changed = False
     indices = {id(s.index) for s in walk(fn.body) if isinstance(s, For)}
+    sequences_held = {k for k, kind in kinds.items() if _sequence(kind)}     # values that are tuples or lists
     for stmt in list(walk(fn.body)):
         if not isinstance(stmt, Op):
             continue
+        if stmt.prim is not operator.getitem and stmt.prim is not runtime.setitem and not any(
+                id(a) in sequences_held if isinstance(a, Value) else isinstance(a, Const) and _sequence(
+                    const_kind(a.value)) for a in stmt.args):
+            continue                  # no tuple or list among its operands: nothing below applies
         if stmt.prim is operator.getitem and isinstance(stmt.args[1], Value) and id(stmt.args[1]) in indices \
                 and is_container(_kind(stmt.args[0], kinds)) and _kind(stmt.args[0], kinds)[0] == "dict":
             stmt.prim = runtime.dict_key          # `for k in d:` goes over the keys
@@ -142,7 +186,7 @@ def _made_by(fn: Function, atom, prim) -> bool:
                                            for s in walk(fn.body))
 
 
-def _index_builder(fn: Function, stmt: Op, namer: Namer) -> None:
+def _index_builder(fn: Function, stmt: Op, namer: Any) -> None:
     """`np.r_[a, b, ...]` as `np.concatenate([_r_item(a), ...])`, `np.c_[...]` as a concatenation along the last
     axis of columns; a slice in np.r_ is the constant range it stands for. Strings (np.r_['0,2', ...]) are
     refused."""
@@ -177,7 +221,7 @@ def _index_builder(fn: Function, stmt: Op, namer: Namer) -> None:
     stmt.kwargs = {} if builder is np.r_ else {"axis": Const(-1)}
 
 
-def _as_array(fn: Function, stmt: Op, k: int, namer: Namer) -> None:
+def _as_array(fn: Function, stmt: Op, k: int, namer: Any) -> None:
     """Argument k of stmt, a tuple or list, read as np.array(...) the way NumPy reads it."""
     arg = stmt.args[k]
     if isinstance(arg, Const):

@@ -13,9 +13,8 @@ operations. Anything else is left as it is.
 """
 from __future__ import annotations
 
-from .activity import value_kinds
-from .ir import Block, Const, For, Function, Op, Value, clone_block, stmt_blocks, substitute, value_names, walk
-from .naming import Namer
+from .ir import Block, Const, For, Function, Op, Value, clone_block, stmt_blocks, substitute, walk
+from .sequences import LazyNamer, kinds_of
 
 MAX_ITEMS = 16
 MAX_OPS = 2000
@@ -38,7 +37,7 @@ def _size(block: Block) -> int:
     return sum(1 for _ in walk(block))
 
 
-def _unroll_block(block: Block, kinds: dict, defining: dict, namer: Namer, mapping: dict) -> bool:
+def _unroll_block(block: Block, kinds: dict, defining: dict, namer: LazyNamer, mapping: dict) -> bool:
     changed = False
     stmts = []
     for stmt in block.stmts:
@@ -65,11 +64,11 @@ def _unroll_block(block: Block, kinds: dict, defining: dict, namer: Namer, mappi
 
 def unroll(fn: Function, param_kinds: list) -> Function:
     """fn with its loops over containers of known length unrolled (in place; returned)."""
-    namer = Namer()
-    for name in value_names(fn):
-        namer.reserve(name)
+    namer = LazyNamer(fn)
     for _ in range(4):                  # an unrolled loop may hold one over its item (a tuple of known length)
-        kinds = value_kinds(fn, param_kinds)
+        if not any(isinstance(st, For) for st in walk(fn.body)):
+            break                       # no loop at all
+        kinds = kinds_of(fn, param_kinds)
         defining = {id(o): st for st in walk(fn.body) if isinstance(st, Op) for o in st.outs}
         mapping: dict = {}
         if not _unroll_block(fn.body, kinds, defining, namer, mapping):

@@ -372,3 +372,41 @@ def test_enumerate_over_zip():
     expected = sum(2 * i * (w * x - y) * x for i, (x, y) in enumerate(zip(xs, ys), 1))
     assert s2s.grad(enumerate_zip)(w, xs, ys) == pytest.approx(expected)
     assert s2s.grad(enumerate_zip, mode="forward")(w, xs, ys) == pytest.approx(expected)
+
+
+# ---------------------------------------------------------------- loops over iterators without len() (finding F9)
+
+def _over_reversed_indices(v):
+    acc = 0.0
+    for k, i in enumerate(reversed(range(len(v)))):
+        acc = acc * 0.5 + v[i] * (k + 1)
+    return acc
+
+
+def _over_ndindex(M):
+    total = 0.0
+    for idx in np.ndindex(M.shape):
+        total += M[idx] ** 2
+    return total
+
+
+def _over_product(v):
+    import itertools
+    total = 0.0
+    for i, j in itertools.product(range(2), range(2)):
+        total += v[i] * v[j]
+    return total
+
+
+@pytest.mark.parametrize("fn, x", [(_over_reversed_indices, np.array([0.7, -1.3, 2.1])),
+                                   (_over_ndindex, np.array([[0.7], [-1.3], [2.1]])),
+                                   (_over_product, np.array([0.7, -1.3, 2.1]))])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_loop_over_an_iterator_of_indices_reads_it_whole(fn, x, mode):
+    eps = 1e-6
+    numeric = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[k] = eps
+        numeric[k] = (fn(x + e) - fn(x - e)) / (2 * eps)
+    np.testing.assert_allclose(s2s.grad(fn, mode=mode)(x), numeric, rtol=1e-6, atol=1e-8)

@@ -402,3 +402,48 @@ def test_cli_names_what_is_not_a_function_in_one_line(tmp_path, name, message): 
     result = subprocess.run([sys.executable, "-m", "s2s", f"{path}:{name}"], capture_output=True, text=True)
     assert result.returncode != 0 and message in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- text read, proved unchanged (outside findings F7, F4)
+
+def documented(x):
+    """Square of x.
+
+    Args:
+        x: a float.
+    """
+    label = """a string
+    on two lines"""
+    return x * x + 0.0 * len(label)
+
+
+def test_a_multi_line_docstring_is_not_taken_for_an_edited_file():
+    assert s2s.grad(documented)(1.4) == pytest.approx(2.8)
+    scale = 3.0
+
+    def nested(x):          # free variables: the text is compiled inside a function that binds them
+        """Scaled square.
+
+        Of x.
+        """
+        return scale * x * x
+    assert s2s.grad(nested)(1.4) == pytest.approx(6 * 1.4)
+
+
+def _cube(x, p):
+    return x ** p
+
+
+def partial_of_numpy(x):
+    return functools.partial(np.power, x)(3.0)
+
+
+def partial_of_function(x):
+    return functools.partial(_cube, x)(3.0)
+
+
+@pytest.mark.parametrize("fn", [partial_of_numpy, partial_of_function])
+def test_a_partial_called_at_once_is_not_taken_for_an_edited_file(fn):
+    # `f(a)(b)`: the compiler pushes the call's NULL with a PUSH_NULL or with the LOAD_GLOBAL after it, by place
+    assert s2s.grad(fn)(1.4) == pytest.approx(3 * 1.4 ** 2)
+    assert s2s.grad(fn, mode="forward")(1.4) == pytest.approx(3 * 1.4 ** 2)

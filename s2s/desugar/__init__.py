@@ -32,23 +32,65 @@ carries the location of the user's node it comes from.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Callable
 
 from . import (chained_writes, closures, comprehensions, containers, imports, loop_else, objects, odeint_closures,
                reductions, reversed_items, signature, statements)
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
+    from .context import Context
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
             closures.rewrite, containers.rewrite, comprehensions.rewrite, reversed_items.rewrite, chained_writes.rewrite,
             reductions.rewrite, objects.rewrite)
+# each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
+_APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
+            for rewrite in REWRITES}      # (a rewrite without one always runs)
 
 
 def desugar(parsed: "ParsedFunction") -> None:
+    """Run the rewrites in order, each only where its construct occurs: one walk of the tree finds what occurs,
+    and another after each rewrite that ran (the tree changed). With S2S_VERIFY=1 (the test suite), each rewrite
+    skipped also runs on a copy, which it must leave as it was."""
     from .context import Context
     ctx = Context(parsed)
+    check = os.environ.get("S2S_VERIFY") == "1"
+    changed = False
     for rewrite in REWRITES:
+        if changed:
+            ctx.scan()
+        applies = _APPLIES.get(rewrite)
+        changed = applies is None or applies(ctx)
+        if changed:
+            rewrite(ctx)
+            ctx.fresh_scan = False
+        elif check:
+            _check_skipped(ctx, rewrite)
+
+
+def _check_skipped(ctx: "Context", rewrite: Callable) -> None:
+    """A rewrite skipped (its `applies` said no) changes nothing: run it on a copy of the tree and compare."""
+    import ast
+
+    import gast
+
+    from ..frontend import clone_tree
+    parsed = ctx.parsed
+    before = ast.unparse(gast.gast_to_ast(parsed.node))
+    kept, parsed.node = parsed.node, clone_tree(parsed.node)
+    fresh, ctx.fresh_scan = ctx.fresh_scan, False        # (the scan's calls are the original's, not the copy's)
+    try:
         rewrite(ctx)
+        after = ast.unparse(gast.gast_to_ast(parsed.node))
+    except Exception as exc:
+        after = f"raised {exc!r}"
+    finally:
+        parsed.node = kept
+        ctx.fresh_scan = fresh
+    if after != before:
+        raise AssertionError(f"desugaring skipped {rewrite.__module__}.rewrite for {parsed.fn.__qualname__}, which "
+                             f"would have changed it: its applies() is wrong")

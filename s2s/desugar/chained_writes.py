@@ -16,6 +16,10 @@ from .context import Context, constant, located, map_statements
 from .helpers import element_index
 
 
+def applies(ctx: Context) -> bool:
+    return gast.Subscript in ctx.kinds         # (a write `B[i][j] = v` holds two)
+
+
 def rewrite(ctx: Context) -> None:
     ctx.node.body = map_statements(ctx.node.body, _statement)
 

@@ -22,6 +22,10 @@ import gast
 from .context import Context, hoisting, located, name
 
 
+def applies(ctx: Context) -> bool:
+    return not ctx.kinds.isdisjoint((gast.ListComp, gast.GeneratorExp, gast.DictComp))
+
+
 def rewrite(ctx: Context) -> None:
     ctx.node.body = hoisting(ctx.node.body, lambda node, pre: _visit(ctx, node, pre))
 

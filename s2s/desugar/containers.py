@@ -18,6 +18,13 @@ from . import helpers
 from .context import Context, constant, located, map_statements, name
 
 
+_METHODS = frozenset({"get", "keys", "values", "items", "extend", "insert"})
+
+
+def applies(ctx: Context) -> bool:
+    return not ctx.attributes.isdisjoint(_METHODS)
+
+
 def _dict_or_unknown(ctx: Context, node: Any) -> bool:
     """Whether node is not known now, or is a dict (a global configuration dict, read when the code runs)."""
     known, obj = ctx.static(node)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import gast
 
+from .. import parsing
 from ..errors import UnsupportedSyntax
 from ..frontend import AttributeOf, ItemOf
 
@@ -20,7 +21,8 @@ _BODIES = ("body", "orelse", "finalbody")
 class Context:
     def __init__(self, parsed: "ParsedFunction"):
         self.parsed = parsed
-        names = [n for n in gast.walk(parsed.node) if isinstance(n, gast.Name)]       # one walk for the three
+        nodes = self.scan()
+        names = [n for n in nodes if type(n) is gast.Name]       # one walk for the three
         self.used = {n.id for n in names}
         self.used |= {a.id for a in _all_params(parsed.node.args)}
         self._resolving: set[str] = set()
@@ -29,11 +31,37 @@ class Context:
         self._params = {a.id for a in _all_params(parsed.node.args)}
         self._stored = {n.id for n in names if isinstance(n.ctx, (gast.Store, gast.Del))}
         self._assigned = {n.id for n in names if isinstance(n.ctx, gast.Store)}
+        self._local_names = self._params | self._stored
         self._locals: dict[str, tuple[bool, Any]] = {}
 
     @property
     def node(self) -> gast.FunctionDef:
         return self.parsed.node
+
+    def scan(self) -> list:
+        """Walk the tree once and record what occurs in it (`kinds`: the node types; `calls`; `attributes`: the
+        attribute names read), so that a rewrite whose construct does not occur is not run at all (each rewrite
+        walks the whole function: nine walks of a large straight-line function for nothing)."""
+        root = self.parsed.node
+        nodes = [root]
+        for field in parsing.child_fields(type(root)):
+            value = getattr(root, field, None) if field != "body" else None
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, gast.AST):
+                    nodes.extend(parsing.walk(v))
+        body_nodes, self.ordered_calls = _ordered(root.body)
+        nodes.extend(body_nodes)
+        self.fresh_scan = True      # ordered_calls is the tree's until a rewrite runs (desugar says so)
+        self.kinds = {type(n) for n in nodes}
+        self.calls = [n for n in nodes if type(n) is gast.Call]
+        self.attributes = {n.attr for n in nodes if type(n) is gast.Attribute}
+        self.nested_functions = sum(1 for n in nodes if type(n) is gast.FunctionDef) > 1
+        self.loops = [n for n in nodes if type(n) is gast.For or type(n) is gast.While]
+        return nodes
+
+    def any_call(self, test: Callable[[gast.Call], bool]) -> bool:
+        """Whether test holds for a call of the tree (as scanned)."""
+        return any(test(call) for call in self.calls)
 
     def error(self, message: str, node: Any, hint: str = "") -> UnsupportedSyntax:
         return UnsupportedSyntax(message, self.parsed.loc(node), hint=hint)
@@ -46,11 +74,13 @@ class Context:
                 self.used.add(name)
                 self._stored.add(name)
                 self._assigned.add(name)
+                self._local_names.add(name)
                 return name
         raise AssertionError("no fresh name")
 
     def local_names(self) -> set[str]:
-        return self._params | self._stored
+        """The parameters and the names the function binds (kept up to date, not a copy: do not change it)."""
+        return self._local_names
 
     def assigned(self, name: str) -> bool:
         """Whether the body rebinds name (then what a caller passed for it is not what it holds)."""
@@ -220,6 +250,47 @@ def is_user_class(cls: type) -> bool:
 
 
 # ---------------------------------------------------------------- walking statements
+
+def calls_in_order(body: list) -> list[tuple]:
+    """(call, owner, key) for each call under the statements of body, in the order a NodeTransformer whose
+    visit_Call visits its children first reaches them (inner calls first, left to right): `owner[key]` (a list
+    and an index) or `owner.key` (a node and a field) holds the call, where a rewrite puts its replacement.
+    One walk without a visitor: the reverse of a preorder that takes the children right to left."""
+    return _ordered(body)[1]
+
+
+def _ordered(body: list) -> tuple[list, list]:
+    """(the nodes under body's statements, calls_in_order(body)) in one walk."""
+    nodes: list = []
+    found: list = []
+    stack: list = list(body)          # nodes, and (call, owner, key) for the calls
+    fields_of = parsing.child_fields
+    AST = gast.AST
+    Call = gast.Call
+    while stack:
+        node = stack.pop()
+        if type(node) is tuple:
+            found.append(node)
+            node = node[0]
+        nodes.append(node)
+        for field in fields_of(type(node)):
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for i, v in enumerate(value):
+                    if isinstance(v, AST):
+                        stack.append((v, value, i) if type(v) is Call else v)
+            elif isinstance(value, AST):
+                stack.append((value, node, field) if type(value) is Call else value)
+    found.reverse()
+    return nodes, found
+
+
+def replace(owner: Any, key: Any, node: Any) -> None:
+    if type(key) is int:
+        owner[key] = node
+    else:
+        setattr(owner, key, node)
+
 
 def map_statements(body: list, rewrite: Callable[[Any], list | None]) -> list:
     """body with rewrite(stmt) applied to every statement, nested ones included (inner bodies first).

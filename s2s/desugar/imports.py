@@ -16,6 +16,10 @@ import gast
 from .context import Context, constant
 
 
+def applies(ctx: Context) -> bool:
+    return gast.Import in ctx.kinds or gast.ImportFrom in ctx.kinds
+
+
 def rewrite(ctx: Context) -> None:
     statements = [n for n in gast.walk(ctx.node) if isinstance(n, (gast.Import, gast.ImportFrom))]
     if not statements:

@@ -19,6 +19,10 @@ import gast
 from .context import Context, constant, located, map_statements, name
 
 
+def applies(ctx: Context) -> bool:
+    return any(loop.orelse for loop in ctx.loops)
+
+
 def rewrite(ctx: Context) -> None:
     ctx.node.body = map_statements(ctx.node.body, lambda stmt: _loop_else(ctx, stmt))
 

@@ -31,7 +31,8 @@ import numpy as np
 from ..frontend import clone_tree, Facts, Synthetic, register_synthetic, synthetic_of
 from . import derivatives, helpers
 from .starred import star_arguments, starred_targets
-from .context import Context, constant, is_literal, is_user_class, is_user_object, located, map_statements, name
+from .context import Context, calls_in_order, constant, is_literal, is_user_class, is_user_object, located, \
+    map_statements, name, replace
 
 # methods the lowering or the container rewrites handle (or refuse) on values whose type is known only at run
 # time: the methods that change a list, dict, set or array in place are left to lowering, which refuses them
@@ -40,11 +41,26 @@ _HANDLED = {"append", "copy", "items", "keys", "values", "get", "extend", "inser
             "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
 
 
+def applies(ctx: Context) -> bool:
+    return not ctx.kinds.isdisjoint((gast.Call, gast.For, gast.Starred))
+
+
 def rewrite(ctx: Context) -> None:
-    ctx.node.body = map_statements(ctx.node.body, lambda stmt: starred_targets(ctx, stmt))
-    ctx.node.body = map_statements(ctx.node.body, lambda stmt: _unroll(ctx, stmt))
+    changed: list = []
+
+    def noted(rewritten: list | None) -> list | None:
+        if rewritten is not None:
+            changed.append(True)
+        return rewritten
+    ctx.node.body = map_statements(ctx.node.body, lambda stmt: noted(starred_targets(ctx, stmt)))
+    ctx.node.body = map_statements(ctx.node.body, lambda stmt: noted(_unroll(ctx, stmt)))
+    # the calls, as transformer.visit(stmt) reaches them, without a visitor: found by the scan (Context.scan) when
+    # nothing changed the tree since (map_statements rebuilds statement lists only, which hold no call)
+    calls = ctx.ordered_calls if ctx.fresh_scan and not changed else calls_in_order(ctx.node.body)
+    ctx.fresh_scan = False
     transformer = _Calls(ctx)
-    ctx.node.body = [transformer.visit(stmt) for stmt in ctx.node.body]
+    for call, owner, key in calls:
+        replace(owner, key, transformer.call(call))
 
 
 # ---------------------------------------------------------------- unrolling loops over layers
@@ -120,6 +136,10 @@ class _Calls(gast.NodeTransformer):
 
     def visit_Call(self, node: gast.Call) -> Any:
         self.generic_visit(node)
+        return self.call(node)
+
+    def call(self, node: gast.Call) -> Any:
+        """node, its own inner calls rewritten already, rewritten."""
         ctx = self.ctx
         node = _frozen_distribution(ctx, node)
         func = node.func

@@ -27,6 +27,10 @@ except ImportError:                             # pragma: no cover - SciPy is op
     _ODEINT = None
 
 
+def applies(ctx: Context) -> bool:
+    return _ODEINT is not None and "odeint" in ctx.used
+
+
 def rewrite(ctx: Context) -> None:
     if _ODEINT is None or "odeint" not in ctx.used:
         return

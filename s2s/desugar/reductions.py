@@ -15,6 +15,16 @@ import gast
 from .context import Context, constant, hoisting, located, name
 
 
+def applies(ctx: Context) -> bool:
+    """A call of max or min with one argument, or with more than two, occurs."""
+    def reduction(call: gast.Call) -> bool:
+        if call.keywords or len(call.args) == 2 or not call.args:
+            return False
+        found, fn = ctx.static(call.func)
+        return found and (fn is builtins.max or fn is builtins.min)
+    return ctx.any_call(reduction)
+
+
 def rewrite(ctx: Context) -> None:
     ctx.node.body = hoisting(ctx.node.body, lambda node, pre: _visit(ctx, node, pre))
 

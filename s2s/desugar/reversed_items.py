@@ -20,6 +20,10 @@ _TAKING_ITEMS = (builtins.list, builtins.tuple, builtins.enumerate, builtins.zip
                  builtins.sorted)
 
 
+def applies(ctx: Context) -> bool:
+    return "reversed" in ctx.used
+
+
 def rewrite(ctx: Context) -> None:
     if "reversed" not in ctx.used:
         return

@@ -10,6 +10,12 @@ import gast
 from .context import Context, constant, located, name
 
 
+def applies(ctx: Context) -> bool:
+    args = ctx.node.args
+    return bool(args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg or args.defaults
+                or args.kw_defaults)
+
+
 def rewrite(ctx: Context) -> None:
     node = ctx.node
     args = node.args

@@ -18,6 +18,10 @@ from . import helpers
 from .context import Context, constant, located, map_statements, name
 
 
+def applies(ctx: Context) -> bool:
+    return not ctx.kinds.isdisjoint((gast.Assert, gast.Raise, gast.With, gast.JoinedStr))
+
+
 def rewrite(ctx: Context) -> None:
     ctx.node.body = map_statements(ctx.node.body, lambda stmt: _statement(ctx, stmt))
     for node in list(gast.walk(ctx.node)):
