@@ -175,13 +175,15 @@ def _made_from_a_class(ctx: Context, node: Any) -> bool:
     methods are the class's, whatever their names (`a.add(v)`, `s.mean(x)` are not NumPy's)."""
     if not isinstance(node, gast.Name):
         return False
-    for stmt in gast.walk(ctx.node):
-        if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call) and any(
-                isinstance(t, gast.Name) and t.id == node.id for t in stmt.targets):
-            found, cls = ctx.static(stmt.value.func)
-            if found and isinstance(cls, type) and is_user_class(cls):
-                return True
-    return False
+    made = getattr(ctx, "_instances", None)
+    if made is None:            # one walk per function: the names assigned a user class's instance
+        made = ctx._instances = set()
+        for stmt in gast.walk(ctx.node):
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call):
+                found, cls = ctx.static(stmt.value.func)
+                if found and isinstance(cls, type) and is_user_class(cls):
+                    made.update(t.id for t in stmt.targets if isinstance(t, gast.Name))
+    return node.id in made
 
 
 def _super_method(ctx: Context, func: Any) -> tuple | None:
