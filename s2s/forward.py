@@ -212,7 +212,7 @@ class _Forward:
             rule = registry.find_adjoint(prim)
         if rule is None:
             raise missing_rule(prim, op.loc, "tangent")
-        stmts, results = inline_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc)
+        stmts, results = inline_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc, op.prim)
         if i >= len(results):
             raise missing_rule(prim, op.loc, f"tangent (for argument {i + 1})")
         if results[i] is None:          # as in reverse mode: a differentiated argument the rule does not differentiate

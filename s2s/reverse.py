@@ -208,7 +208,7 @@ class _Reverse:
         if rule is None:
             raise missing_rule(op.prim, op.loc)
         guard = complex_values.fence(op, self.complex) if touches else []     # real-only rules: refused
-        stmts, results = inline_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc)
+        stmts, results = inline_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc, op.prim)
         missing = [i for i in needed if i >= len(results)]
         if missing:
             raise S2SError(f"the rule for {prim_name(op.prim)} gives no adjoint for argument {missing[0] + 1}, "
@@ -440,6 +440,7 @@ def _keyword_position(rule: Any, name: str) -> int | None:
     """The position among a rule's arguments (after g and ans) of its parameter `name`, if it has one."""
     if rule is None:
         return None
+    rule = getattr(rule, "with_keywords", rule)    # its variant for more keywords takes the same ones first
     try:
         params = list(inspect.signature(rule).parameters.values())[2:]
     except (TypeError, ValueError):

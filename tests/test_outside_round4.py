@@ -1,0 +1,79 @@
+"""Findings of the third and fourth outside testers (F- and G-numbers of their reports) that fall in rules/ and
+messages: each result against central differences in both modes (and second order where it applies), each
+refusal by its class and the place it names."""
+import math
+
+import numpy as np
+import pytest
+
+import s2s
+
+MODES = ["reverse", "forward"]
+
+
+def central(f, x, eps=1e-6):
+    """The gradient of a scalar function of one array (or number) by central differences."""
+    if np.ndim(x) == 0:
+        return (f(x + eps) - f(x - eps)) / (2 * eps)
+    x = np.asarray(x, dtype=float)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+def check_second_order(f, x, eps=1e-5):
+    """s2s.hvp along a direction against central differences of s2s's gradient."""
+    v = np.linspace(-1.0, 1.0, np.size(x)).reshape(np.shape(x)) if np.ndim(x) else 0.7
+    gradient = s2s.grad(f)
+    expected = (np.asarray(gradient(x + eps * v)) - np.asarray(gradient(x - eps * v))) / (2 * eps)
+    got = s2s.hvp(f)(x, v)
+    got = np.zeros(np.shape(x)) if got is None else got
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+
+
+# ---- F12: NumPy 2's clip keywords, where= and initial= of the reductions, and the message for other keywords
+
+X5 = np.array([0.3, -0.8, 1.2, 0.5, 1.2])
+
+
+def clip_keywords(x):
+    return np.sum(x.clip(min=-0.5, max=1.0) ** 2) + np.sum(np.clip(x, max=0.4) ** 3)
+
+
+def sum_where(x):
+    return np.sum(x ** 2, where=x > 0) + np.mean(x ** 3, where=x > 0)
+
+
+def max_where_initial(x):
+    return np.max(x * 2, where=x < 1.0, initial=-5.0) + np.min(x ** 2, where=x > 0, initial=10.0)
+
+
+def max_initial_wins(x):
+    return np.max(x, initial=5.0) * x[0] + np.max(x[:2], initial=x[3])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", [clip_keywords, sum_where, max_where_initial, max_initial_wins])
+def test_reduction_and_clip_keywords_of_numpy_2(f, mode):
+    np.testing.assert_allclose(s2s.grad(f, mode=mode)(X5), central(f, X5), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("f", [clip_keywords, sum_where, max_where_initial])
+def test_reduction_and_clip_keywords_second_order(f):
+    check_second_order(f, X5 + 0.05)
+
+
+def prod_where(x):
+    return np.prod(x, where=x > 0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_keyword_no_rule_takes_is_refused_in_the_users_words(mode):
+    with pytest.raises(s2s.NoDerivativeRule) as info:
+        s2s.grad(prod_where, mode=mode)(X5)
+    message = str(info.value)
+    assert "test_outside_round4.py:" in message and "s2s's rule for numpy.prod does not take" in message
+    assert "where=" in message and "np.where" in message and "rule's signature" not in message
