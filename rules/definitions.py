@@ -111,6 +111,9 @@ def corrcoef(x, y=None, rowvar=True):
 
 @defined_as(np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
+    x = np.astype(np.asarray(x), np.float64)    # NumPy computes (and returns) interp in float64, or complex128
+    xp = np.astype(np.asarray(xp), np.float64)
+    fp = np.astype(np.asarray(fp), np.result_type(np.asarray(fp), np.float64))
     if period is not None:              # x and xp modulo the period, xp sorted, a point added at each end
         period = abs(period)
         x = x % period

@@ -77,3 +77,21 @@ def test_a_keyword_no_rule_takes_is_refused_in_the_users_words(mode):
     message = str(info.value)
     assert "test_outside_round4.py:" in message and "s2s's rule for numpy.prod does not take" in message
     assert "where=" in message and "np.where" in message and "rule's signature" not in message
+
+
+# ---- F19: np.interp computes in float64 as NumPy does (the checking mode compared it with a float32 reading)
+
+XP = np.array([0.0, 0.25, 0.5, 0.75])
+
+
+def interp_scaled(y):
+    return np.interp(0.35, XP, y) * 3.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_interp_of_float32_values_reads_as_numpy_does(mode):
+    y = np.array([0.3, -0.8, 1.2, 0.5], dtype=np.float32)
+    value, gradient = s2s.value_and_grad(interp_scaled, mode=mode, check=True)(y)
+    assert value == interp_scaled(y)            # exactly NumPy's float64 value (it was 3.6e-8 against -3.6e-8)
+    assert gradient.dtype == np.float32         # float32 stays float32
+    np.testing.assert_allclose(gradient, central(interp_scaled, y.astype(np.float64)), rtol=1e-6, atol=1e-6)
