@@ -4,6 +4,7 @@ refusal by its class and the place it names."""
 import math
 
 import numpy as np
+import numpy.polynomial.polynomial as P
 import pytest
 
 import s2s
@@ -95,3 +96,62 @@ def test_interp_of_float32_values_reads_as_numpy_does(mode):
     assert value == interp_scaled(y)            # exactly NumPy's float64 value (it was 3.6e-8 against -3.6e-8)
     assert gradient.dtype == np.float32         # float32 stays float32
     np.testing.assert_allclose(gradient, central(interp_scaled, y.astype(np.float64)), rtol=1e-6, atol=1e-6)
+
+
+# ---- F12's missing rules met in ordinary code (each also has a line in tests/test_rules.py or test_definitions.py)
+
+
+def heaviside_steps(x):
+    return np.sum(np.heaviside(x, 0.5) * x ** 2) + np.sum(np.heaviside(x - x, x))
+
+
+def trapezoid_rule(x):
+    return (np.trapezoid(x ** 2) + np.trapezoid(x ** 3, x=np.array([0.0, 0.5, 1.5, 2.0, 4.0]))
+            + np.trapezoid(np.reshape(x[:4], (2, 2)) ** 2, dx=0.3, axis=0)[1])
+
+
+def trapezoid_coordinates(x):
+    return np.trapezoid(np.sin(np.linspace(0.0, 1.0, 5)), x=x)
+
+
+def multi_dot_chain(x):
+    return np.linalg.multi_dot([np.reshape(x[:4], (2, 2)), np.reshape(x[1:5], (2, 2)), x[:2]]) @ x[2:4]
+
+
+def logspace_grid(x):
+    return np.sum(np.logspace(x[0], x[1], 4) ** 0.5) + np.sum(np.logspace(0.0, x[2], 3, base=2.0))
+
+
+def math_fmod(x):
+    return math.fmod(x[0] * 3.0, x[1] + 2.0) ** 2 + math.fmod(-x[2] * 5.3, 1.5) * x[3]
+
+
+def insert_and_delete(x):
+    return (np.sum(np.insert(x, 1, x[0] * 3.0) ** 2 * np.arange(6.0))
+            + np.sum(np.insert(np.reshape(x[:4], (2, 2)), [0, 2], x[2:4], axis=1) ** 3)
+            + np.sum(np.delete(x, [0, 2]) ** 2 * np.arange(3.0)) + np.sum(np.delete(np.reshape(x[:4], (2, 2)), 0, axis=0) ** 3))
+
+
+def ufunc_outer(x):
+    return (np.sum(np.subtract.outer(x, x[:3] ** 2) ** 2 * np.arange(15.0).reshape(5, 3))
+            + np.sum(np.multiply.outer(x[:2], x) ** 2) + np.sum(np.add.outer(x[:2], x * 2) ** 3))
+
+
+def polynomial_polyval(x):
+    return (np.sum(P.polyval(x, [1.0, 2.0, 3.0]) ** 2) + P.polyval(x[0], x[1:4])
+            + np.sum(P.polyval(x[:2], np.reshape(x[:4], (2, 2)))))
+
+
+MISSING = [heaviside_steps, trapezoid_rule, trapezoid_coordinates, multi_dot_chain, logspace_grid, math_fmod,
+           insert_and_delete, ufunc_outer, polynomial_polyval]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", MISSING)
+def test_functions_that_had_no_rule(f, mode):
+    np.testing.assert_allclose(s2s.grad(f, mode=mode, check=True)(X5), central(f, X5), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", MISSING)
+def test_functions_that_had_no_rule_second_order(f):
+    check_second_order(f, X5)
