@@ -28,7 +28,7 @@ from .ir import (Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, Wh
                  value_names)
 from .naming import Namer, tangent_hint
 from .optimize import eliminate_dead_code_in
-from .reverse import _MASKING, _keyword_position, missing_rule
+from .reverse import _MASKING, _keyword_position, inner_object, missing_rule
 
 PARAMETER = "parameter"
 # operations whose tangent is themselves applied to the tangents, but for the arguments listed (keys, indices)
@@ -216,6 +216,9 @@ class _Forward:
         if i >= len(results):
             raise missing_rule(prim, op.loc, f"tangent (for argument {i + 1})")
         if results[i] is None:          # as in reverse mode: a differentiated argument the rule does not differentiate
+            refusal = inner_object(prim, op.args, i, op.loc)
+            if refusal is not None:
+                raise refusal
             raise S2SError(f"{prim_name(prim)} is differentiated with respect to its argument {i + 1}, which its "
                            f"rule does not differentiate", op.loc,
                            hint="stop_gradient(...) it if that is meant, or register a rule that differentiates it")

@@ -36,6 +36,19 @@ from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Loc, Op, Stmt
 from .naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
 from .optimize import eliminate_dead_code_in
 
+def inner_object(prim: Any, args: list, i: int, loc: Loc | None) -> NoDerivativeRule | None:
+    """The refusal of obj.method(...) differentiated through obj: an object made inside the function from a
+    differentiated value (s2s differentiates a method call with respect to its arguments only)."""
+    if i != 0 or not getattr(prim, "__name__", "").startswith("method_call_"):
+        return None
+    method = args[1].value if len(args) > 1 and isinstance(args[1], Const) else "method"
+    return NoDerivativeRule(f"the object whose method .{method}() is called here holds a differentiated value: an "
+                            f"object made inside the function from a differentiated value (m = Model(w)) is not "
+                            f"differentiated through its fields", loc,
+                            hint=f"build the object outside the function and pass it in, or pass the value to "
+                                 f".{method}() as an argument (m.{method}(x, w))")
+
+
 def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDerivativeRule:
     name = prim_name(prim)
     reason = registry.refusal(prim)          # a helper of derivative code declared not differentiable again
@@ -49,6 +62,11 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
     if isinstance(prim, type) and issubclass(prim, tuple) and hasattr(prim, "_fields"):
         return NoDerivativeRule(f"s2s does not differentiate building a namedtuple ({prim.__name__}(...)) inside "
                                 f"the function", loc, hint="keep its fields in variables, or build a plain tuple")
+    if isinstance(prim, type) and not prim.__module__.startswith(("numpy", "builtins", "scipy")):
+        return NoDerivativeRule(f"s2s does not differentiate building a {prim.__name__} object from a differentiated "
+                                f"value inside the function (its fields would carry the derivative)", loc,
+                                hint=f"build the {prim.__name__} outside the function and pass it in, or pass the "
+                                     f"value to its methods as an argument")
     family = "rules/math_functions.py" if name.startswith("math.") else \
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
     how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \
@@ -217,6 +235,9 @@ class _Reverse:
         for i in needed:
             if results[i] is None and not (isinstance(results[i], Const)):
                 # no adjoint for a value that carries one: a zero only where the rule declares it
+                refusal = inner_object(op.prim, op.args, i, op.loc)
+                if refusal is not None:
+                    raise refusal
                 raise S2SError(f"{prim_name(op.prim)} is differentiated with respect to its argument {i + 1}, "
                                f"which its rule does not differentiate", op.loc,
                                hint="stop_gradient(...) it if that is meant, or register a rule that gives it "

@@ -155,3 +155,60 @@ def test_functions_that_had_no_rule(f, mode):
 @pytest.mark.parametrize("f", MISSING)
 def test_functions_that_had_no_rule_second_order(f):
     check_second_order(f, X5)
+
+
+# ---- F3: an object made inside the function from a differentiated value: the message says so, and what to do
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def predict(self, x):
+        return x @ self.w
+
+
+class Vec:
+    def __init__(self, v):
+        self.v = v
+
+    def __mul__(self, other):
+        return Vec(self.v * other.v)
+
+    def total(self):
+        return np.sum(self.v)
+
+
+XM = np.arange(6.0).reshape(2, 3)
+
+
+def model_built_inside(w):
+    m = Model(w)
+    return np.sum(m.predict(XM) ** 2)
+
+
+def vec_built_inside(w):
+    a = Vec(w)
+    return (a * a).total()
+
+
+def model_built_outside(w, m):
+    return np.sum(m.predict(XM) ** 2) + np.sum(w)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
+@pytest.mark.parametrize("f", [model_built_inside, vec_built_inside])
+def test_an_object_built_inside_from_a_differentiated_value_is_refused_with_a_rewrite(f, mode):
+    with pytest.raises(s2s.NoDerivativeRule) as info:
+        s2s.grad(f, mode=mode)(np.array([0.1, 0.2, 0.3]))
+    message = str(info.value)
+    assert "test_outside_round4.py:" in message and "method_call" not in message and "@s2s.tangent" not in message
+    assert "inside the function" in message and "outside the function and pass it in" in message
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_object_built_outside_is_a_constant(mode):
+    w = np.array([0.1, 0.2, 0.3])
+    m = Model(np.array([0.5, -0.4, 0.3]))
+    expected = central(lambda v: model_built_outside(v, m), w)
+    np.testing.assert_allclose(s2s.grad(model_built_outside, mode=mode)(w, m), expected, rtol=1e-7)
