@@ -212,3 +212,52 @@ def test_an_object_built_outside_is_a_constant(mode):
     m = Model(np.array([0.5, -0.4, 0.3]))
     expected = central(lambda v: model_built_outside(v, m), w)
     np.testing.assert_allclose(s2s.grad(model_built_outside, mode=mode)(w, m), expected, rtol=1e-7)
+
+
+# ---- G13: a method of an object of the user's class built inside f is that class's method, never NumPy's function
+# of the same name (a.add(v) was read as np.add(a, v) and removed as unused: a silently wrong value and gradient)
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def mean(self, v):
+        return self.k * v
+
+    def clip(self, v):
+        return v * v
+
+
+def scaler_methods(x):
+    s = Scaler(2.0)
+    return s.mean(x) + s.clip(x)
+
+
+class Acc:
+    def __init__(self):
+        self.vals = []
+
+    def add(self, v):
+        self.vals.append(v)
+        return len(self.vals)
+
+
+def accumulate_in_object(x):
+    a = Acc()
+    a.add(x * 2)
+    a.add(x * 3)
+    return sum(a.vals)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_methods_named_like_numpy_functions_are_the_classs(mode):
+    assert s2s.grad(scaler_methods, mode=mode)(0.7) == pytest.approx(central(scaler_methods, 0.7), rel=1e-7)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_method_called_for_its_effect_on_an_object_built_inside_is_refused(mode):
+    with pytest.raises(s2s.UnsupportedSyntax) as info:
+        s2s.grad(accumulate_in_object, mode=mode)(0.7)
+    message = str(info.value)
+    assert "test_outside_round4.py:" in message and "`a.add(...)`" in message and "hint:" in message

@@ -117,6 +117,19 @@ def _substitute(node: Any, values: dict[str, gast.expr]) -> Any:
 class _Calls(gast.NodeTransformer):
     def __init__(self, ctx: Context):
         self.ctx = ctx
+        self.objects = _objects_built_here(ctx)
+
+    def visit_Expr(self, node: gast.Expr) -> Any:
+        call = node.value           # `a.add(v)` alone on its line only changes a: s2s would lose the change
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+                and isinstance(call.func.value, gast.Name) and call.func.value.id in self.objects:
+            name = call.func.value.id
+            raise self.ctx.error(f"s2s does not follow what `{name}.{call.func.attr}(...)` changes in {name!r}, an "
+                                 f"object of your class built inside the function (a method called for its effect "
+                                 f"on the object)", node,
+                                 hint=f"keep the values in local variables (a list: vals.append(v)), or return "
+                                      f"them from the method and use the result")
+        return self.generic_visit(node)
 
     def visit_Call(self, node: gast.Call) -> Any:
         self.generic_visit(node)
@@ -136,7 +149,9 @@ class _Calls(gast.NodeTransformer):
                 return located(gast.Dict(keys=[constant(k.arg, node) for k in node.keywords],
                                          values=[k.value for k in node.keywords]), node)
         elif not found and isinstance(func, gast.Attribute) and func.attr not in _HANDLED \
-                and not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None)):
+                and (not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None))
+                     or isinstance(func.value, gast.Name) and func.value.id in self.objects):
+            # (a method of an object of the user's class built here, even one named like NumPy's add or mean)
             plain = node.keywords or any(isinstance(a, gast.Starred) for a in node.args)
             helper = helpers.call_method if plain else derivatives.method_call(len(node.args))
             node = located(gast.Call(func=constant(helper, func),
@@ -144,6 +159,20 @@ class _Calls(gast.NodeTransformer):
                                      keywords=node.keywords), node)
         node = star_arguments(ctx, node)
         return _specialize_call(ctx, node)
+
+
+def _objects_built_here(ctx: Context) -> set[str]:
+    """Names the function binds to an object of a user's class it builds (`a = Acc()`): their methods are the
+    class's, never the NumPy functions of the same name (`a.add(v)` is not np.add(a, v))."""
+    names = set()
+    for node in gast.walk(ctx.node):
+        if isinstance(node, gast.Assign) and isinstance(node.value, gast.Call) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], gast.Name):
+            found, cls = ctx.static(node.value.func)
+            if found and isinstance(cls, type) and not issubclass(cls, (np.ndarray, np.generic, tuple)) \
+                    and (getattr(cls, "__module__", "") or "").split(".")[0] not in ("numpy", "scipy", "builtins"):
+                names.add(node.targets[0].id)
+    return names
 
 
 def _super_method(ctx: Context, func: Any) -> tuple | None:
