@@ -525,6 +525,8 @@ def _sorted_order(items, key=None, reverse=False):
     """The positions, in items, of the elements of sorted(items, reverse=reverse) (stable, like sorted)."""
     if key is not None:                 # the key of each element, as sorted calls it
         return sorted(range(len(items)), key=lambda i: key(items[i]), reverse=reverse)
+    if isinstance(items, (list, tuple)) and any(isinstance(item, (list, tuple)) for item in items):
+        return sorted(range(len(items)), key=lambda i: items[i], reverse=reverse)      # tuples: as Python compares
     values = np.asarray(items, dtype=float)
     return [int(i) for i in np.argsort(-values if reverse else values, kind="stable")]
 
@@ -534,7 +536,7 @@ def _unsorted(g, items, key=None, reverse=False):
     out = [0.0] * len(items)
     for k, i in enumerate(_sorted_order(items, key, reverse)):
         out[i] = g[k]
-    return out
+    return np.asarray(out) if isinstance(items, np.ndarray) else out     # an array's adjoint is an array
 
 
 def _sorted_like(t, items, key=None, reverse=False):

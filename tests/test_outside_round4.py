@@ -261,3 +261,26 @@ def test_a_method_called_for_its_effect_on_an_object_built_inside_is_refused(mod
         s2s.grad(accumulate_in_object, mode=mode)(0.7)
     message = str(info.value)
     assert "test_outside_round4.py:" in message and "`a.add(...)`" in message and "hint:" in message
+
+
+# ---- G2: sorted() of a list of tuples without a key (a TypeError in the generated helper), and an array's
+# adjoint through sorted() is an array (it was a list of numbers)
+
+
+def sorted_tuples(v):
+    items = sorted([(abs(a), a) for a in v])
+    return sum(a * k for k, (_, a) in enumerate(items))
+
+
+def sorted_by_key(v):
+    items = sorted([(abs(a), a) for a in v], key=lambda t: t[0])
+    return sum(a * k for k, (_, a) in enumerate(items)) + sum(k * a for k, a in enumerate(sorted(v, key=abs)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", [sorted_tuples, sorted_by_key])
+def test_sorted_lists_of_tuples(f, mode):
+    v = np.array([0.7, -0.4, 1.3])
+    gradient = s2s.grad(f, mode=mode, check=True)(v)
+    assert isinstance(gradient, np.ndarray)
+    np.testing.assert_allclose(gradient, central(f, v), rtol=1e-7)
