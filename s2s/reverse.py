@@ -67,6 +67,16 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
                                 f"value inside the function (its fields would carry the derivative)", loc,
                                 hint=f"build the {prim.__name__} outside the function and pass it in, or pass the "
                                      f"value to its methods as an argument")
+    owner = getattr(prim, "__self__", None)
+    if type(owner).__module__.startswith("scipy.stats") and getattr(owner, "name", None):
+        # a method of a scipy.stats distribution: named by the distribution (the generic method is every one's)
+        ruled = sorted({k.__self__.name for k in registry.registered_adjoints()
+                        if type(getattr(k, "__self__", None)).__module__.startswith("scipy.stats")
+                        and getattr(k.__self__, "name", None)})
+        return NoDerivativeRule(f"no {what} rule for scipy.stats.{owner.name}.{prim.__name__}", loc,
+                                hint=f"s2s has rules for the distributions {', '.join(ruled)}; write the density "
+                                     f"with NumPy (its log-density formula), or register a rule with "
+                                     f"@s2s.adjoint(scipy.stats.{owner.name}.{prim.__name__})")
     family = "rules/math_functions.py" if name.startswith("math.") else \
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
     how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \

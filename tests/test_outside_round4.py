@@ -284,3 +284,36 @@ def test_sorted_lists_of_tuples(f, mode):
     gradient = s2s.grad(f, mode=mode, check=True)(v)
     assert isinstance(gradient, np.ndarray)
     np.testing.assert_allclose(gradient, central(f, v), rtol=1e-7)
+
+
+# ---- G6: messages that named s2s's internals or gave advice that cannot help
+
+
+def list_pop(x):
+    hist = [x, x * 2.0, x * 3.0]
+    hist.pop(0)
+    return sum(hist)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_list_pop_is_refused_with_a_rewrite_for_lists(mode):
+    with pytest.raises(s2s.UnsupportedSyntax) as info:
+        s2s.grad(list_pop, mode=mode)(0.5)
+    message = str(info.value)
+    assert "test_outside_round4.py:" in message and "`.pop()`" in message and "xs = xs[1:]" in message
+    assert "call the NumPy function" not in message
+
+
+def cauchy_loglik(loc):
+    import scipy.stats as st
+    return -np.sum(st.cauchy.logpdf(np.array([0.1, 1.0]), loc, 1.0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_scipy_distribution_without_rules_is_named_by_its_public_name(mode):
+    pytest.importorskip("scipy.stats")
+    with pytest.raises(s2s.NoDerivativeRule) as info:
+        s2s.grad(cauchy_loglik, mode=mode)(0.3)
+    message = str(info.value)
+    assert "test_outside_round4.py:" in message and "scipy.stats.cauchy.logpdf" in message
+    assert "_distn_infrastructure" not in message and "norm" in message
