@@ -317,3 +317,28 @@ def test_a_scipy_distribution_without_rules_is_named_by_its_public_name(mode):
     message = str(info.value)
     assert "test_outside_round4.py:" in message and "scipy.stats.cauchy.logpdf" in message
     assert "_distn_infrastructure" not in message and "norm" in message
+
+
+# ---- G15: the builtin min / max of tuples (the argmin-with-payload idiom) crashed in the generated code with a
+# TypeError: refused when the derivative is made, with the rewrite
+
+
+def min_of_tuples(v):
+    return min((a * a, a) for a in v)[1] * 3
+
+
+def argmin_with_payload(v):
+    keys = [a * a for a in v]
+    i = int(np.argmin(keys))
+    return [a for a in v][i] * 3 + keys[i]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_min_of_tuples_is_refused_with_the_argmin_rewrite(mode):
+    v = np.array([0.7, -0.4, 1.3, 0.2])
+    with pytest.raises(s2s.UnsupportedSyntax) as info:
+        s2s.grad(min_of_tuples, mode=mode)(v)
+    message = str(info.value)
+    assert "test_outside_round4.py:" in message and "min() of tuples" in message and "np.argmin" in message
+    np.testing.assert_allclose(s2s.grad(argmin_with_payload, mode=mode)(v), central(argmin_with_payload, v),
+                               rtol=1e-7, atol=1e-9)

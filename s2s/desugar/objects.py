@@ -161,6 +161,24 @@ class _Calls(gast.NodeTransformer):
         return _specialize_call(ctx, node)
 
 
+def refuse_extremum_of_tuples(ctx: Context) -> None:
+    """`min((cost(x), x) for x in xs)` (the argmin-with-payload idiom): the rules of the builtin min and max compare
+    numbers, so the tuples are refused (before comprehensions are rewritten), with the rewrite (the generated code
+    crashed with a TypeError)."""
+    for node in gast.walk(ctx.node):
+        if not isinstance(node, gast.Call) or len(node.args) != 1 or node.keywords \
+                or not isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp)) \
+                or not isinstance(node.args[0].elt, (gast.Tuple, gast.List)):
+            continue
+        found, fn = ctx.static(node.func)
+        if not found or (fn is not builtins.min and fn is not builtins.max):
+            continue
+        name = fn.__name__
+        raise ctx.error(f"s2s does not differentiate {name}() of tuples (compared item by item)", node,
+                        hint=f"compute the keys, find the position with np.arg{name} (or a loop), and take the "
+                             f"item there: i = int(np.arg{name}(keys)); best = items[i]")
+
+
 def _objects_built_here(ctx: Context) -> set[str]:
     """Names the function binds to an object of a user's class it builds (`a = Acc()`): their methods are the
     class's, never the NumPy functions of the same name (`a.add(v)` is not np.add(a, v))."""
