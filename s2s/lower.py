@@ -896,7 +896,8 @@ class Lowerer:
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
         if not callable(function):
             list_way = {"pop": "`xs = xs[1:]` for xs.pop(0), `xs = xs[:-1]` for xs.pop()",
-                        "remove": "`xs = [v for v in xs if v != item]`", "clear": "`xs = []`"}.get(attr, "a new list or dict built from the old one")
+                        "remove": "`xs = [v for v in xs if v != item]`", "clear": "`xs = []`"}.get(
+                attr, "a new list or dict built from the old one")
             raise self.error(f"s2s does not support the method call `.{attr}()` (there is no numpy.{attr} it "
                              f"could be read as)", node,
                              hint=f"on a list or dict, bind the name to a new one: {list_way}; on an object of "
