@@ -111,6 +111,9 @@ def corrcoef(x, y=None, rowvar=True):
 
 @defined_as(np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
+    x = np.astype(np.asarray(x), np.float64)    # NumPy computes (and returns) interp in float64, or complex128
+    xp = np.astype(np.asarray(xp), np.float64)
+    fp = np.astype(np.asarray(fp), np.result_type(np.asarray(fp), np.float64))
     if period is not None:              # x and xp modulo the period, xp sorted, a point added at each end
         period = abs(period)
         x = x % period
@@ -179,3 +182,44 @@ def prod(items, *, start=1):
     for item in items:
         total = total * item
     return total
+
+
+@defined_as(np.trapezoid)
+def trapezoid(y, x=None, dx=1.0, axis=-1):     # as NumPy computes it: spacing times the mean of neighbours, summed
+    n = np.shape(y)[axis]
+    if x is None:
+        d = dx
+    elif np.ndim(x) == 1:               # the spacing along axis
+        k = axis % np.ndim(y)
+        d = np.reshape(np.diff(x), (1,) * k + (n - 1,) + (1,) * (np.ndim(y) - 1 - k))
+    else:
+        d = np.diff(x, axis=axis)
+    return np.sum(d * (np.take(y, np.arange(1, n), axis=axis) + np.take(y, np.arange(0, n - 1), axis=axis)) / 2.0,
+                  axis=axis)
+
+
+@defined_as(np.linalg.multi_dot)
+def multi_dot(arrays, *, out=None):     # left to right (NumPy picks the cheapest order: equal up to rounding)
+    result = arrays[0]
+    for k in range(1, len(arrays)):
+        result = np.dot(result, arrays[k])
+    return result
+
+
+@defined_as(np.logspace)
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    if axis != 0:
+        return np.power(base, np.linspace(start, stop, num, endpoint, axis=axis))
+    if dtype is not None:
+        return np.astype(np.power(base, np.linspace(start, stop, num, endpoint)), dtype)
+    return np.power(base, np.linspace(start, stop, num, endpoint))
+
+
+@defined_as(np.polynomial.polynomial.polyval)
+def polynomial_polyval(x, c, tensor=True):      # Horner's rule from the highest coefficient, as NumPy writes it
+    if tensor and np.ndim(x) > 0 and np.ndim(c) > 1:
+        c = np.reshape(c, np.shape(c) + (1,) * np.ndim(x))
+    c0 = c[-1] + x * 0
+    for i in range(2, len(c) + 1):
+        c0 = c[-i] + c0 * x
+    return c0

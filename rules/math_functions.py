@@ -133,3 +133,11 @@ def copysign(g, ans, x, y):
 
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
                   math.factorial, math.gcd, math.isclose)
+
+
+@adjoint(math.fmod)
+def fmod(g, ans, x, y):                 # x - y * trunc(x / y); the quotient is piecewise constant
+    return g, -g * ((x - ans) / y)
+
+
+elementwise(math.fmod)

@@ -52,6 +52,22 @@ def clip(g, ans, x, a_min, a_max):
     return inside, g * (x < a_min), g * (x > a_max)
 
 
+def clip_keywords(g, ans, x, a_min=None, a_max=None, out=None, min=None, max=None):
+    if min is not None:                 # NumPy 2's keywords (ndarray.clip's): min=, max=
+        a_min = min
+    if max is not None:
+        a_max = max
+    inside = g
+    if a_min is not None:
+        inside = inside * (x >= a_min)
+    if a_max is not None:
+        inside = inside * (x <= a_max)
+    return inside, g * (x < a_min), g * (x > a_max), None, g * (x < a_min), g * (x > a_max)
+
+
+clip.with_keywords = clip_keywords      # the rule for a call that passes keywords clip does not take
+
+
 @adjoint(np.where)
 def where(g, ans, condition, x, y):
     return None, np.where(condition, g, 0.0), np.where(condition, 0.0, g)
@@ -193,9 +209,25 @@ def sum_(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=0.0
     return _broadcast_back(g, x, axis, keepdims), None, None, None, None, np.sum(g)
 
 
+def sum_where(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=0.0, where=True):
+    # only the elements where= selects are summed (where= broadcasts against x)
+    return _broadcast_back(g, x, axis, keepdims) * where, None, None, None, None, np.sum(g), None
+
+
+sum_.with_keywords = sum_where
+
+
 @adjoint(np.mean)
 def mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
     return _broadcast_back(g / _reduced_size(x, axis), x, axis, keepdims)
+
+
+def mean_where(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, where=True):
+    chosen = where * np.ones_like(x)    # the mean of the elements where= selects: each gets 1/count of g
+    return _broadcast_back(g, x, axis, keepdims) * chosen / np.sum(chosen, axis=axis, keepdims=True)
+
+
+mean.with_keywords = mean_where
 
 
 @adjoint(np.prod)
@@ -207,6 +239,17 @@ def prod(g, ans, x, axis=None, dtype=None, out=None, keepdims=False):
 def extremum(g, ans, x, axis=None, out=None, keepdims=False):
     hit = (x == _broadcast_back(ans, x, axis, keepdims)) * np.ones_like(x)
     return _broadcast_back(g, x, axis, keepdims) * hit / np.sum(hit, axis=axis, keepdims=True)
+
+
+def extremum_where(g, ans, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+    # the elements where= selects that equal the result share g, with initial= where it equals the result
+    hit = (x == _broadcast_back(ans, x, axis, keepdims)) * where * np.ones_like(x)
+    tie = (ans == initial) * 1.0 if initial is not None else 0.0
+    count = np.sum(hit, axis=axis, keepdims=keepdims) + tie
+    return _broadcast_back(g / count, x, axis, keepdims) * hit, None, None, None, np.sum(g * tie / count), None
+
+
+extremum.with_keywords = extremum_where
 
 
 @adjoint(np.var)
@@ -403,6 +446,16 @@ def prod_tangent(t, ans, x, axis=None, dtype=None, out=None, keepdims=False):
 def extremum_tangent(t, ans, x, axis=None, out=None, keepdims=False):
     hit = (x == _broadcast_back(ans, x, axis, keepdims)) * np.ones_like(x)
     return np.sum(t * hit, axis=axis, keepdims=keepdims) / np.sum(hit, axis=axis, keepdims=keepdims)
+
+
+def extremum_where_tangent(t, ans, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+    hit = (x == _broadcast_back(ans, x, axis, keepdims)) * where * np.ones_like(x)
+    tie = (ans == initial) * 1.0 if initial is not None else 0.0
+    count = np.sum(hit, axis=axis, keepdims=keepdims) + tie
+    return np.sum(t * hit, axis=axis, keepdims=keepdims) / count, None, None, None, t * tie / count, None
+
+
+extremum_tangent.with_keywords = extremum_where_tangent
 
 
 @tangent(np.var)

@@ -459,3 +459,72 @@ def convolve(g, ans, a, v, mode="full"):
 
 
 linear(np.convolve, argnums=(0, 1))
+
+
+# ---- functions met in ordinary code (the third outside tester's F12)
+
+
+@adjoint(np.heaviside)
+def heaviside(g, ans, x, h0):           # piecewise constant in x (as np.sign); h0 is the value at x == 0
+    return 0.0 * g, g * (x == 0)
+
+
+@adjoint(np.add.outer)
+def add_outer(g, ans, a, b):            # ans[I, J] = a[I] + b[J]: each adjoint sums g over the other's axes
+    return (np.sum(g, axis=tuple(range(np.ndim(a), np.ndim(g)))),
+            np.sum(g, axis=tuple(range(np.ndim(a)))))
+
+
+@adjoint(np.subtract.outer)
+def subtract_outer(g, ans, a, b):
+    return (np.sum(g, axis=tuple(range(np.ndim(a), np.ndim(g)))),
+            -np.sum(g, axis=tuple(range(np.ndim(a)))))
+
+
+@adjoint(np.multiply.outer)
+def multiply_outer(g, ans, a, b):
+    return (np.sum(g * b, axis=tuple(range(np.ndim(a), np.ndim(g)))),
+            np.sum(g * np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), axis=tuple(range(np.ndim(a)))))
+
+
+@tangent(np.add.outer)
+def add_outer_tangent(t, ans, a, b):    # the other operand held: its zeros keep the result's shape
+    return (np.add.outer(t, np.zeros(np.shape(b), np.result_type(t))),
+            np.add.outer(np.zeros(np.shape(a), np.result_type(t)), t))
+
+
+@tangent(np.subtract.outer)
+def subtract_outer_tangent(t, ans, a, b):
+    return (np.subtract.outer(t, np.zeros(np.shape(b), np.result_type(t))),
+            np.subtract.outer(np.zeros(np.shape(a), np.result_type(t)), t))
+
+
+linear(np.multiply.outer, argnums=(0, 1))
+
+
+@adjoint(np.delete)
+def delete(g, ans, arr, obj, axis=None):    # np.take of the indices kept
+    kept = np.delete(np.arange(np.size(arr) if axis is None else np.shape(arr)[axis]), obj)
+    return _take_adjoint(g, arr, kept, axis, "raise"), None
+
+
+linear(np.delete)
+
+
+@adjoint(np.insert)
+def insert(g, ans, arr, obj, values, axis=None):
+    # where arr's elements and values' elements land: np.insert of their (flat) indices, -1 elsewhere
+    flat = np.ravel(g)
+    slots = np.ravel(np.insert(np.reshape(np.arange(np.size(arr)), np.shape(arr)), obj, np.full(np.shape(values), -1),
+                               axis))
+    sources = np.ravel(np.insert(np.full(np.shape(arr), -1), obj,
+                                 np.reshape(np.arange(np.size(values)), np.shape(values)), axis))
+    inserted = np.nonzero(sources >= 0)[0]
+    return (np.reshape(np.take(flat, np.nonzero(slots >= 0)[0]), np.shape(arr)), None,
+            _take_adjoint(np.take(flat, inserted), values, np.take(sources, inserted), None, "raise"), None)
+
+
+@tangent(np.insert)
+def insert_tangent(t, ans, arr, obj, values, axis=None):
+    return (np.insert(t, obj, np.zeros_like(values * 1.0), axis), None,
+            np.insert(np.zeros(np.shape(arr), np.result_type(arr, t)), obj, t, axis), None)

@@ -23,11 +23,12 @@ import numpy as np
 from . import complex_values, registry, runtime
 from .errors import S2SError
 from .activity import NUMERIC, active_values, const_kind, value_kinds
+from .inline import with_keywords
 from .rule_copies import copy_rule
 from .ir import (Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, prim_name,
                  value_names)
 from .naming import Namer, tangent_hint
-from .reverse import _MASKING, _keyword_position, _rule_dead_code, missing_rule
+from .reverse import _MASKING, _keyword_position, _rule_dead_code, inner_object, missing_rule
 
 PARAMETER = "parameter"
 # operations whose tangent is themselves applied to the tangents, but for the arguments listed (keys, indices)
@@ -210,10 +211,14 @@ class _Forward:
             rule = registry.find_adjoint(prim)
         if rule is None:
             raise missing_rule(prim, op.loc, "tangent")
-        stmts, results = copy_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc)
+        rule = with_keywords(rule, op.kwargs)         # the variant for np.sum's where= and the like
+        stmts, results = copy_rule(rule, [t, ans, *op.args], op.kwargs, self.namer, op.loc, prim)
         if i >= len(results):
             raise missing_rule(prim, op.loc, f"tangent (for argument {i + 1})")
         if results[i] is None:          # as in reverse mode: a differentiated argument the rule does not differentiate
+            refusal = inner_object(prim, op.args, i, op.loc)
+            if refusal is not None:
+                raise refusal
             raise S2SError(f"{prim_name(prim)} is differentiated with respect to its argument {i + 1}, which its "
                            f"rule does not differentiate", op.loc,
                            hint="stop_gradient(...) it if that is meant, or register a rule that differentiates it")

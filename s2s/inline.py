@@ -12,9 +12,9 @@ import inspect
 from typing import Any, Callable
 
 from . import runtime
-from .errors import S2SError
+from .errors import NoDerivativeRule, S2SError
 from .frontend import parse_function
-from .ir import Atom, Const, Function, Loc, Op, Stmt, Value, clone_block, verify
+from .ir import Atom, Const, Function, Loc, Op, Stmt, Value, clone_block, prim_name, verify
 from .lower import lower
 from .naming import Namer
 
@@ -28,8 +28,17 @@ def rule_ir(rule: Callable) -> tuple[Function, inspect.Signature]:
     return cached
 
 
+def with_keywords(rule: Callable, kwargs: dict) -> Callable:
+    """rule, or its variant for calls with keywords it does not take (np.sum's where=: rule.with_keywords)."""
+    variant = getattr(rule, "with_keywords", None)
+    if variant is not None and kwargs and any(name not in inspect.signature(rule).parameters for name in kwargs):
+        return variant
+    return rule
+
+
 def inline_rule(rule: Callable, args: list[Atom], kwargs: dict[str, Atom], namer: Namer,
-                loc: Loc | None) -> tuple[list[Stmt], list[Atom | None]]:
+                loc: Loc | None, prim: Any = None) -> tuple[list[Stmt], list[Atom | None]]:
+    rule = with_keywords(rule, kwargs)
     fn, signature = rule_ir(rule)
     names = list(signature.parameters)
     if len(args) > len(names):
@@ -39,8 +48,12 @@ def inline_rule(rule: Callable, args: list[Atom], kwargs: dict[str, Atom], namer
     bound = dict(zip(names, args))
     for name, atom in kwargs.items():
         if name not in signature.parameters:
-            raise S2SError(f"the rule {rule.__qualname__} has no parameter {name!r} for the keyword argument "
-                           f"of this call", loc, hint="add it to the rule's signature")
+            called = prim_name(prim) if prim is not None else rule.__qualname__
+            raise NoDerivativeRule(
+                f"s2s's rule for {called} does not take the keyword argument {name}= that this call passes", loc,
+                hint=f"write the call without {name}= (select the values with np.where or indexing before the call, "
+                     f"or pass the argument positionally if {called} takes it so), or wrap the call in "
+                     f"s2s.stop_gradient(...) if it needs no derivative")
         bound[name] = atom
     for param, name in zip(fn.params, names):
         if name in bound:

@@ -915,8 +915,13 @@ class Lowerer:
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
         if not callable(function):
-            raise self.error(f"s2s does not support the method call `.{attr}()`", node,
-                             hint="call the NumPy function instead")
+            list_way = {"pop": "`xs = xs[1:]` for xs.pop(0), `xs = xs[:-1]` for xs.pop()",
+                        "remove": "`xs = [v for v in xs if v != item]`", "clear": "`xs = []`"}.get(
+                attr, "a new list or dict built from the old one")
+            raise self.error(f"s2s does not support the method call `.{attr}()` (there is no numpy.{attr} it "
+                             f"could be read as)", node,
+                             hint=f"on a list or dict, bind the name to a new one: {list_way}; on an object of "
+                                  f"your class, pass the object to the function as an argument")
         base = self.expr(node.func.value)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}

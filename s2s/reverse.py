@@ -29,12 +29,26 @@ from . import complex_values, elements, registry, runtime
 from .checkpoint import reverse_loop as reverse_checkpointed
 from .activity import NUMERIC, active_values, is_container, value_kinds
 from .errors import NoDerivativeRule, NonScalarOutput, S2SError
+from .inline import with_keywords
 from .rule_copies import copy_rule
 from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function,
                  free_values,
                  prim_name, stmt_defs, substitute, uses_in, walk)
 from .naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
 from .optimize import eliminate_dead_code_in
+
+def inner_object(prim: Any, args: list, i: int, loc: Loc | None) -> NoDerivativeRule | None:
+    """The refusal of obj.method(...) differentiated through obj: an object made inside the function from a
+    differentiated value (s2s differentiates a method call with respect to its arguments only)."""
+    if i != 0 or not getattr(prim, "__name__", "").startswith("method_call_"):
+        return None
+    method = args[1].value if len(args) > 1 and isinstance(args[1], Const) else "method"
+    return NoDerivativeRule(f"the object whose method .{method}() is called here holds a differentiated value: an "
+                            f"object made inside the function from a differentiated value (m = Model(w)) is not "
+                            f"differentiated through its fields", loc,
+                            hint=f"build the object outside the function and pass it in, or pass the value to "
+                                 f".{method}() as an argument (m.{method}(x, w))")
+
 
 def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDerivativeRule:
     name = prim_name(prim)
@@ -49,6 +63,21 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
     if isinstance(prim, type) and issubclass(prim, tuple) and hasattr(prim, "_fields"):
         return NoDerivativeRule(f"s2s does not differentiate building a namedtuple ({prim.__name__}(...)) inside "
                                 f"the function", loc, hint="keep its fields in variables, or build a plain tuple")
+    if isinstance(prim, type) and not prim.__module__.startswith(("numpy", "builtins", "scipy")):
+        return NoDerivativeRule(f"s2s does not differentiate building a {prim.__name__} object from a differentiated "
+                                f"value inside the function (its fields would carry the derivative)", loc,
+                                hint=f"build the {prim.__name__} outside the function and pass it in, or pass the "
+                                     f"value to its methods as an argument")
+    owner = getattr(prim, "__self__", None)
+    if type(owner).__module__.startswith("scipy.stats") and getattr(owner, "name", None):
+        # a method of a scipy.stats distribution: named by the distribution (the generic method is every one's)
+        ruled = sorted({k.__self__.name for k in registry.registered_adjoints()
+                        if type(getattr(k, "__self__", None)).__module__.startswith("scipy.stats")
+                        and getattr(k.__self__, "name", None)})
+        return NoDerivativeRule(f"no {what} rule for scipy.stats.{owner.name}.{prim.__name__}", loc,
+                                hint=f"s2s has rules for the distributions {', '.join(ruled)}; write the density "
+                                     f"with NumPy (its log-density formula), or register a rule with "
+                                     f"@s2s.adjoint(scipy.stats.{owner.name}.{prim.__name__})")
     family = "rules/math_functions.py" if name.startswith("math.") else \
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
     how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \
@@ -223,7 +252,8 @@ class _Reverse:
         if rule is None:
             raise missing_rule(prim, op.loc)
         guard = complex_values.fence(op, self.complex) if touches else []     # real-only rules: refused
-        stmts, results = copy_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc)
+        rule = with_keywords(rule, op.kwargs)         # the variant for np.sum's where= and the like
+        stmts, results = copy_rule(rule, [g, op.outs[0], *op.args], op.kwargs, self.namer, op.loc, prim)
         missing = [i for i in needed if i >= len(results)]
         if missing:
             raise S2SError(f"the rule for {prim_name(prim)} gives no adjoint for argument {missing[0] + 1}, "
@@ -235,6 +265,9 @@ class _Reverse:
                 continue        # an index or key (`k, v` unpacked from d.items() carries d's activity) has none
             if results[i] is None:
                 # no adjoint for a value that carries one: a zero only where the rule declares it
+                refusal = inner_object(prim, op.args, i, op.loc)
+                if refusal is not None:
+                    raise refusal
                 raise S2SError(f"{prim_name(prim)} is differentiated with respect to its argument {i + 1}, "
                                f"which its rule does not differentiate", op.loc,
                                hint="stop_gradient(...) it if that is meant, or register a rule that gives it "
@@ -488,6 +521,7 @@ def _keyword_position(rule: Any, name: str) -> int | None:
     """The position among a rule's arguments (after g and ans) of its parameter `name`, if it has one."""
     if rule is None:
         return None
+    rule = getattr(rule, "with_keywords", rule)    # its variant for more keywords takes the same ones first
     try:
         params = list(inspect.signature(rule).parameters.values())[2:]
     except (TypeError, ValueError):

@@ -46,18 +46,18 @@ def _make_plan(fn: Function, signature: inspect.Signature) -> Any:
 
 
 def copy_rule(rule: Callable, args: list[Atom], kwargs: dict[str, Atom], namer: Namer,
-              loc: Loc | None) -> tuple[list[Stmt], list[Atom | None]]:
-    """What inline_rule(rule, args, kwargs, namer, loc) gives."""
+              loc: Loc | None, prim: Any = None) -> tuple[list[Stmt], list[Atom | None]]:
+    """What inline_rule(rule, args, kwargs, namer, loc, prim) gives."""
     plan = _PLANS.get(rule, False)
     if plan is False:
         plan = _PLANS[rule] = _make_plan(*rule_ir(rule))
     if plan is None or kwargs or len(args) > len(plan[0]):
-        return inline_rule(rule, args, kwargs, namer, loc)
+        return inline_rule(rule, args, kwargs, namer, loc, prim)
     defaults, steps, result_ref = plan
     bound = list(args)
     for default in defaults[len(args):]:
         if default is inspect.Parameter.empty:
-            return inline_rule(rule, args, kwargs, namer, loc)       # it refuses the missing argument
+            return inline_rule(rule, args, kwargs, namer, loc, prim)       # it refuses the missing argument
         bound.append(Const(default))
     made: list[Value] = []
     stmts: list[Stmt] = []

@@ -25,6 +25,10 @@ cases = {
  "correlate": (lambda a: sum(np.sum(np.correlate(a, a[:k] * 2, mode) ** 2) for k, mode in [(2, "valid"), (3, "same"), (4, "full")]), (x,)),
  "convolve": (lambda a: np.sum(np.convolve(a[:2], a * 3, "same") ** 2) + np.sum(np.convolve(a, a[:4], "valid") ** 2) + np.sum(np.convolve(a[:3], a[1:5], "full") * np.arange(6.0)), (x,)),
  "compress": (lambda a: np.sum(np.compress([True, False, True], X * a[0], axis=0) ** 2) + np.sum(np.compress(a > 0, a) ** 2), (x,)),
+ "trapezoid": (lambda a: np.trapezoid(a ** 2) + np.trapezoid(X * a[:5], x=a[:5] * 2, axis=1)[1] + np.trapezoid(X.T * a[0], dx=0.3, axis=0)[2], (x,)),
+ "multi_dot": (lambda a: np.linalg.multi_dot([X * a[0], X.T * a[1:4], a[:3]]) @ a[3:] + np.sum(np.linalg.multi_dot([a[:3], X])), (x,)),
+ "logspace": (lambda a: np.sum(np.logspace(a[0], a[1], 4) ** 0.5) + np.sum(np.logspace(0.0, a[2], 3, base=2.0)), (x,)),
+ "polynomial_polyval": (lambda a: np.sum(np.polynomial.polynomial.polyval(a, [1.0, 2.0, 3.0]) ** 2) + np.polynomial.polynomial.polyval(a[0], a[1:4]) + np.sum(np.polynomial.polynomial.polyval(a[:2], np.reshape(a[:4], (2, 2)))), (x,)),
  "math": (lambda a: math.radians(a) * math.degrees(a * a) + math.fsum([a, a * a, 3.0]) + math.prod([a, a + 1.0, 2.0]), (0.7,)),
 }
 

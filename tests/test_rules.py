@@ -40,6 +40,13 @@ def P(*shape):
     return _rng.uniform(0.3, 2.0, size=shape)
 
 
+def S(*shape):
+    """A fixed array of any sign, well away from zero, drawn from no generator: rows added to DOMAINS later use it,
+    so that the rows after them keep their points."""
+    k = np.arange(int(np.prod(shape)))
+    return ((0.2 + (0.61 * k + 0.37) % 1.8) * np.where(k % 3 == 1, -1.0, 1.0)).reshape(shape)
+
+
 def U(*shape):
     """A random array inside (-0.8, 0.8)."""
     return _rng.uniform(-0.8, 0.8, size=shape)
@@ -94,6 +101,7 @@ DOMAINS = {
     math.hypot: [(0.5, 1.2), (-3.0, 4.0)],
     math.erf: [(0.3,), (-2.1,), (0.0,)],
     math.fabs: [(1.5,), (-0.3,)],
+    math.fmod: [(4.3, 1.5), (-4.3, 1.5), (0.7, -2.1)],
     math.copysign: [("math.copysign(x, -1.0) + math.copysign(2.0 * x, y)", (1.5, 0.7)), ("math.copysign(x, y)",
                                                                                        (-0.5, 2.0))],
     # an entry can give the expression to test, when the call alone is not differentiable in every argument
@@ -110,7 +118,8 @@ DOMAINS = {
     np.reciprocal: [(P(2, 3),)], np.absolute: [(A(2, 3),)], np.fabs: [(A(3),)],
     np.maximum: [(A(2, 3), A(3)), (A(3), 0.1)], np.fmax: [(A(2, 3), A(3))],
     np.minimum: [(A(2, 3), A(3)), (A(3), 0.1)], np.fmin: [(A(2, 3), A(3))],
-    np.clip: [("np.clip(x, -0.5, 0.5)", (A(2, 3),)), ("np.clip(x, y, None)", (A(2, 3), A(3)))],
+    np.clip: [("np.clip(x, -0.5, 0.5)", (A(2, 3),)), ("np.clip(x, y, None)", (A(2, 3), A(3))),
+              ("x.clip(min=-0.5, max=y)", (S(2, 3), (0.4 * S(3)))), ("np.clip(x, max=0.5)", (S(4),))],
     np.where: [("np.where(x > 0, x * y, y)", (A(2, 3), A(3)))],
     np.exp: [(A(2, 3),)], np.exp2: [(A(3),)], np.expm1: [(A(3),)], np.log: [(P(2, 3),)], np.log2: [(P(3),)],
     np.log10: [(P(3),)], np.log1p: [(P(3),)], np.logaddexp: [(A(2, 3), A(3)), (0.0, A(4))],
@@ -120,13 +129,16 @@ DOMAINS = {
     np.tanh: [(A(2, 3),)], np.arcsinh: [(A(3),)], np.arccosh: [(P(3) + 1.0,)], np.arctanh: [(U(3),)],
     # reductions
     np.sum: [(A(2, 3),), ("np.sum(x, axis=0)", (A(2, 3),)), ("np.sum(x, axis=(0, 2), keepdims=True)", (A(2, 3, 2),)),
-             ("x.sum(-1)", (A(2, 3),))],
-    np.mean: [(A(2, 3),), ("np.mean(x, axis=1)", (A(2, 3),)), ("x.mean(axis=0, keepdims=True)", (A(4, 3),))],
+             ("x.sum(-1)", (A(2, 3),)), ("np.sum(x ** 2, axis=0, where=y > 0)", (S(2, 3), S(3)))],
+    np.mean: [(A(2, 3),), ("np.mean(x, axis=1)", (A(2, 3),)), ("x.mean(axis=0, keepdims=True)", (A(4, 3),)),
+              ("np.mean(x ** 3, axis=1, where=y > 0)", (S(2, 3), np.array([1.0, -1.0, 1.0])))],
     np.prod: [(P(2, 3),), ("np.prod(x, axis=1)", (A(2, 3),)), ("np.prod(x * np.array([0.0, 1.0, 1.0]))", (A(3),)),
               ("np.prod(x, axis=(0, 2), keepdims=True)", (A(2, 3, 2),))],
-    np.max: [(A(2, 3),), ("np.max(x, axis=0)", (A(3, 4),)), ("x.max(axis=1, keepdims=True)", (A(2, 3),))],
+    np.max: [(A(2, 3),), ("np.max(x, axis=0)", (A(3, 4),)), ("x.max(axis=1, keepdims=True)", (A(2, 3),)),
+             ("np.max(x, axis=1, where=x < 1.5, initial=-3.0)", (S(3, 4),)), ("np.max(x, initial=y)", ((0.4 * S(3)), 0.9)),
+             ("np.max(x * y, where=y > 0, initial=-5.0, keepdims=True, axis=0)", (S(2, 3), np.array([1.0, -1.0, 1.0])))],
     np.amax: [(A(2, 3),)], np.amin: [(A(2, 3),)],
-    np.min: [(A(2, 3),), ("np.min(x, axis=1)", (A(3, 4),))],
+    np.min: [(A(2, 3),), ("np.min(x, axis=1)", (A(3, 4),)), ("np.min(x ** 2, where=x > 0, initial=10.0)", (S(5),))],
     np.var: [(A(2, 3),), ("np.var(x, axis=0, ddof=1)", (A(4, 3),))],
     np.std: [(A(2, 3),), ("np.std(x, axis=1, keepdims=True)", (A(2, 5),)), ("np.std(x, axis=0)", (A(1, 3),)),
              ("np.std(x * y)", (1.5, A(3)))],
@@ -163,6 +175,13 @@ DOMAINS = {
              (A(2, 3, 4), A(5, 4, 2)), (A(3), A(2, 3, 2)), (A(2, 3), 0.5)],
     np.inner: [(A(3), A(3)), (A(2, 3), A(4, 3)), (1.5, A(2, 3)), (A(2, 3), 0.5), (A(2, 2, 3), A(3))],
     np.outer: [(A(3), A(2))],
+    np.add.outer: [("np.add.outer(x, y)", (S(3), S(2, 2)))],
+    np.subtract.outer: [("np.subtract.outer(x, y)", (S(2, 3), S(2)))],
+    np.multiply.outer: [("np.multiply.outer(x, y)", (S(3), S(2, 2))), ("np.multiply.outer(x, y)", (1.5, S(2)))],
+    np.heaviside: [(S(2, 3), S(3)), ("np.heaviside(x - x, y)", (S(3), S(3)))],
+    np.delete: [("np.delete(x, [0, 2])", (S(4),)), ("np.delete(x, 1, axis=1)", (S(2, 3),))],
+    np.insert: [("np.insert(x, 1, y)", (S(3), 0.7)), ("np.insert(x, [0, 2], y, axis=1)", (S(2, 2), S(2))),
+                ("np.insert(x, 2, y)", (S(2, 2), S(3)))],
     np.einsum: [("np.einsum('ij,jk->ik', x, y)", (A(2, 3), A(3, 4))), ("np.einsum('ij,ij->', x, y)", (A(2, 3), A(2, 3))),
                 ("np.einsum('i,j', x, y)", (A(2), A(3))), ("np.einsum('ij->j', x)", (A(2, 3),)),
                 ("np.einsum('ijk,k->ij', x, y)", (A(2, 3, 4), A(4))),
