@@ -260,7 +260,7 @@ def test_a_method_called_for_its_effect_on_an_object_built_inside_is_refused(mod
     with pytest.raises(s2s.UnsupportedSyntax) as info:
         s2s.grad(accumulate_in_object, mode=mode)(0.7)
     message = str(info.value)
-    assert "test_outside_round4.py:" in message and "`a.add(...)`" in message and "hint:" in message
+    assert "test_outside_round4.py:" in message and "`.add(...)`" in message and "hint:" in message
 
 
 # ---- G2: sorted() of a list of tuples without a key (a TypeError in the generated helper), and an array's
