@@ -144,19 +144,22 @@ class Function:
 # ---------------------------------------------------------------- traversal
 
 def stmt_blocks(stmt: Stmt) -> list[Block]:
-    if isinstance(stmt, If):
+    kind = type(stmt)
+    if kind is Op:
+        return []
+    if kind is If or isinstance(stmt, If):
         return [stmt.then, stmt.orelse]
-    if isinstance(stmt, While):
+    if kind is While or isinstance(stmt, While):
         return [stmt.test, stmt.body]
-    if isinstance(stmt, For):
+    if kind is For or isinstance(stmt, For):
         return [stmt.body]
     return []
 
 
 def stmt_inputs(stmt: Stmt) -> list[Atom]:
     """The atoms a statement reads directly (not those its nested blocks read)."""
-    if isinstance(stmt, Op):
-        return list(stmt.args) + list(stmt.kwargs.values())
+    if type(stmt) is Op or isinstance(stmt, Op):
+        return [*stmt.args, *stmt.kwargs.values()] if stmt.kwargs else list(stmt.args)
     if isinstance(stmt, If):
         return [stmt.cond]
     if isinstance(stmt, While):
@@ -179,13 +182,19 @@ def walk(block: Block) -> Iterator[Stmt]:
     """Every statement of a block and of the blocks nested in it, in program order."""
     for stmt in block.stmts:
         yield stmt
-        for inner in stmt_blocks(stmt):
-            yield from walk(inner)
+        if type(stmt) is not Op:
+            for inner in stmt_blocks(stmt):
+                yield from walk(inner)
 
 
 def uses_in(block: Block) -> Iterator[Atom]:
     """Every atom read anywhere in a block, its results included."""
     for stmt in block.stmts:
+        if type(stmt) is Op:
+            yield from stmt.args
+            if stmt.kwargs:
+                yield from stmt.kwargs.values()
+            continue
         yield from stmt_inputs(stmt)
         for inner in stmt_blocks(stmt):
             yield from uses_in(inner)

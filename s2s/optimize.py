@@ -26,13 +26,32 @@ _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runti
                  runtime._unbroadcast, runtime._scatter}
 
 
+_EFFECTS = (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element,
+            runtime._assert_number)
+
+
 def is_pure(prim: Any) -> bool:
-    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element, runtime._assert_number):
+    if prim in _EFFECTS:
         return False
     if prim in _PURE_RUNTIME or prim in runtime.EMITTED_HELPERS:
         return True
     return (registry.find_adjoint(prim) is not None or registry.is_nondifferentiable(prim)
             or registry.refusal(prim) is not None)        # a helper of derivative code (registry.refused)
+
+
+def _purity() -> Any:
+    """is_pure, remembered per primitive for the length of one pass (the registry may change between passes)."""
+    known: dict[Any, bool] = {}
+
+    def pure(prim: Any) -> bool:
+        try:
+            return known[prim]
+        except KeyError:
+            known[prim] = found = is_pure(prim)
+            return found
+        except TypeError:           # an unhashable primitive
+            return is_pure(prim)
+    return pure
 
 
 # ---------------------------------------------------------------- dead code
@@ -43,50 +62,79 @@ def eliminate_dead_code(fn: Function) -> Function:
 
 
 def eliminate_dead_code_in(block: Block, roots: list[Atom]) -> None:
+    """Mark what the roots and the effects need, then sweep the rest.
+
+    One backward scan: in a block every reader comes after what it reads, so scanning backwards sees a value's
+    readers before its definition. Only a loop reads values back (its carried values and, for a while loop, its
+    test), so a loop alone is scanned again until nothing new is needed in it (the same least fixpoint as
+    rescanning the whole function)."""
     live: set[int] = {id(a) for a in roots if isinstance(a, Value)}
     live_stmts: set[int] = set()
+    pure = _purity()
 
-    def mark(atoms: list[Atom]) -> bool:
-        new = [a for a in atoms if isinstance(a, Value) and id(a) not in live]
-        live.update(id(a) for a in new)
-        return bool(new)
-
-    def scan(b: Block) -> bool:
-        changed = False
+    def scan(b: Block) -> None:
         for stmt in reversed(b.stmts):
-            if isinstance(stmt, Op):
-                if any(id(o) in live for o in stmt.outs) or not is_pure(stmt.prim):
-                    if id(stmt) not in live_stmts:
-                        live_stmts.add(id(stmt))
-                        changed = True
-                    changed |= mark(list(stmt.args) + list(stmt.kwargs.values()))
-                continue
-            if isinstance(stmt, If):
+            kind = type(stmt)
+            if kind is Op:
+                if id(stmt) in live_stmts:
+                    continue
+                for o in stmt.outs:
+                    if id(o) in live:
+                        break
+                else:
+                    if pure(stmt.prim):
+                        continue
+                live_stmts.add(id(stmt))
+                for a in stmt.args:
+                    if isinstance(a, Value):
+                        live.add(id(a))
+                for a in stmt.kwargs.values():
+                    if isinstance(a, Value):
+                        live.add(id(a))
+            elif kind is If:
                 for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
                     if id(o) in live:
-                        changed |= mark([a, b_])
+                        for x in (a, b_):
+                            if isinstance(x, Value):
+                                live.add(id(x))
+                scan(stmt.then)
+                scan(stmt.orelse)
+                if id(stmt) not in live_stmts and (any(id(o) in live for o in stmt.outs)
+                                                   or _has_live_stmt(stmt.then, live_stmts)
+                                                   or _has_live_stmt(stmt.orelse, live_stmts)):
+                    live_stmts.add(id(stmt))
+                    if isinstance(stmt.cond, Value):
+                        live.add(id(stmt.cond))
             else:
-                for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
-                    if id(o) in live or id(c) in live:
-                        changed |= mark([c, r, i])
-            for inner in stmt_blocks(stmt):
-                changed |= scan(inner)
-            needed = any(id(o) in live for o in stmt.outs) or any(_has_live_stmt(inner, live_stmts)
-                                                                   for inner in stmt_blocks(stmt))
-            if needed and id(stmt) not in live_stmts:
-                live_stmts.add(id(stmt))
-                changed = True
-            if id(stmt) in live_stmts:
-                if isinstance(stmt, If):
-                    changed |= mark([stmt.cond])
-                elif isinstance(stmt, While):
-                    changed |= mark(list(stmt.test.results))
-                else:
-                    changed |= mark([stmt.start, stmt.stop, stmt.step])
-        return changed
+                loop(stmt)
 
-    while scan(block):
-        pass
+    def loop(stmt: While | For) -> None:
+        blocks = stmt_blocks(stmt)
+        while True:
+            carried = []            # the carried values needed before the body is scanned
+            for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
+                if id(o) in live or id(c) in live:
+                    carried.append(c)
+                    for x in (c, r, i):
+                        if isinstance(x, Value):
+                            live.add(id(x))
+            for inner in blocks:
+                scan(inner)
+            again = False
+            if id(stmt) not in live_stmts and (any(id(o) in live for o in stmt.outs)
+                                               or any(_has_live_stmt(inner, live_stmts) for inner in blocks)):
+                live_stmts.add(id(stmt))
+                bounds = stmt.test.results if isinstance(stmt, While) else [stmt.start, stmt.stop, stmt.step]
+                for x in bounds:
+                    if isinstance(x, Value) and id(x) not in live:
+                        live.add(id(x))
+                        again = isinstance(stmt, While)     # the test's result: computed in the test block
+            # a carried value the body turned out to read: its update and start are needed, scanned again
+            if not again and sum(1 for c, o in zip(stmt.carried, stmt.outs)
+                                 if id(o) in live or id(c) in live) == len(carried):
+                return
+
+    scan(block)
     _sweep(block, live, live_stmts)
 
 
@@ -460,29 +508,41 @@ def eliminate_common_subexpressions(fn: Function) -> Function:
     """A pure operation computed again on the same atoms reuses the first result (where it is visible:
     earlier in the block, or in an enclosing block)."""
     mapping: dict[int, Atom] = {}
+    pure = _purity()
+
+    def sub(atom: Atom) -> Atom:
+        return mapping.get(id(atom), atom) if isinstance(atom, Value) else atom
 
     def block(b: Block, available: dict) -> None:
         kept: list[Stmt] = []
         for stmt in b.stmts:
-            substitute(Block([stmt], []), mapping)
-            if isinstance(stmt, Op) and len(stmt.outs) == 1 and stmt.prim is not runtime.stack_new \
-                    and is_pure(stmt.prim):
+            if type(stmt) is not Op:
+                substitute(Block([stmt], []), mapping)
+                for inner in stmt_blocks(stmt):
+                    block(inner, dict(available))
+                kept.append(stmt)
+                continue
+            if mapping:
+                stmt.args = [sub(a) for a in stmt.args]
+                if stmt.kwargs:
+                    stmt.kwargs = {k: sub(a) for k, a in stmt.kwargs.items()}
+            if len(stmt.outs) == 1 and stmt.prim is not runtime.stack_new and pure(stmt.prim):
                 try:
-                    key = (stmt.prim, tuple(_atom_key(a) for a in stmt.args),
-                           tuple(sorted((k, _atom_key(a)) for k, a in stmt.kwargs.items())))
+                    key = (stmt.prim, tuple([_atom_key(a) for a in stmt.args]),
+                           tuple(sorted([(k, _atom_key(a)) for k, a in stmt.kwargs.items()])) if stmt.kwargs else ())
                     hash(key)
                 except TypeError:
                     key = None
-                if key is not None and key in available:
-                    mapping[id(stmt.outs[0])] = available[key]
-                    continue
                 if key is not None:
+                    found = available.get(key)
+                    if found is not None:
+                        mapping[id(stmt.outs[0])] = found
+                        continue
                     available[key] = stmt.outs[0]
-            for inner in stmt_blocks(stmt):
-                block(inner, dict(available))
             kept.append(stmt)
         b.stmts = kept
-        b.results = [mapping.get(id(a), a) if isinstance(a, Value) else a for a in b.results]
+        if mapping:
+            b.results = [sub(a) for a in b.results]
 
     block(fn.body, {})
     return fn
@@ -540,11 +600,19 @@ def simplify(fn: Function) -> Function:
             atom = mapping[id(atom)]
         return atom
 
+    class _Resolved:
+        """mapping with every chain followed to its end (what substitute reads), without copying it."""
+
+        def get(self, key: int, default: Atom) -> Atom:
+            return sub(mapping[key]) if key in mapping else default
+
+    resolved = _Resolved()
+
     def block(b: Block) -> None:
         kept: list[Stmt] = []
         for stmt in b.stmts:
             if not isinstance(stmt, Op):
-                substitute(Block([stmt], []), {k: sub(v) for k, v in mapping.items()})
+                substitute(Block([stmt], []), resolved)
                 if isinstance(stmt, If) and isinstance(stmt.cond, Const):
                     # a branch decided by a constant (a rule's `if axis is None`): keep the branch taken
                     taken = stmt.then if stmt.cond.value else stmt.orelse
