@@ -319,6 +319,8 @@ def verify(fn: Function) -> Function:
     def check_block(block: Block, visible: set[int], n_results: int | None, where: str) -> None:
         visible = set(visible)
         for stmt in block.stmts:
+            if type(stmt) is Op and _plain_op(stmt, visible, defined):      # the common case, checked at once
+                continue
             what = f"{where}: {type(stmt).__name__}"
             for atom in stmt_inputs(stmt):
                 use(atom, visible, what)
@@ -356,6 +358,26 @@ def verify(fn: Function) -> Function:
         define(p, f"{fn.name} parameters")
     check_block(fn.body, {id(p) for p in fn.params}, None, fn.name)
     return fn
+
+
+def _plain_op(op: Op, visible: set[int], defined: set[int]) -> bool:
+    """Whether op reads only constants and visible values and defines new values (then they are defined and
+    visible); False, with nothing changed, where verify's full check must say what is wrong."""
+    for atom in op.args:
+        if type(atom) is not Const and (type(atom) is not Value or id(atom) not in visible):
+            return False
+    if op.kwargs:
+        for atom in op.kwargs.values():
+            if type(atom) is not Const and (type(atom) is not Value or id(atom) not in visible):
+                return False
+    outs = op.outs
+    for k, out in enumerate(outs):
+        if type(out) is not Value or id(out) in defined or (k and any(o is out for o in outs[:k])):
+            return False
+    for out in outs:
+        defined.add(id(out))
+        visible.add(id(out))
+    return True
 
 
 # ---------------------------------------------------------------- copying and substitution
