@@ -547,7 +547,15 @@ def sink_pure_operations(fn: Function) -> Function:
                     placed.append(current)
                     continue
                 stack.append((current, True))
-                needed = [pending.pop(v) for v in _read_ids(current) if v in pending]
+                if type(current) is Op:
+                    needed = []
+                    for a in (current.args if not current.kwargs else [*current.args, *current.kwargs.values()]):
+                        if isinstance(a, Value):
+                            op = pending.pop(id(a), None)
+                            if op is not None:
+                                needed.append(op)
+                else:
+                    needed = [pending.pop(v) for v in _read_ids(current) if v in pending]
                 if len(needed) > 1:
                     needed.sort(key=lambda o: position[id(o)], reverse=True)
                 for op in needed:
@@ -584,8 +592,9 @@ def _read_ids(stmt: Stmt) -> set[int]:
 # ---------------------------------------------------------------- common subexpressions
 
 def _atom_key(atom: Atom) -> Any:
+    """What an atom is for comparing operations: its id for a value (a number: never equal to a constant's key)."""
     if isinstance(atom, Value):
-        return ("value", id(atom))
+        return id(atom)
     try:
         hash(atom.value)
         return ("const", type(atom.value), atom.value)
@@ -617,8 +626,9 @@ def eliminate_common_subexpressions(fn: Function) -> Function:
                     stmt.kwargs = {k: sub(a) for k, a in stmt.kwargs.items()}
             if len(stmt.outs) == 1 and stmt.prim is not runtime.stack_new and pure(stmt.prim):
                 try:
-                    key = (stmt.prim, tuple([_atom_key(a) for a in stmt.args]),
-                           tuple(sorted([(k, _atom_key(a)) for k, a in stmt.kwargs.items()])) if stmt.kwargs else ())
+                    key = (stmt.prim, tuple([id(a) if type(a) is Value else _atom_key(a) for a in stmt.args]),
+                           tuple(sorted([(k, _atom_key(a)) for k, a in stmt.kwargs.items()]))
+                           if stmt.kwargs else ())
                     hash(key)
                 except TypeError:
                     key = None

@@ -429,7 +429,8 @@ def specialize(fn: Function, params: list[Abstract | None]) -> Function:
     # Numbers never gain from being written in place (`x *= 2` makes a new one): they are nested, as are arrays
     # of fewer than SMALL elements
     fn.arrays = {id(o): (a.shape, a.dtype, o) for o, a in known if not a.python}     # type: ignore[attr-defined]
-    fn.small = {id(o): o for o, a in known if not a.shape or int(np.prod(a.shape)) < SMALL}  # type: ignore[attr-defined]
+    fn.small = {id(o): o for o, a in known                                       # type: ignore[attr-defined]
+                if not a.shape or int(np.prod(a.shape)) < SMALL}
     return fn
 
 
