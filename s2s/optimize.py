@@ -342,9 +342,9 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
     avoids them. Only results of elementwise operations qualify (they never alias anything), only
     with a scalar other operand (the result keeps t1's shape) or between two adjoints of one value.
     """
-    small = set(getattr(fn, "small", {}))   # arrays too small for in place to pay (s2s/specialize.py): nested
-    if not _may_write_in_place(fn.body, floats, small | {id(p) for p in fn.params}):     # (a parameter's storage
-        return fn                                                                           # is not fresh)
+    small = getattr(fn, "small", {})    # arrays too small for in place to pay (s2s/specialize.py): nested
+    if not _may_write_in_place(fn.body, floats, small, {id(p) for p in fn.params}):    # (a parameter's storage
+        return fn                                                                         # is not fresh)
     changed(fn)
     uses: dict[int, int] = {}
     block_of: dict[int, int] = {}
@@ -451,12 +451,12 @@ _UFUNC_OF = {operator.sub: np.subtract, operator.truediv: np.divide}
 _WRITES = (runtime.setitem, runtime.list_append)
 
 
-def _may_write_in_place(block: Block, floats: set[int], excluded: set[int]) -> bool:
+def _may_write_in_place(block: Block, floats: set[int], small: Any, params: set[int]) -> bool:
     """Whether write_in_place can mark anything (one cheap scan): an element write or append, or an operation
-    it rewrites with an argument it could reuse (a float value, not a small array nor one in excluded)."""
+    it rewrites with an argument it could reuse (a float value, not a small array nor a parameter)."""
     for stmt in block.stmts:
         if type(stmt) is not Op:
-            if any(_may_write_in_place(inner, floats, excluded) for inner in stmt_blocks(stmt)):
+            if any(_may_write_in_place(inner, floats, small, params) for inner in stmt_blocks(stmt)):
                 return True
             continue
         prim = stmt.prim
@@ -465,7 +465,7 @@ def _may_write_in_place(block: Block, floats: set[int], excluded: set[int]) -> b
         if stmt.kwargs or len(stmt.outs) != 1 or not (prim in _COMMUTATIVE or isinstance(prim, np.ufunc)):
             continue
         for a in stmt.args:
-            if isinstance(a, Value) and id(a) in floats and id(a) not in excluded:
+            if isinstance(a, Value) and id(a) in floats and id(a) not in small and id(a) not in params:
                 return True
     return False
 

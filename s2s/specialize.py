@@ -423,28 +423,29 @@ def specialize(fn: Function, params: list[Abstract | None]) -> Function:
         substitute(fn.body, {k: s.sub(v) for k, v in s.alias.items()})
     if s.alias or s.changed:
         changed(fn)
-    known = []
-    _known(fn.body, s.env, known)
     # for write_in_place (s2s/optimize.py): each value kept with its facts, so that an id is never another's.
     # Numbers never gain from being written in place (`x *= 2` makes a new one): they are nested, as are arrays
     # of fewer than SMALL elements
-    fn.arrays = {id(o): (a.shape, a.dtype, o) for o, a in known if not a.python}     # type: ignore[attr-defined]
-    fn.small = {id(o): o for o, a in known                                       # type: ignore[attr-defined]
-                if not a.shape or int(np.prod(a.shape)) < SMALL}
+    fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
+    _known(fn.body, s.env, fn.arrays, fn.small)     # type: ignore[attr-defined]
     return fn
 
 
-def _known(block: Block, env: dict, found: list) -> None:
-    """(value, its facts) for every operation's result that has them, in program order."""
+def _known(block: Block, env: dict, arrays: dict, small: dict) -> None:
+    """Every operation's result that has facts, in program order: the arrays (id -> shape, dtype, value) and the
+    small ones (id -> value)."""
     for st in block.stmts:
         if type(st) is Op:
             for o in st.outs:
                 a = env.get(id(o))
                 if type(a) is Abstract:
-                    found.append((o, a))
+                    if not a.python:
+                        arrays[id(o)] = (a.shape, a.dtype, o)
+                    if not a.shape or int(np.prod(a.shape)) < SMALL:
+                        small[id(o)] = o
         else:
             for inner in stmt_blocks(st):
-                _known(inner, env, found)
+                _known(inner, env, arrays, small)
 
 
 SMALL = 1 << 13     # arrays of fewer elements are cheap to allocate: written as nested expressions, not in place
