@@ -25,6 +25,7 @@ import numpy as np
 
 from . import runtime
 from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_defs, stmt_inputs
+from .optimize import changed
 from .shapes import Abstract
 from .specialize import _Specializer
 
@@ -275,6 +276,7 @@ def write_elements_in_place(fn: Function, params: list[Abstract | None] | None) 
     """fn with its provably unshared element writes marked in place (see the module's docstring)."""
     if params is None or not any(isinstance(a, Abstract) and not a.python for a in params):
         return fn
+    changed(fn)
     found = _Pass(fn, params)
     wanted = found.run(fn.body)
     copies = {}

@@ -145,19 +145,22 @@ class Function:
 # ---------------------------------------------------------------- traversal
 
 def stmt_blocks(stmt: Stmt) -> list[Block]:
-    if isinstance(stmt, If):
+    kind = type(stmt)
+    if kind is Op:
+        return []
+    if kind is If or isinstance(stmt, If):
         return [stmt.then, stmt.orelse]
-    if isinstance(stmt, While):
+    if kind is While or isinstance(stmt, While):
         return [stmt.test, stmt.body]
-    if isinstance(stmt, For):
+    if kind is For or isinstance(stmt, For):
         return [stmt.body]
     return []
 
 
 def stmt_inputs(stmt: Stmt) -> list[Atom]:
     """The atoms a statement reads directly (not those its nested blocks read)."""
-    if isinstance(stmt, Op):
-        return list(stmt.args) + list(stmt.kwargs.values())
+    if type(stmt) is Op or isinstance(stmt, Op):
+        return [*stmt.args, *stmt.kwargs.values()] if stmt.kwargs else list(stmt.args)
     if isinstance(stmt, If):
         return [stmt.cond]
     if isinstance(stmt, While):
@@ -180,13 +183,19 @@ def walk(block: Block) -> Iterator[Stmt]:
     """Every statement of a block and of the blocks nested in it, in program order."""
     for stmt in block.stmts:
         yield stmt
-        for inner in stmt_blocks(stmt):
-            yield from walk(inner)
+        if type(stmt) is not Op:
+            for inner in stmt_blocks(stmt):
+                yield from walk(inner)
 
 
 def uses_in(block: Block) -> Iterator[Atom]:
     """Every atom read anywhere in a block, its results included."""
     for stmt in block.stmts:
+        if type(stmt) is Op:
+            yield from stmt.args
+            if stmt.kwargs:
+                yield from stmt.kwargs.values()
+            continue
         yield from stmt_inputs(stmt)
         for inner in stmt_blocks(stmt):
             yield from uses_in(inner)
@@ -311,6 +320,8 @@ def verify(fn: Function) -> Function:
     def check_block(block: Block, visible: set[int], n_results: int | None, where: str) -> None:
         visible = set(visible)
         for stmt in block.stmts:
+            if type(stmt) is Op and _plain_op(stmt, visible, defined):      # the common case, checked at once
+                continue
             what = f"{where}: {type(stmt).__name__}"
             for atom in stmt_inputs(stmt):
                 use(atom, visible, what)
@@ -348,6 +359,26 @@ def verify(fn: Function) -> Function:
         define(p, f"{fn.name} parameters")
     check_block(fn.body, {id(p) for p in fn.params}, None, fn.name)
     return fn
+
+
+def _plain_op(op: Op, visible: set[int], defined: set[int]) -> bool:
+    """Whether op reads only constants and visible values and defines new values (then they are defined and
+    visible); False, with nothing changed, where verify's full check must say what is wrong."""
+    for atom in op.args:
+        if type(atom) is not Const and (type(atom) is not Value or id(atom) not in visible):
+            return False
+    if op.kwargs:
+        for atom in op.kwargs.values():
+            if type(atom) is not Const and (type(atom) is not Value or id(atom) not in visible):
+                return False
+    outs = op.outs
+    for k, out in enumerate(outs):
+        if type(out) is not Value or id(out) in defined or (k and any(o is out for o in outs[:k])):
+            return False
+    for out in outs:
+        defined.add(id(out))
+        visible.add(id(out))
+    return True
 
 
 # ---------------------------------------------------------------- copying and substitution

@@ -26,9 +26,12 @@ _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runti
                  runtime._unbroadcast, runtime._scatter}
 
 
+_EFFECTS = (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element,
+            runtime._assert_number, runtime._assert_inexact, runtime._real_output)
+
+
 def is_pure(prim: Any) -> bool:
-    if prim in (print, runtime.push, runtime.pop, runtime._seed, runtime._unsupported, runtime._assert_element, runtime._assert_number,
-                runtime._assert_inexact, runtime._real_output) or getattr(prim, "_s2s_effect", False):
+    if prim in _EFFECTS or getattr(prim, "_s2s_effect", False):
         return False       # an effect: `rng.normal()` twice draws twice (kept, never merged); a checkpoint schedule
     if prim in _PURE_RUNTIME or prim in runtime.EMITTED_HELPERS:
         return True
@@ -36,64 +39,127 @@ def is_pure(prim: Any) -> bool:
             or registry.refusal(prim) is not None)        # a helper of derivative code (registry.refused)
 
 
+def _purity() -> Any:
+    """is_pure, remembered per primitive for the length of one pass (the registry may change between passes)."""
+    known: dict[Any, bool] = {}
+
+    def pure(prim: Any) -> bool:
+        try:
+            return known[prim]
+        except KeyError:
+            known[prim] = found = is_pure(prim)
+            return found
+        except TypeError:           # an unhashable primitive
+            return is_pure(prim)
+    return pure
+
+
+# ---------------------------------------------------------------- what a pass leaves for the next one
+
+def changed(fn: Function) -> None:
+    """Say that fn changed since eliminate_dead_code last ran on it (every pass that changes a function says so,
+    except where it knows it created no dead code): the next eliminate_dead_code then looks at it again."""
+    fn.__dict__.pop("_no_dead_code", None)
+
+
+def _no_dead_code(fn: Function) -> bool:
+    """Whether fn is as eliminate_dead_code left it (removing dead code twice removes nothing the second time)."""
+    stamp = fn.__dict__.get("_no_dead_code")
+    return stamp is not None and stamp[0] is fn.body and stamp[1] == len(fn.body.stmts)
+
+
 # ---------------------------------------------------------------- dead code
 
 def eliminate_dead_code(fn: Function) -> Function:
+    if _no_dead_code(fn):       # nothing changed it since it last ran: a pass with nothing to do
+        return fn
     eliminate_dead_code_in(fn.body, list(fn.body.results))
+    fn.__dict__["_no_dead_code"] = (fn.body, len(fn.body.stmts))
     return fn
 
 
 def eliminate_dead_code_in(block: Block, roots: list[Atom]) -> None:
+    """Mark what the roots and the effects need, then sweep the rest.
+
+    One backward scan: in a block every reader comes after what it reads, so scanning backwards sees a value's
+    readers before its definition. Only a loop reads values back (its carried values and, for a while loop, its
+    test), so a loop alone is scanned again until nothing new is needed in it (the same least fixpoint as
+    rescanning the whole function)."""
     live: set[int] = {id(a) for a in roots if isinstance(a, Value)}
     live_stmts: set[int] = set()
+    pure = _purity()
 
-    def mark(atoms: list[Atom]) -> bool:
-        new = [a for a in atoms if isinstance(a, Value) and id(a) not in live]
-        live.update(id(a) for a in new)
-        return bool(new)
-
-    def scan(b: Block) -> bool:
-        changed = False
+    def scan(b: Block) -> None:
         for stmt in reversed(b.stmts):
-            if isinstance(stmt, Op):
-                if any(id(o) in live for o in stmt.outs) or not is_pure(stmt.prim):
-                    if id(stmt) not in live_stmts:
-                        live_stmts.add(id(stmt))
-                        changed = True
-                    changed |= mark(list(stmt.args) + list(stmt.kwargs.values()))
-                continue
-            if isinstance(stmt, If):
+            kind = type(stmt)
+            if kind is Op:
+                if id(stmt) in live_stmts:
+                    continue
+                for o in stmt.outs:
+                    if id(o) in live:
+                        break
+                else:
+                    if pure(stmt.prim):
+                        continue
+                live_stmts.add(id(stmt))
+                for a in stmt.args:
+                    if isinstance(a, Value):
+                        live.add(id(a))
+                for a in stmt.kwargs.values():
+                    if isinstance(a, Value):
+                        live.add(id(a))
+            elif kind is If:
                 for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
                     if id(o) in live:
-                        changed |= mark([a, b_])
+                        for x in (a, b_):
+                            if isinstance(x, Value):
+                                live.add(id(x))
+                scan(stmt.then)
+                scan(stmt.orelse)
+                if id(stmt) not in live_stmts and (any(id(o) in live for o in stmt.outs)
+                                                   or _has_live_stmt(stmt.then, live_stmts)
+                                                   or _has_live_stmt(stmt.orelse, live_stmts)):
+                    live_stmts.add(id(stmt))
+                    if isinstance(stmt.cond, Value):
+                        live.add(id(stmt.cond))
             else:
-                for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
-                    if id(o) in live or id(c) in live:
-                        changed |= mark([c, r, i])
-            for inner in stmt_blocks(stmt):
-                changed |= scan(inner)
-            needed = any(id(o) in live for o in stmt.outs) or any(_has_live_stmt(inner, live_stmts)
-                                                                   for inner in stmt_blocks(stmt))
-            if needed and id(stmt) not in live_stmts:
-                live_stmts.add(id(stmt))
-                changed = True
-            if id(stmt) in live_stmts:
-                if isinstance(stmt, If):
-                    changed |= mark([stmt.cond])
-                elif isinstance(stmt, While):
-                    changed |= mark(list(stmt.test.results))
-                else:
-                    changed |= mark([stmt.start, stmt.stop, stmt.step])
-        return changed
+                loop(stmt)
 
-    while scan(block):
-        pass
+    def loop(stmt: While | For) -> None:
+        blocks = stmt_blocks(stmt)
+        while True:
+            carried = []            # the carried values needed before the body is scanned
+            for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
+                if id(o) in live or id(c) in live:
+                    carried.append(c)
+                    for x in (c, r, i):
+                        if isinstance(x, Value):
+                            live.add(id(x))
+            for inner in blocks:
+                scan(inner)
+            again = False
+            if id(stmt) not in live_stmts and (any(id(o) in live for o in stmt.outs)
+                                               or any(_has_live_stmt(inner, live_stmts) for inner in blocks)):
+                live_stmts.add(id(stmt))
+                bounds = stmt.test.results if isinstance(stmt, While) else [stmt.start, stmt.stop, stmt.step]
+                for x in bounds:
+                    if isinstance(x, Value) and id(x) not in live:
+                        live.add(id(x))
+                        again = isinstance(stmt, While)     # the test's result: computed in the test block
+            # a carried value the body turned out to read: its update and start are needed, scanned again
+            if not again and sum(1 for c, o in zip(stmt.carried, stmt.outs)
+                                 if id(o) in live or id(c) in live) == len(carried):
+                return
+
+    scan(block)
     _sweep(block, live, live_stmts)
 
 
 def eliminate_dead_stacks(fn: Function) -> Function:
     """A stack whose popped values nobody reads is not built: its `[]`, pushes and pops go (what was pushed
     may then be dead code too). The shape pass leaves such stacks: a popped value read only for its shape."""
+    if not _makes_stacks(fn.body):
+        return fn
     reads: dict[int, int] = {}
     for atom in uses_in(fn.body):
         if isinstance(atom, Value):
@@ -111,6 +177,8 @@ def eliminate_dead_stacks(fn: Function) -> Function:
     dead = {k for k, n in stacks.items() if reads.get(k, 0) == n
             and all(reads.get(id(v), 0) == 0 for v in popped.get(k, []))}
     if dead:
+        changed(fn)
+
         def sweep(block: Block) -> None:
             block.stmts = [st for st in block.stmts if not (isinstance(st, Op) and (
                 (st.prim is runtime.stack_new and id(st.outs[0]) in dead)
@@ -122,6 +190,16 @@ def eliminate_dead_stacks(fn: Function) -> Function:
     return fn
 
 
+def _makes_stacks(block: Block) -> bool:
+    for stmt in block.stmts:
+        if type(stmt) is Op:
+            if stmt.prim is runtime.stack_new:
+                return True
+        elif any(_makes_stacks(inner) for inner in stmt_blocks(stmt)):
+            return True
+    return False
+
+
 def _has_live_stmt(block: Block, live_stmts: set[int]) -> bool:
     return any(id(s) in live_stmts for s in block.stmts)
 
@@ -130,6 +208,9 @@ def _sweep(block: Block, live: set[int], live_stmts: set[int]) -> None:
     kept: list[Stmt] = []
     for stmt in block.stmts:
         if id(stmt) not in live_stmts:
+            continue
+        if type(stmt) is Op:
+            kept.append(stmt)
             continue
         if isinstance(stmt, If):
             keep = [j for j, o in enumerate(stmt.outs) if id(o) in live]
@@ -167,6 +248,8 @@ def replace_shape_only_values(fn: Function) -> Function:
     The mean of a big array needs the array's shape to spread its adjoint back, not its values: when only
     the gradient is asked for, the elementwise work that produced it is skipped.
     """
+    if not _reads_shapes(fn.body):        # no value is read for its shape alone: nothing to replace
+        return fn
     while True:
         uses: dict[int, list[tuple[Any, int]]] = {}
         ops = [s for s in walk_ops(fn.body)]
@@ -178,7 +261,7 @@ def replace_shape_only_values(fn: Function) -> Function:
         for atom in fn.body.results:
             if isinstance(atom, Value):
                 uses.setdefault(id(atom), []).append((None, -1))
-        changed = False
+        rewrote = False
         for op in ops:
             if not (len(op.outs) == 1 and op.prim is not runtime._shaped_like and not op.kwargs
                     and uses.get(id(op.outs[0]))
@@ -187,12 +270,30 @@ def replace_shape_only_values(fn: Function) -> Function:
                 continue
             if registry.is_elementwise(op.prim):
                 op.prim = runtime._shaped_like
-                changed = True
+                rewrote = True
             elif op.prim in _SHAPE_OF:
                 op.prim, op.args = runtime._shaped_like, [op.args[_SHAPE_OF[op.prim]]]
-                changed = True
-        if not changed:
+                rewrote = True
+        if not rewrote:
             return fn
+        changed(fn)
+
+
+_SHAPE_READING = {prim for prim, _ in _SHAPE_READERS} | {runtime._shaped_like}
+
+
+def _reads_shapes(block: Block) -> bool:
+    """Whether some operation of the block (nested blocks included) reads an argument for its shape alone."""
+    for stmt in block.stmts:
+        if type(stmt) is Op:
+            try:
+                if stmt.prim in _SHAPE_READING:
+                    return True
+            except TypeError:           # an unhashable primitive reads no shape
+                pass
+        elif any(_reads_shapes(inner) for inner in stmt_blocks(stmt)):
+            return True
+    return False
 
 
 def walk_ops(block: Block) -> list[Op]:
@@ -241,6 +342,10 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
     avoids them. Only results of elementwise operations qualify (they never alias anything), only
     with a scalar other operand (the result keeps t1's shape) or between two adjoints of one value.
     """
+    small = getattr(fn, "small", {})    # arrays too small for in place to pay (s2s/specialize.py): nested
+    if not _may_write_in_place(fn.body, floats, small, {id(p) for p in fn.params}):    # (a parameter's storage
+        return fn                                                                         # is not fresh)
+    changed(fn)
     uses: dict[int, int] = {}
     block_of: dict[int, int] = {}
     defining: dict[int, Op] = {}
@@ -273,7 +378,6 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
         return registry.is_elementwise(op.prim) and op.in_place is None and op.prim not in _VIEWS
 
     carried_by: dict[int, tuple[Atom, Atom]] = {}     # a loop-carried value -> (its start, its update)
-    small = set(getattr(fn, "small", {}))   # arrays too small for in place to pay (s2s/specialize.py): nested
 
     def owned(v: Atom, block: Block) -> bool:
         """Storage created in this function that nothing else reads: it may be written into."""
@@ -344,6 +448,26 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
 
 
 _UFUNC_OF = {operator.sub: np.subtract, operator.truediv: np.divide}
+_WRITES = (runtime.setitem, runtime.list_append)
+
+
+def _may_write_in_place(block: Block, floats: set[int], small: Any, params: set[int]) -> bool:
+    """Whether write_in_place can mark anything (one cheap scan): an element write or append, or an operation
+    it rewrites with an argument it could reuse (a float value, not a small array nor a parameter)."""
+    for stmt in block.stmts:
+        if type(stmt) is not Op:
+            if any(_may_write_in_place(inner, floats, small, params) for inner in stmt_blocks(stmt)):
+                return True
+            continue
+        prim = stmt.prim
+        if prim in _WRITES:
+            return True
+        if stmt.kwargs or len(stmt.outs) != 1 or not (prim in _COMMUTATIVE or isinstance(prim, np.ufunc)):
+            continue
+        for a in stmt.args:
+            if isinstance(a, Value) and id(a) in floats and id(a) not in small and id(a) not in params:
+                return True
+    return False
 
 
 def _unary_ufunc(prim: Any) -> bool:
@@ -364,6 +488,7 @@ def hoist_loop_invariants(fn: Function) -> Function:
 
     It is then computed once, and the reverse sweep reads it directly instead of saving it on a stack
     every iteration (`-k` in `y = y + h * (-k * y)`)."""
+    changed(fn)
     def block(b: Block) -> None:
         new: list[Stmt] = []
         for stmt in b.stmts:
@@ -395,18 +520,23 @@ def sink_pure_operations(fn: Function) -> Function:
 
     Shorter lifetimes let a value take the name of the one it replaces (`y = y * 0.99` rather than
     `y_1 = y * 0.99` and a copy at the end of the loop), so fewer temporaries live at once."""
+    changed(fn)
+    pure = _purity()
+
+    def movable(stmt: Stmt) -> bool:
+        return type(stmt) is Op and len(stmt.outs) == 1 and (pure(stmt.prim) or _transpose(stmt)) \
+            and stmt.prim is not runtime.stack_new
+
     def block(b: Block) -> None:
         for stmt in b.stmts:
-            for inner in stmt_blocks(stmt):
-                block(inner)
+            if type(stmt) is not Op:
+                for inner in stmt_blocks(stmt):
+                    block(inner)
         # the statements that stay in place, in order; before each, the pure operations it is the first to
         # read (each after the ones it reads itself); what nothing reads, at the end. Linear in the block.
-        def movable(stmt: Stmt) -> bool:
-            return isinstance(stmt, Op) and len(stmt.outs) == 1 and (is_pure(stmt.prim) or _transpose(stmt)) \
-                and stmt.prim is not runtime.stack_new
-
         position = {id(stmt): k for k, stmt in enumerate(b.stmts)}
-        pending: dict[int, Op] = {id(stmt.outs[0]): stmt for stmt in b.stmts if movable(stmt)}
+        moving = [movable(stmt) for stmt in b.stmts]
+        pending: dict[int, Op] = {id(stmt.outs[0]): stmt for stmt, m in zip(b.stmts, moving) if m}
         placed: list[Stmt] = []
 
         def place(stmt: Stmt) -> None:
@@ -417,17 +547,28 @@ def sink_pure_operations(fn: Function) -> Function:
                     placed.append(current)
                     continue
                 stack.append((current, True))
-                needed = [pending.pop(v) for v in _read_ids(current) if v in pending]
-                for op in sorted(needed, key=lambda o: position[id(o)], reverse=True):
+                if type(current) is Op:
+                    needed = []
+                    for a in (current.args if not current.kwargs else [*current.args, *current.kwargs.values()]):
+                        if isinstance(a, Value):
+                            op = pending.pop(id(a), None)
+                            if op is not None:
+                                needed.append(op)
+                else:
+                    needed = [pending.pop(v) for v in _read_ids(current) if v in pending]
+                if len(needed) > 1:
+                    needed.sort(key=lambda o: position[id(o)], reverse=True)
+                for op in needed:
                     stack.append((op, False))
 
-        for stmt in b.stmts:
-            if not movable(stmt):
+        for stmt, m in zip(b.stmts, moving):
+            if not m:
                 place(stmt)
-        for op in sorted(pending.values(), key=lambda o: position[id(o)]):
-            if id(op.outs[0]) in pending:
-                pending.pop(id(op.outs[0]))
-                place(op)
+        if pending:
+            for op in sorted(pending.values(), key=lambda o: position[id(o)]):
+                if id(op.outs[0]) in pending:
+                    pending.pop(id(op.outs[0]))
+                    place(op)
         b.stmts = placed
 
     block(fn.body)
@@ -441,6 +582,9 @@ def _transpose(op: Op) -> bool:
 
 def _read_ids(stmt: Stmt) -> set[int]:
     """The values a statement reads, its nested blocks included."""
+    if type(stmt) is Op:
+        return {id(a) for a in (stmt.args if not stmt.kwargs else [*stmt.args, *stmt.kwargs.values()])
+                if isinstance(a, Value)}
     atoms = list(_reads(stmt)) + [a for inner in stmt_blocks(stmt) for a in uses_in(inner)]
     return {id(a) for a in atoms if isinstance(a, Value)}
 
@@ -448,8 +592,9 @@ def _read_ids(stmt: Stmt) -> set[int]:
 # ---------------------------------------------------------------- common subexpressions
 
 def _atom_key(atom: Atom) -> Any:
+    """What an atom is for comparing operations: its id for a value (a number: never equal to a constant's key)."""
     if isinstance(atom, Value):
-        return ("value", id(atom))
+        return id(atom)
     try:
         hash(atom.value)
         return ("const", type(atom.value), atom.value)
@@ -461,31 +606,46 @@ def eliminate_common_subexpressions(fn: Function) -> Function:
     """A pure operation computed again on the same atoms reuses the first result (where it is visible:
     earlier in the block, or in an enclosing block)."""
     mapping: dict[int, Atom] = {}
+    pure = _purity()
+
+    def sub(atom: Atom) -> Atom:
+        return mapping.get(id(atom), atom) if isinstance(atom, Value) else atom
 
     def block(b: Block, available: dict) -> None:
         kept: list[Stmt] = []
         for stmt in b.stmts:
-            substitute(Block([stmt], []), mapping)
-            if isinstance(stmt, Op) and len(stmt.outs) == 1 and stmt.prim is not runtime.stack_new \
-                    and is_pure(stmt.prim):
+            if type(stmt) is not Op:
+                substitute(Block([stmt], []), mapping)
+                for inner in stmt_blocks(stmt):
+                    block(inner, dict(available))
+                kept.append(stmt)
+                continue
+            if mapping:
+                stmt.args = [sub(a) for a in stmt.args]
+                if stmt.kwargs:
+                    stmt.kwargs = {k: sub(a) for k, a in stmt.kwargs.items()}
+            if len(stmt.outs) == 1 and stmt.prim is not runtime.stack_new and pure(stmt.prim):
                 try:
-                    key = (stmt.prim, tuple(_atom_key(a) for a in stmt.args),
-                           tuple(sorted((k, _atom_key(a)) for k, a in stmt.kwargs.items())))
+                    key = (stmt.prim, tuple([id(a) if type(a) is Value else _atom_key(a) for a in stmt.args]),
+                           tuple(sorted([(k, _atom_key(a)) for k, a in stmt.kwargs.items()]))
+                           if stmt.kwargs else ())
                     hash(key)
                 except TypeError:
                     key = None
-                if key is not None and key in available:
-                    mapping[id(stmt.outs[0])] = available[key]
-                    continue
                 if key is not None:
+                    found = available.get(key)
+                    if found is not None:
+                        mapping[id(stmt.outs[0])] = found
+                        continue
                     available[key] = stmt.outs[0]
-            for inner in stmt_blocks(stmt):
-                block(inner, dict(available))
             kept.append(stmt)
         b.stmts = kept
-        b.results = [mapping.get(id(a), a) if isinstance(a, Value) else a for a in b.results]
+        if mapping:
+            b.results = [sub(a) for a in b.results]
 
     block(fn.body, {})
+    if mapping:
+        changed(fn)
     return fn
 
 
@@ -535,20 +695,30 @@ def simplify(fn: Function) -> Function:
     negations: dict[int, Atom] = {}      # -x -> x, to undo double negation
     booleans: set[int] = set()           # values known to be True or False
     defining: dict[int, Op] = {}         # the operation that defines each value seen so far
+    rewritten = []                       # operations changed in place, and branches decided
 
     def sub(atom: Atom) -> Atom:
         while isinstance(atom, Value) and id(atom) in mapping:
             atom = mapping[id(atom)]
         return atom
 
+    class _Resolved:
+        """mapping with every chain followed to its end (what substitute reads), without copying it."""
+
+        def get(self, key: int, default: Atom) -> Atom:
+            return sub(mapping[key]) if key in mapping else default
+
+    resolved = _Resolved()
+
     def block(b: Block) -> None:
         kept: list[Stmt] = []
         for stmt in b.stmts:
             if not isinstance(stmt, Op):
-                substitute(Block([stmt], []), {k: sub(v) for k, v in mapping.items()})
+                substitute(Block([stmt], []), resolved)
                 if isinstance(stmt, If) and isinstance(stmt.cond, Const):
                     # a branch decided by a constant (a rule's `if axis is None`): keep the branch taken
                     taken = stmt.then if stmt.cond.value else stmt.orelse
+                    rewritten.append(stmt)
                     block(taken)
                     kept.extend(taken.stmts)
                     for out, result in zip(stmt.outs, taken.results):
@@ -560,42 +730,80 @@ def simplify(fn: Function) -> Function:
                     _forward_boolean_phis(stmt, booleans, mapping)
                 kept.append(stmt)
                 continue
-            stmt.args = [sub(a) for a in stmt.args]
-            stmt.kwargs = {k: sub(a) for k, a in stmt.kwargs.items()}
-            replacement = _fold(stmt)
-            if replacement is None:
-                replacement = _identity(stmt)
+            if mapping:
+                stmt.args = [sub(a) for a in stmt.args]
+                if stmt.kwargs:
+                    stmt.kwargs = {k: sub(a) for k, a in stmt.kwargs.items()}
+            flags = _simplify_flags(stmt.prim)
+            args = stmt.args
+            constants = sum(1 for a in args if isinstance(a, Const))
+            replacement = _fold(stmt) if flags & _FOLDS and constants == len(args) else None
+            if replacement is None and flags & _IDENTITIES and constants:
+                replacement = _identity(stmt)           # (0 - y becomes -y in place)
                 if isinstance(replacement, Value) and id(replacement) in booleans:
                     replacement = None          # 1.0 * (x > y) is a float, not a bool
-            if replacement is None:
+            prim = stmt.prim
+            if flags & _IDENTITIES and prim is operator.neg:
+                rewritten.append(stmt)          # 0 - y: -y
+            if replacement is None and prim is operator.getitem:
                 replacement = _fold_container(stmt, defining)
-            if replacement is None and stmt.prim is operator.neg and isinstance(stmt.args[0], Value) \
+            if replacement is None and prim is operator.neg and isinstance(stmt.args[0], Value) \
                     and id(stmt.args[0]) in negations:
                 replacement = negations[id(stmt.args[0])]
             if replacement is not None and len(stmt.outs) == 1:
                 mapping[id(stmt.outs[0])] = replacement
                 continue
-            if stmt.prim is operator.mul and len(stmt.args) == 2:
+            if prim is operator.mul and len(stmt.args) == 2 and negations:
                 # c * (-x) is (-c) * x
                 for k in (0, 1):
                     c, x = stmt.args[k], stmt.args[1 - k]
                     if isinstance(c, Const) and type(c.value) in (int, float) and isinstance(x, Value) \
                             and id(x) in negations:
                         stmt.args = [Const(-c.value), negations[id(x)]]
+                        rewritten.append(stmt)
                         break
-            if stmt.prim is operator.mul and (_is(stmt.args[0], -1) or _is(stmt.args[1], -1)):
+            if prim is operator.mul and constants and (_is(stmt.args[0], -1) or _is(stmt.args[1], -1)):
                 stmt.prim, stmt.args = operator.neg, [stmt.args[1] if _is(stmt.args[0], -1) else stmt.args[0]]
-            if stmt.prim is operator.neg and len(stmt.outs) == 1:
+                prim = operator.neg
+                rewritten.append(stmt)
+            if prim is operator.neg and len(stmt.outs) == 1:
                 negations[id(stmt.outs[0])] = stmt.args[0]
-            if stmt.prim in _COMPARISONS:
-                booleans.update(id(o) for o in stmt.outs)
-            defining.update((id(o), stmt) for o in stmt.outs)
+            if flags & _COMPARES:
+                for o in stmt.outs:
+                    booleans.add(id(o))
+            if prim in _CONTAINERS_READ_BACK:       # what _fold_container looks through
+                for o in stmt.outs:
+                    defining[id(o)] = stmt
             kept.append(stmt)
         b.stmts = kept
         b.results = [sub(a) for a in b.results]
 
     block(fn.body)
+    if mapping or rewritten:
+        changed(fn)
     return fn
+
+
+_FOLDS, _IDENTITIES, _COMPARES = 1, 2, 4
+_IDENTITY_PRIMS = {operator.mul, operator.add, operator.sub, operator.truediv, operator.pow}     # see _identity
+_CONTAINERS_READ_BACK = (runtime.make_tuple, runtime.make_list, runtime.make_dict, runtime.setitem)
+_FLAGS: dict[Any, int] = {}
+
+
+def _simplify_flags(prim: Any) -> int:
+    """Which of simplify's rules may apply to prim (remembered: they depend on the primitive alone)."""
+    try:
+        return _FLAGS[prim]
+    except KeyError:
+        found = _FLAGS[prim] = _flags_of(prim)
+        return found
+    except TypeError:               # unhashable
+        return _flags_of(prim)
+
+
+def _flags_of(prim: Any) -> int:
+    return (_FOLDS if _foldable(prim) else 0) | (_IDENTITIES if prim in _IDENTITY_PRIMS else 0) | \
+        (_COMPARES if prim in _COMPARISONS else 0)
 
 
 _COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable
 
 import numpy as np
@@ -25,9 +26,14 @@ class Abstract:
     shape: tuple
     dtype: Any          # a numpy.dtype, or bool/int/float/complex for a Python number
 
-    @property
+    @cached_property
     def python(self) -> bool:
         return not isinstance(self.dtype, np.dtype)
+
+    @cached_property
+    def key(self) -> tuple:
+        """What the facts inferred from it depend on (a NumPy float64 is equal to float, and yet not the same)."""
+        return self.shape, self.python, self.dtype
 
     @property
     def ndim(self) -> int:
@@ -51,7 +57,7 @@ class Items:
 
 def abstract_of(x: Any) -> Abstract | Items | None:
     if type(x) in _PYTHON:
-        return Abstract((), type(x))
+        return _NUMBERS[type(x)]
     if type(x) is np.ndarray or isinstance(x, np.generic):
         return Abstract(tuple(x.shape), x.dtype) if x.dtype.kind in "biufc" else None
     if type(x) in (tuple, list) and len(x) <= 64 and not _numbers(x):
@@ -59,6 +65,9 @@ def abstract_of(x: Any) -> Abstract | Items | None:
     if type(x) is dict and len(x) <= 64 and all(type(k) in (str, int) for k in x):
         return Items("dict", tuple(x), tuple(abstract_of(v) for v in x.values()))
     return None
+
+
+_NUMBERS = {t: Abstract((), t) for t in _PYTHON}       # one each: facts are compared, never changed
 
 
 def _numbers(x: Any) -> bool:
@@ -94,6 +103,23 @@ def _numpy_scalar_or_array(shape: tuple, dtype: np.dtype) -> Abstract:
 
 
 def _elementwise(prim: Any, inputs: list[Abstract]) -> Abstract | None:
+    """The result of an elementwise prim on inputs, remembered (it depends on the shapes and dtypes alone)."""
+    try:
+        key = (prim, tuple([a.key for a in inputs]))
+        return _ELEMENTWISE[key]
+    except KeyError:
+        if len(_ELEMENTWISE) > 4096:
+            _ELEMENTWISE.clear()
+        found = _ELEMENTWISE[key] = _elementwise_of(prim, inputs)
+        return found
+    except TypeError:               # an unhashable primitive
+        return _elementwise_of(prim, inputs)
+
+
+_ELEMENTWISE: dict[Any, Abstract | None] = {}
+
+
+def _elementwise_of(prim: Any, inputs: list[Abstract]) -> Abstract | None:
     try:
         shape = np.broadcast_shapes(*(a.shape for a in inputs))
         with np.errstate(all="ignore"):
@@ -243,12 +269,30 @@ def _helper(op: Op, inputs: list[Abstract | None]) -> Abstract | None:
     return None
 
 
+_PLAIN: dict[Any, int] = {}
+
+
+def _plain(prim: Any) -> int:
+    """1 for the arithmetic operators, 2 for the math module's functions (elementwise on Python numbers), 0 else."""
+    try:
+        return _PLAIN[prim]
+    except KeyError:
+        found = _PLAIN[prim] = 1 if prim in _ARITHMETIC else 2 if getattr(prim, "__module__", None) == "math" else 0
+        return found
+    except TypeError:
+        return 0
+
+
 def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract | Items | None:
     """The abstract value of op's (single) result, or None."""
     if len(op.outs) != 1:
         return None
     prim = op.prim
     inputs = [full(a) for a in op.args]
+    if not op.kwargs:       # arithmetic, and math functions of numbers: straight to _elementwise (as below)
+        plain = _plain(prim)
+        if plain and all(type(a) is Abstract for a in inputs) and (plain == 1 or all(a.python for a in inputs)):
+            return _elementwise(prim, inputs)
     if prim in (runtime.make_tuple, runtime.make_list) and not op.kwargs:
         return Items("tuple" if prim is runtime.make_tuple else "list", tuple(range(len(inputs))), tuple(inputs))
     if prim is operator.getitem and isinstance(inputs[0], Items) and isinstance(op.args[1], Const) \

@@ -21,6 +21,7 @@ import numpy as np
 from . import runtime
 from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, stmt_inputs, substitute, \
     uses_in, walk
+from .optimize import changed
 from .shapes import Abstract, Items, abstract_of, infer, matmul_shape
 
 _GONE = object()        # a stack whose pushes disagree
@@ -30,6 +31,13 @@ def _join(a: Abstract | None, b: Abstract | None) -> Abstract | None:
     return a if a == b else None
 
 
+def _has_for(block: Block) -> bool:
+    for stmt in block.stmts:
+        if type(stmt) is not Op and (isinstance(stmt, For) or any(_has_for(b) for b in stmt_blocks(stmt))):
+            return True
+    return False
+
+
 class _Specializer:
     def __init__(self, fn: Function, params: list[Abstract | None]):
         self.fn = fn
@@ -37,14 +45,32 @@ class _Specializer:
         self.stacks: dict[int, Any] = {}
         self.alias: dict[int, Atom] = {}
         self.count = 0
-        self.uses: dict[int, int] = {}
-        for atom in uses_in(fn.body):
-            if isinstance(atom, Value):
-                self.uses[id(atom)] = self.uses.get(id(atom), 0) + 1
-        self.defining = {id(o): st for st in walk(fn.body) if isinstance(st, Op) for o in st.outs}
+        self.changed = False        # whether a rewrite changed the function (values aliased: self.alias)
+        # what a loop's adjoint arrays need (accumulate_in_place), of the function as given: none without a loop
+        self._uses: dict[int, int] | None = None
+        self._defining: dict[int, Op] | None = None
+        if _has_for(fn.body):
+            self.uses, self.defining      # noqa: B018 - counted before any rewrite
         self.folded: set[int] = set()
         self.owned: set[int] = set()        # loop-carried adjoint arrays that only their loop reads
         self.containers = _Containers(self)
+
+    @property
+    def uses(self) -> dict[int, int]:
+        """How often each value is read in the function as it was given (counted at once if it has a loop)."""
+        if self._uses is None:
+            self._uses = {}
+            for atom in uses_in(self.fn.body):
+                if isinstance(atom, Value):
+                    self._uses[id(atom)] = self._uses.get(id(atom), 0) + 1
+        return self._uses
+
+    @property
+    def defining(self) -> dict[int, Op]:
+        """The operation defining each value of the function as it was given."""
+        if self._defining is None:
+            self._defining = {id(o): st for st in walk(self.fn.body) if isinstance(st, Op) for o in st.outs}
+        return self._defining
 
     # ------------------------------------------------------------ facts
 
@@ -54,7 +80,10 @@ class _Specializer:
         return atom
 
     def full(self, atom: Atom) -> Abstract | Items | None:
-        atom = self.sub(atom)
+        if self.alias:
+            atom = self.sub(atom)
+        if type(atom) is Value:
+            return self.env.get(id(atom))
         if isinstance(atom, Const):
             return abstract_of(atom.value)
         return self.env.get(id(atom))
@@ -78,7 +107,7 @@ class _Specializer:
             if isinstance(stmt, Op):
                 kept.extend(self.op(stmt, mode))
                 continue
-            if mode != "none":      # a container adjoint kept apart that the statement reads: built first
+            if mode != "none" and self.containers.sparse:   # a container adjoint kept apart that it reads: first
                 read = list(stmt_inputs(stmt)) + [a for inner in stmt_blocks(stmt) for a in uses_in(inner)]
                 kept.extend(self.containers.materialize_all(read, stmt.loc))
             kept.append(stmt)
@@ -90,7 +119,10 @@ class _Specializer:
             else:
                 self.loop(stmt, mode)
         if mode != "none":
-            kept.extend(self.containers.materialize_all(b.results, None))
+            if self.containers.sparse:
+                kept.extend(self.containers.materialize_all(b.results, None))
+            if len(kept) != len(b.stmts) or any(k is not st for k, st in zip(kept, b.stmts)):
+                self.changed = True
             b.stmts = kept
             b.results = [self.sub(a) for a in b.results]
 
@@ -136,6 +168,7 @@ class _Specializer:
         for st in loop.body.stmts:
             new = self.in_place_sum(st, owned, scatters) if isinstance(st, Op) else None
             stmts.extend(new or [st])
+            self.changed |= bool(new)
         loop.body.stmts = [st for st in stmts if not (isinstance(st, Op) and st.prim is runtime._scatter
                                                       and id(st.outs[0]) in self.folded)]
 
@@ -175,7 +208,7 @@ class _Specializer:
     # ------------------------------------------------------------ operations
 
     def op(self, op: Op, mode: str) -> list[Op]:
-        if mode != "none":
+        if mode != "none" and self.alias:
             op.args = [self.sub(a) for a in op.args]
             op.kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
         if op.prim is runtime.push:
@@ -191,12 +224,13 @@ class _Specializer:
         if len(op.outs) != 1:
             return self.containers.materialize_all(op.args, op.loc, op) + [op] if mode != "none" else [op]
         if mode != "none":
-            handled = self.containers.op(op) if mode == "free" else None
+            handled = self.containers.op(op) if mode == "free" and op.prim in _CONTAINER_PRIMS else None
             if handled is not None:
                 return handled
-            before = self.containers.materialize_all(list(op.args) + list(op.kwargs.values()), op.loc, op)
-            if before:
-                return before + self.op(op, mode)
+            if self.containers.sparse:
+                before = self.containers.materialize_all(list(op.args) + list(op.kwargs.values()), op.loc, op)
+                if before:
+                    return before + self.op(op, mode)
         rewritten = None if mode == "none" else self.rewrite(op, mode)
         if isinstance(rewritten, (Value, Const)):
             self.alias[id(op.outs[0])] = rewritten
@@ -364,6 +398,9 @@ def _scatter(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op]
     return [zeros, s.new(runtime.setitem, [zeros.outs[0], index, op.args[2]], op, out=op.outs[0])]
 
 
+# what _Containers.op rewrites
+_CONTAINER_PRIMS = {runtime._zeros_like_tree, runtime._scatter, runtime._add, runtime._item, runtime._fill_tree}
+
 _RULES = {
     runtime._scatter: _scatter,
     runtime._unbroadcast: _unbroadcast,
@@ -384,14 +421,31 @@ def specialize(fn: Function, params: list[Abstract | None]) -> Function:
     s.block(fn.body, "free")
     if s.alias:
         substitute(fn.body, {k: s.sub(v) for k, v in s.alias.items()})
-    known = [(o, s.env[id(o)]) for st in walk(fn.body) if isinstance(st, Op) for o in st.outs
-             if isinstance(s.env.get(id(o)), Abstract)]
+    if s.alias or s.changed:
+        changed(fn)
     # for write_in_place (s2s/optimize.py): each value kept with its facts, so that an id is never another's.
     # Numbers never gain from being written in place (`x *= 2` makes a new one): they are nested, as are arrays
     # of fewer than SMALL elements
-    fn.arrays = {id(o): (a.shape, a.dtype, o) for o, a in known if not a.python}     # type: ignore[attr-defined]
-    fn.small = {id(o): o for o, a in known if int(np.prod(a.shape)) < SMALL}        # type: ignore[attr-defined]
+    fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
+    _known(fn.body, s.env, fn.arrays, fn.small)     # type: ignore[attr-defined]
     return fn
+
+
+def _known(block: Block, env: dict, arrays: dict, small: dict) -> None:
+    """Every operation's result that has facts, in program order: the arrays (id -> shape, dtype, value) and the
+    small ones (id -> value)."""
+    for st in block.stmts:
+        if type(st) is Op:
+            for o in st.outs:
+                a = env.get(id(o))
+                if type(a) is Abstract:
+                    if not a.python:
+                        arrays[id(o)] = (a.shape, a.dtype, o)
+                    if not a.shape or int(np.prod(a.shape)) < SMALL:
+                        small[id(o)] = o
+        else:
+            for inner in stmt_blocks(st):
+                _known(inner, env, arrays, small)
 
 
 SMALL = 1 << 13     # arrays of fewer elements are cheap to allocate: written as nested expressions, not in place

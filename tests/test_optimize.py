@@ -228,3 +228,82 @@ def test_element_loops_accumulate_in_place_and_stay_right():
     x32 = x.astype(np.float32)                # float32 adjoints stay float32 when written in place
     got = s2s.grad(element_loops, wrt=0)(x32, A.astype(np.float32))
     assert got.dtype == np.float32 and np.allclose(got, expected[0], rtol=1e-3)
+
+
+# ---------------------------------------------------------------- dead code in one scan
+
+def _dead_code_by_rescanning(block, roots):
+    """The definition eliminate_dead_code implements: mark from the roots and the effects, rescanning the whole
+    block until nothing changes (a loop reads its carried values and test back), then sweep."""
+    from s2s.ir import For, If, Op, Value, While, stmt_blocks
+    from s2s.optimize import _sweep, is_pure
+    live = {id(a) for a in roots if isinstance(a, Value)}
+    live_stmts = set()
+
+    def mark(atoms):
+        new = {id(a) for a in atoms if isinstance(a, Value)} - live
+        live.update(new)
+        return bool(new)
+
+    def scan(b):
+        changed = False
+        for stmt in reversed(b.stmts):
+            if isinstance(stmt, Op):
+                if any(id(o) in live for o in stmt.outs) or not is_pure(stmt.prim):
+                    changed |= id(stmt) not in live_stmts
+                    live_stmts.add(id(stmt))
+                    changed |= mark(list(stmt.args) + list(stmt.kwargs.values()))
+                continue
+            if isinstance(stmt, If):
+                for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                    if id(o) in live:
+                        changed |= mark([a, b_])
+            else:
+                for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
+                    if id(o) in live or id(c) in live:
+                        changed |= mark([c, r, i])
+            for inner in stmt_blocks(stmt):
+                changed |= scan(inner)
+            if any(id(o) in live for o in stmt.outs) or any(id(s) in live_stmts for inner in stmt_blocks(stmt)
+                                                            for s in inner.stmts):
+                changed |= id(stmt) not in live_stmts
+                live_stmts.add(id(stmt))
+            if id(stmt) in live_stmts:
+                changed |= mark([stmt.cond] if isinstance(stmt, If) else list(stmt.test.results)
+                                if isinstance(stmt, While) else [stmt.start, stmt.stop, stmt.step])
+        return changed
+
+    while scan(block):
+        pass
+    _sweep(block, live, live_stmts)
+
+
+def carried_late(x, n):
+    a, b, c = x, 1.0, 0.0
+    for i in range(n):
+        t = 0.0
+        k = 0
+        while k < 3 and b < 100.0:          # b, read only by the test, carried through both loops
+            t = t + math.sin(a) * c
+            c = c + b
+            b = b * 1.5
+            k = k + 1
+        a = a + t * 0.1
+    return a
+
+
+@pytest.mark.parametrize("fn, args, wrt", CORPUS + [(carried_late, (0.4, 3), 0)],
+                         ids=[f"{c[0].__name__}{i}" for i, c in enumerate(CORPUS)] + ["carried_late"])
+def test_dead_code_in_one_scan_is_the_fixpoint_of_rescanning(fn, args, wrt):
+    """One backward scan, each loop rescanned alone until it settles, finds what rescanning everything does."""
+    import s2s.optimize as optimize
+    from s2s.ir import clone_function, format_function
+    wrt = wrt if isinstance(wrt, tuple) else (wrt,)
+    kinds = [kind_of(a) for a in args]
+    for mode in ("reverse", "forward"):
+        raw = derivative_ir(fn, Options(wrt, mode=mode, optimize=()), kinds)
+        once, rescanned = (clone_function(raw, lambda v: type(v)(v.name, v.hint)) for _ in range(2))
+        optimize.eliminate_dead_code(once)
+        _dead_code_by_rescanning(rescanned.body, list(rescanned.body.results))
+        assert format_function(once) == format_function(rescanned)
+        assert len(format_function(once)) <= len(format_function(raw))

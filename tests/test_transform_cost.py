@@ -400,3 +400,73 @@ def _source(text: str):
     scope = {"math": math, "np": np}
     exec(compile(text, filename, "exec"), scope)
     return scope[text.split("def ", 1)[1].split("(", 1)[0]]
+
+
+# ---------------------------------------------------------------- the optimizing passes
+
+def branches(lines: int) -> str:
+    """A function of branches, each forwarding a value the simplifier removes (`a * 1.0`): every branch after it
+    reads the values forwarded before."""
+    return "def model(c, y):\n    a0 = c * y\n" + "".join(
+        f"    if y > 0.5:\n        a{i} = math.sin(a{i - 1}) * c\n    else:\n        a{i} = a{i - 1} * 1.0 + c\n"
+        for i in range(1, lines // 4)) + f"    return a{lines // 4 - 1}\n"
+
+
+_PASSES = ("s2s/optimize.py", "s2s/specialize.py", "s2s/shapes.py", "s2s/in_place.py", "s2s/ir.py")
+
+
+def _pass_calls(source: str, tag: str) -> dict:
+    """Calls per function of the optimizing passes' modules during grad's first call, checked against central
+    differences at both sides of the branches."""
+    filename = f"<transform-cost-{tag}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope = {"math": math}
+    exec(compile(source, filename, "exec"), scope)
+    model = scope["model"]
+    profile = cProfile.Profile()
+    profile.enable()
+    derivative = s2s.grad(model, wrt=(0, 1))
+    got = derivative(0.3, 0.7)
+    profile.disable()
+    eps = 1e-6
+    for y in (0.7, 0.2):
+        dc, dy = derivative(0.3, y)
+        assert dc == pytest.approx((model(0.3 + eps, y) - model(0.3 - eps, y)) / (2 * eps), rel=1e-5, abs=1e-7)
+        assert dy == pytest.approx((model(0.3, y + eps) - model(0.3, y - eps)) / (2 * eps), rel=1e-5, abs=1e-7)
+    assert got == derivative(0.3, 0.7)
+    return {key: row[1] for key, row in pstats.Stats(profile).stats.items() if key[0].endswith(_PASSES)}
+
+
+def test_the_passes_do_work_linear_in_the_number_of_branches(user_path):
+    """The simplifier forwards values into each branch without copying everything it forwarded before (a copy per
+    branch was quadratic); dead code, common subexpressions and the shape facts likewise."""
+    _pass_calls(branches(12), "branches-warm")
+    few, many = _pass_calls(branches(60), "branches-few"), _pass_calls(branches(240), "branches-many")
+    worst = sorted(((calls / few.get(key, 1), f"{key[0]}:{key[1]} {key[2]}", few.get(key, 0), calls)
+                    for key, calls in many.items() if calls >= 400), reverse=True)
+    assert worst and worst[0][0] < 5.2, worst[:5]
+    assert sum(many.values()) / sum(few.values()) < 4.6
+
+
+def test_a_pass_with_nothing_to_do_finds_out_without_redoing_its_work(user_path, monkeypatch):
+    """A straight-line function of floats: dead code is looked for once per round of passes (the later calls
+    find that no pass changed the function since), and the facts of an operation on numbers are inferred once
+    per kind of operation, not once per operation."""
+    import s2s.optimize as optimize
+    import s2s.shapes as shapes
+    scans, inferred = [], []
+    real_scan, real_infer = optimize.eliminate_dead_code_in, shapes._elementwise_of
+    monkeypatch.setattr(optimize, "eliminate_dead_code_in", lambda *a: scans.append(1) or real_scan(*a))
+    monkeypatch.setattr(shapes, "_elementwise_of", lambda *a: inferred.append(1) or real_infer(*a))
+    counts = []
+    for lines in (40, 160):
+        shapes._ELEMENTWISE.clear()
+        scans.clear()
+        inferred.clear()
+        model = _function(lines, "nothing-to-do")
+        dc, dy = s2s.grad(model, wrt=(0, 1))(0.3, 0.7)
+        assert dc == pytest.approx((model(0.3 + 1e-6, 0.7) - model(0.3 - 1e-6, 0.7)) / 2e-6, rel=1e-5, abs=1e-7)
+        counts.append((len(scans), len(inferred)))
+    assert counts[0] == counts[1], counts            # the same work whatever the length
+    assert counts[0][0] == 2, counts                # one round before the transform, one after
+    assert 0 < counts[0][1] <= 6, counts            # c * y, sin, * and + on floats
