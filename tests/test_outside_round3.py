@@ -1,4 +1,4 @@
-"""Findings of the third outside tester (programs in other people's style), each against central differences."""
+"""Findings of the third and fourth outside testers (programs in other people's style), each against central differences."""
 import numpy as np
 import pytest
 
