@@ -6,7 +6,7 @@ rules/runtime_helpers.py, so that derivative code using it can be differentiated
 import numpy as np
 
 from s2s.registry import helper, nondifferentiable
-from s2s.runtime import _axes, _broadcast_back, _prod_of_others, _unbroadcast
+from s2s.runtime import _axes, _broadcast_back, _foreign, _prod_of_others, _unbroadcast
 
 
 def _undiagonal(g, x, offset=0, axis1=0, axis2=1):
@@ -26,6 +26,10 @@ def _undiagonal(g, x, offset=0, axis1=0, axis2=1):
 def _trace_adjoint(g, x, offset=0, axis1=0, axis2=1):
     """The adjoint of numpy.trace: g on the diagonal of each matrix (the trailing axes of x are batch axes)."""
     n = np.shape(np.diagonal(x, offset, axis1, axis2))
+    if _foreign(x) and np.ndim(x) == 2 and (axis1, axis2) in ((0, 1), (-2, -1)):
+        # another library's matrix (Dask, CuPy): g on its diagonal, made in that library
+        eye = np.eye(np.shape(x)[0], np.shape(x)[1], k=offset, dtype=np.result_type(x.dtype, np.float32))
+        return np.zeros_like(x, dtype=eye.dtype) + g * eye
     if not hasattr(g, "dtype"):     # a Python number (the seed 1.0) takes x's precision
         g = np.asarray(g, dtype=np.result_type(getattr(x, "dtype", np.float64), np.float32))
     return _undiagonal(np.broadcast_to(np.expand_dims(g, -1), n), x, offset, axis1, axis2)
