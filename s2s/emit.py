@@ -580,6 +580,11 @@ def _import_line(name: str, obj: Any) -> str:
     if module is not None and qualname and "." not in qualname and getattr(module, qualname, None) is obj \
             and module_name != "__main__":
         return f"from {module_name} import {qualname}" + (f" as {name}" if name != qualname else "")
+    if isinstance(obj, np.ufunc):       # a ufunc knows no module: NumPy's, or SciPy's special functions
+        for home in ("numpy", "scipy.special"):
+            module = sys.modules.get(home)
+            if module is not None and getattr(module, obj.__name__, None) is obj:
+                return f"from {home} import {obj.__name__}" + (f" as {name}" if name != obj.__name__ else "")
     owner = getattr(obj, "__self__", None)          # a method of a library's object: `scipy.stats.norm.logpdf`
     if owner is not None and not isinstance(owner, types.ModuleType) and getattr(obj, "__name__", None):
         path = _public_path(owner)

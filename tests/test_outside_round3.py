@@ -522,3 +522,20 @@ def test_methods_of_objects_made_inside_the_function(mode, monkeypatch):
         with pytest.raises(s2s.UnsupportedSyntax, match=r"test_outside_round3\.py:\d+:\d+: .* an object that "
                                                           r"`\.add\(\.\.\.\)` \(line \d+\) was given a differentiated"):
             s2s.grad(f, mode=mode)(0.7)
+
+
+def log_expit_sum(x):
+    from scipy.special import expit, gammaln
+    return np.sum(np.log(expit(x))) + np.sum(gammaln(x + 2.0))
+
+
+def test_export_of_scipy_special_functions():
+    # G14: export refused expit and psi ("a ufunc that a module cannot import"): a ufunc knows no module
+    pytest.importorskip("scipy", reason="scipy.special is SciPy's")
+    from scipy.special import expit, psi
+    x = np.array([0.3, -0.2])
+    text = s2s.export(log_expit_sum, x, mode="reverse")
+    assert "from scipy.special import" in text
+    scope = {}
+    exec(compile(text, "<exported>", "exec"), scope)
+    assert np.allclose(scope["log_expit_sum_grad"](x), 1 - expit(x) + psi(x + 2.0), rtol=1e-12)
