@@ -63,8 +63,12 @@ def inline_rule(rule: Callable, args: list[Atom], kwargs: dict[str, Atom], namer
         else:
             raise S2SError(f"the rule {rule.__qualname__} needs the argument {name!r}, which this call omits", loc)
     block = clone_block(fn.body, mapping, lambda v: namer.value(""), loc)
-    result = block.results[0]
-    stmts = block.stmts
+    return rule_results(block.stmts, block.results[0])
+
+
+def rule_results(stmts: list[Stmt], result: Atom) -> tuple[list[Stmt], list[Atom | None]]:
+    """A rule's copied statements and its result as one atom per item of the tuple it returns (None: no
+    adjoint or tangent for that argument); the tuple itself is not built."""
     if isinstance(result, Const) and isinstance(result.value, tuple):
         items: list[Any] = [Const(v) for v in result.value]
     elif (isinstance(result, Value) and stmts and isinstance(stmts[-1], Op)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from . import runtime
-from .inline import inline_rule, rule_ir
+from .inline import inline_rule, rule_results, rule_ir
 from .ir import Atom, Const, Function, Loc, Op, Stmt, Value
 from .naming import Namer
 
@@ -70,13 +69,4 @@ def copy_rule(rule: Callable, args: list[Atom], kwargs: dict[str, Atom], namer: 
         stmts.append(Op(prim, call, new, keywords, loc if loc is not None else own_loc, same_shape))
     r = result_ref
     result = r if r.__class__ is Const else bound[r] if r >= 0 else made[~r]
-    # as inline_rule: one atom per item of the tuple the rule returns
-    if isinstance(result, Const) and isinstance(result.value, tuple):
-        items: list[Any] = [Const(v) for v in result.value]
-    elif (isinstance(result, Value) and stmts and isinstance(stmts[-1], Op)
-          and stmts[-1].prim is runtime.make_tuple and stmts[-1].outs[0] is result):
-        items = list(stmts[-1].args)
-        stmts = stmts[:-1]
-    else:
-        items = [result]
-    return stmts, [None if isinstance(i, Const) and i.value is None else i for i in items]
+    return rule_results(stmts, result)          # as inline_rule: one atom per item of the tuple the rule returns
