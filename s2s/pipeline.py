@@ -277,7 +277,8 @@ def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: 
               f"{root.__code__.co_firstlineno}), {'forward' if options.mode == 'tangent' else options.mode} mode.")
     if kinds:        # the code is specialized on these: it is valid for arguments of these kinds
         names = _param_names(fn)
-        shown = [f"{a.dtype} array of shape {a.shape}" if a is not None and k == "array" else _describe(k)
+        shown = [f"{a.dtype} array of shape {a.shape}" if a is not None and k == "array" else
+                 "int" if k == "scalar" and a is not None and a.dtype in (int, bool) else _describe(k)
                  for k, a in zip(kinds, shapes or [None] * len(kinds))]      # shapes: specialized on them
         header += "\n# For arguments " + ", ".join(f"{n}: {d}" for n, d in zip(names, shown)) + "."
     if why:
