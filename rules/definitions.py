@@ -208,8 +208,8 @@ def multi_dot(arrays, *, out=None):     # left to right (NumPy picks the cheapes
 
 @defined_as(np.logspace)
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    if axis != 0:
-        return np.power(base, np.linspace(start, stop, num, endpoint, axis=axis))
+    if axis != 0:           # the samples along axis: linspace's axis 0 moved there, as NumPy does
+        return np.moveaxis(np.power(base, np.linspace(start, stop, num, endpoint)), 0, axis)
     if dtype is not None:
         return np.astype(np.power(base, np.linspace(start, stop, num, endpoint)), dtype)
     return np.power(base, np.linspace(start, stop, num, endpoint))

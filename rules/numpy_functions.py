@@ -381,8 +381,9 @@ def astype(g, ans, x, dtype):
 
 @adjoint(np.linspace)
 def linspace(g, ans, start, stop, num=50, endpoint=True):
-    fraction = np.linspace(0.0, 1.0, num, endpoint)
-    return np.sum(g * (1.0 - fraction)), np.sum(g * fraction)
+    # the samples along the first axis; start and stop may be arrays (the samples' other axes)
+    fraction = np.reshape(np.linspace(0.0, 1.0, num, endpoint), (-1,) + (1,) * (np.ndim(ans) - 1))
+    return _unbroadcast(np.sum(g * (1.0 - fraction), axis=0), start), _unbroadcast(np.sum(g * fraction, axis=0), stop)
 
 
 @adjoint(np.arange)
@@ -433,7 +434,7 @@ def arange_tangent(t, ans, start, stop=None, step=1):
 
 @tangent(np.linspace)
 def linspace_tangent(t, ans, start, stop, num=50, endpoint=True):
-    fraction = np.linspace(0.0, 1.0, num, endpoint)
+    fraction = np.reshape(np.linspace(0.0, 1.0, num, endpoint), (-1,) + (1,) * (np.ndim(ans) - 1))
     return t * (1.0 - fraction), t * fraction
 
 

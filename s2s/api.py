@@ -168,11 +168,12 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
         for i in indices:
             if not isinstance(args[i], (float, int, np.floating, np.ndarray)):
                 raise BadArgument(f"mode='forward' differentiates float and array arguments; "
-                                  f"{_param_names(fn)[i]!r} is a {type(args[i]).__name__}",
+                                  f"{_param_names(fn)[i]!r} is a {type(args[i]).__name__}", _function_place(fn),
                                   hint="use reverse mode, or s2s.jvp with a tangent of the same structure")
             if np.iscomplexobj(args[i]):        # df/dx - i df/dy needs both parts: reverse mode
                 raise BadArgument(f"mode='forward' differentiates real arguments; {_param_names(fn)[i]!r} is "
-                                  f"complex", hint="use mode='reverse' (or 'auto'), or s2s.jvp along a direction")
+                                  f"complex", _function_place(fn),
+                                  hint="use mode='reverse' (or 'auto'), or s2s.jvp along a direction")
         options = Options(indices, False, "forward", True, optimize)
         jvp_function = _current(fn, options, args, check)[1]
         grads, value = [], None
