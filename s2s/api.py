@@ -191,9 +191,6 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                 if np.ndim(directional):            # an output of one element, as reverse mode takes it
                     directional = np.reshape(directional, ())[()]
                 if isinstance(g, np.ndarray):
-                    wider = np.result_type(g, np.asarray(value).dtype)
-                    if wider != g.dtype:        # as reverse mode: a float64 value of float32 data is float64
-                        g = g.astype(wider)
                     g[k] = directional
                 else:
                     g = directional

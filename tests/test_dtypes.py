@@ -169,20 +169,3 @@ def test_the_adjoint_of_a_reduction_of_a_python_float_stays_float64():
     assert s2s.grad(sum_of_squares_over_dict, mode="reverse")({"a": v})["a"] == pytest.approx(2 * v, rel=1e-15)
     assert s2s.grad(sum_of_squares_over_list, mode="reverse")([v, 0.3])[0] == pytest.approx(2 * v, rel=1e-15)
 
-
-
-DATA64 = np.array([0.5, -1.5, 2.0])
-
-
-def float32_times_float64_data(w):
-    return np.sum(w * DATA64) ** 2
-
-
-def test_a_float64_value_of_float32_arguments_gets_the_same_gradient_dtype_in_both_modes():
-    # the fourth tester's G12: reverse mode gave float64 (NumPy's promotion, as the value), forward mode float32,
-    # truncating the derivative
-    w = np.array([0.1, 0.2, 0.3], dtype=np.float32)
-    reverse = s2s.grad(float32_times_float64_data, mode="reverse")(w)
-    forward = s2s.grad(float32_times_float64_data, mode="forward")(w)
-    assert reverse.dtype == forward.dtype == np.float64
-    assert np.array_equal(reverse, forward)
