@@ -265,8 +265,8 @@ def _lambda_matches(node: gast.Lambda, code: types.CodeType, positions: list) ->
     if node.lineno != code.co_firstlineno:
         return False
     names = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-    if names != list(code.co_varnames[:len(names)]):
-        return False
+    if len(names) != code.co_argcount + code.co_kwonlyargcount or names != list(code.co_varnames[:len(names)]):
+        return False        # (`lambda: s2s.grad(lambda x: ...)`: the outer lambda takes no x)
     body = node.body
     start = (body.lineno, body.col_offset)
     end = (body.end_lineno, body.end_col_offset)

@@ -561,3 +561,9 @@ def list_argument(xs):
 def test_forward_mode_refuses_a_container_argument_at_the_function():
     with pytest.raises(s2s.BadArgument, match=r"test_outside_round3\.py:\d+:\d+: mode='forward' differentiates float"):
         s2s.grad(list_argument, mode="forward")([0.5, 2.0])
+
+
+def test_a_lambda_differentiated_inside_another_lambda_on_one_line():
+    # F11: "two lambdas match this code object": the outer lambda takes no parameter, so it cannot be the inner one
+    run = lambda: s2s.grad(lambda x: x ** 5, mode="reverse")(1.3)      # noqa: E731
+    assert run() == pytest.approx(5 * 1.3 ** 4, rel=1e-12)
