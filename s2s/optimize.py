@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -37,6 +37,13 @@ def is_pure(prim: Any) -> bool:
         return True
     return (registry.find_adjoint(prim) is not None or registry.is_nondifferentiable(prim)
             or registry.refusal(prim) is not None)        # a helper of derivative code (registry.refused)
+
+
+def _substitute_arguments(op: Op, sub: Callable[[Atom], Atom]) -> None:
+    """op reading sub(a) for each of its arguments a (keywords too)."""
+    op.args = [sub(a) for a in op.args]
+    if op.kwargs:
+        op.kwargs = {k: sub(a) for k, a in op.kwargs.items()}
 
 
 def _purity() -> Any:
@@ -621,9 +628,7 @@ def eliminate_common_subexpressions(fn: Function) -> Function:
                 kept.append(stmt)
                 continue
             if mapping:
-                stmt.args = [sub(a) for a in stmt.args]
-                if stmt.kwargs:
-                    stmt.kwargs = {k: sub(a) for k, a in stmt.kwargs.items()}
+                _substitute_arguments(stmt, sub)
             if len(stmt.outs) == 1 and stmt.prim is not runtime.stack_new and pure(stmt.prim):
                 try:
                     key = (stmt.prim, tuple([id(a) if type(a) is Value else _atom_key(a) for a in stmt.args]),
@@ -731,9 +736,7 @@ def simplify(fn: Function) -> Function:
                 kept.append(stmt)
                 continue
             if mapping:
-                stmt.args = [sub(a) for a in stmt.args]
-                if stmt.kwargs:
-                    stmt.kwargs = {k: sub(a) for k, a in stmt.kwargs.items()}
+                _substitute_arguments(stmt, sub)
             flags = _simplify_flags(stmt.prim)
             args = stmt.args
             constants = sum(1 for a in args if isinstance(a, Const))
