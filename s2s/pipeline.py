@@ -413,6 +413,10 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
 
 def _non_float_leaf(value: Any) -> Any:
     """The first leaf of value (an array, a float, or a tuple, list or dict of them) that is not a float."""
+    if type(value) is list and kind_of(value) == ("list*", "scalar"):
+        # a list of numbers, ints among them: its one derivative serves every such list (kind_of), so an int item
+        # is accepted on the first call as on the cached ones after a list of floats
+        return None
     if isinstance(value, (tuple, list)):
         return next((bad for v in value if (bad := _non_float_leaf(v)) is not None), None)
     if isinstance(value, dict):

@@ -251,6 +251,28 @@ def test_dispatcher_keys_on_what_the_code_depends_on():
     assert s2s.grad(seed)(2.0, 5) == pytest.approx(1 / 2.0 + 5)      # ...an int elsewhere is a constant
 
 
+def _squares_horner(cs, x):
+    acc = 0.0
+    for c in cs:
+        acc = acc * x + c * c
+    return acc
+
+
+@pytest.mark.parametrize("order", [[[1, 2.0, 3.0], [1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0], [1, 2.0, 3.0]]])
+def test_an_int_in_a_differentiated_list_of_numbers_does_not_depend_on_the_calls_before(order):
+    # the list's one derivative serves lists of floats and of ints alike: the first call with an int item used to
+    # be refused, while the same list after a list of floats went through the cached path
+    g = s2s.grad(_squares_horner, wrt=(0, 1))
+    for cs in order:
+        dcs, dx = g(cs, 0.5)
+        floats = [float(c) for c in cs]
+        for i in range(3):
+            assert dcs[i] == pytest.approx(
+                central(lambda c: _squares_horner(floats[:i] + [c] + floats[i + 1:], 0.5), (floats[i],), 0),
+                rel=1e-7)
+        assert dx == pytest.approx(central(lambda x: _squares_horner(floats, x), (0.5,), 0), rel=1e-7)
+
+
 def test_dispatcher_takes_keywords_and_defaults():
     def f(x, y=2.0, *, z=3.0):
         return x * y * z
