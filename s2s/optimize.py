@@ -490,6 +490,12 @@ def _unary_ufunc(prim: Any) -> bool:
 _NEVER_RAISE = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos}
 
 
+def _by_a_nonzero_number(op: Op) -> bool:
+    """`h / 2`: a division by a number other than zero cannot raise either (a float's overflow gives inf)."""
+    return op.prim is operator.truediv and len(op.args) == 2 and isinstance(op.args[1], Const) \
+        and type(op.args[1].value) in (int, float) and op.args[1].value != 0
+
+
 def hoist_loop_invariants(fn: Function) -> Function:
     """Move an operation of a loop body that reads only values from outside the loop to before the loop.
 
@@ -506,7 +512,8 @@ def hoist_loop_invariants(fn: Function) -> Function:
                 inside |= {id(c) for c in stmt.carried} | ({id(stmt.index)} if isinstance(stmt, For) else set())
                 kept = []
                 for op in stmt.body.stmts:
-                    if (isinstance(op, Op) and op.prim in _NEVER_RAISE and len(op.outs) == 1 and not op.kwargs
+                    if (isinstance(op, Op) and (op.prim in _NEVER_RAISE or _by_a_nonzero_number(op))
+                            and len(op.outs) == 1 and not op.kwargs
                             and all(not isinstance(a, Value) or id(a) not in inside for a in op.args)):
                         new.append(op)
                         inside.discard(id(op.outs[0]))
