@@ -22,13 +22,12 @@ from . import runtime
 from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, stmt_inputs, substitute, \
     uses_in, walk
 from .optimize import changed
-from .shapes import Abstract, Items, abstract_of, infer, matmul_shape
+from .shapes import Abstract, Items, abstract_of, abstract_of_const, infer, join, matmul_shape
 
 _GONE = object()        # a stack whose pushes disagree
 
 
-def _join(a: Abstract | None, b: Abstract | None) -> Abstract | None:
-    return a if a == b else None
+_join = join
 
 
 def _has_for(block: Block) -> bool:
@@ -85,7 +84,7 @@ class _Specializer:
         if type(atom) is Value:
             return self.env.get(id(atom))
         if isinstance(atom, Const):
-            return abstract_of(atom.value)
+            return abstract_of_const(atom.value)
         return self.env.get(id(atom))
 
     def get(self, atom: Atom) -> Abstract | None:

@@ -154,3 +154,79 @@ def test_the_checking_mode_does_not_change_what_a_generator_argument_draws(make)
     reference = make(3)
     reference.random(4)
     assert rng.random() == reference.random()           # advanced by the one call's draws only
+
+
+# ---- H8: arrays made with sizes the shapes decide (np.empty(n) with n = u.shape[0]) have a known shape, so an
+# element loop over them accumulates in place (it copied the whole adjoint array every iteration: O(n^2))
+
+def squares_into_empty(u, alpha):
+    n = u.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = alpha * u[i] * u[i]
+    s = 0.0
+    for i in range(n):
+        s += out[i]
+    return s
+
+
+def grid_from_len(u):
+    n = len(u)
+    grid = np.zeros((n - 1, 2))
+    for i in range(n - 1):
+        grid[i, 0] = u[i + 1] - u[i]
+        grid[i, 1] = u[i] * u[i + 1]
+    return np.sum(grid ** 2)
+
+
+def weighted_by_arange(x):
+    w = np.arange(x.size) + 1.0
+    acc = np.full(x.size, 0.5)
+    for i in range(x.size):
+        acc[i] = acc[i] + w[i] * x[i] ** 2
+    return np.sum(np.sin(acc)) + np.sum(np.linspace(0.0, 1.0, x.shape[0]) * x)
+
+
+@pytest.mark.parametrize("fn, wrt", [(squares_into_empty, (0, 1)), (grid_from_len, 0), (weighted_by_arange, 0)])
+def test_arrays_sized_by_the_shapes_are_written_in_place(fn, wrt):
+    u = np.linspace(-0.7, 1.3, 9)
+    args = (u, 0.3) if fn is squares_into_empty else (u,)
+    source = s2s.source(fn, *args, wrt=wrt, mode="reverse")
+    assert "setitem(" not in source and "_unbroadcast(" not in source and "_scatter(" not in source
+    for mode in MODES:
+        got = s2s.grad(fn, wrt=wrt, mode=mode)(*args)
+        got = got[0] if isinstance(wrt, tuple) else got
+        np.testing.assert_allclose(got, central(lambda v: fn(v, *args[1:]), u), rtol=1e-6, atol=1e-9)
+    for n in (4, 12):                   # another length: made anew, and right
+        v = np.linspace(0.1, 0.9, n)
+        got = s2s.grad(fn, wrt=0)(v, *args[1:])
+        np.testing.assert_allclose(got, central(lambda w: fn(w, *args[1:]), v), rtol=1e-6, atol=1e-9)
+
+
+# ---- found while fixing H8: `x * 1.0` is x only for a float x (`np.arange(3) * 1.0` is a float array), also
+# when the 1.0 is an adjoint the shapes made a number (the gradient was an int array, its writes truncated)
+
+def int_array_times_one(x):
+    w = np.arange(3) * 1.0
+    w[0] = x
+    v = np.arange(3) / 1
+    v[1] = x
+    return np.sum(w * w) + np.sum(v * v)
+
+
+def smoothing_weighted_by_position(u, k):
+    u = u.copy()
+    for t in range(2):
+        for i in range(1, u.size - 1):
+            u[i] = 0.5 * (u[i - 1] + u[i + 1])
+    return np.sum(u * np.arange(len(u)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("check", [False, True])
+def test_an_identity_with_a_float_keeps_an_integer_array_a_float_array(mode, check):
+    assert s2s.grad(int_array_times_one, mode=mode, check=check)(0.7) == pytest.approx(4 * 0.7)
+    u = np.array([-0.293, 0.173, 0.612, -0.586, 0.542, 0.178])
+    got = s2s.grad(smoothing_weighted_by_position, mode=mode, check=check)(u, 0.3)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, central(lambda v: smoothing_weighted_by_position(v, 0.3), u), rtol=1e-6)
