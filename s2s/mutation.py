@@ -46,6 +46,7 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
         return any(isinstance(a, Value) and id(a) in varied for a in op.args[2:])
 
     changed: dict[int, Op] = {}
+    checked: list[int] = []             # positions in ops of the calls given a differentiated value
     for k, op in enumerate(ops):
         obj = op.args[0] if op.args and isinstance(op.args[0], Value) else None
         if obj is None:
@@ -55,6 +56,7 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
             changed.setdefault(id(obj), op)
             if id(op.prim) in method_calls:         # the method is checked to write nothing when it first runs
                 op.prim = checked_method_call(len(op.args) - 2, op.loc)
+                checked.append(k)
         elif id(obj) in changed and (op.prim is getattr or effect):
             # what the object holds now (an attribute, or a method given no differentiated value): a constant
             call = changed[id(obj)]
@@ -66,7 +68,37 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
                 f"{what} an object that `.{method}(...)`{where} was given a differentiated value: s2s does not "
                 f"follow what a method writes into its object", op.loc,
                 hint="return the value from the method and use that, or keep the list (or array) in the function")
+    if checked:
+        _check_calls_after(fn.body, ops, checked, method_calls)
     return fn
+
+
+def _check_calls_after(body: Block, ops: list[Op], checked: list[int], method_calls: set[int]) -> None:
+    """A method call on another object that may run after a call given a differentiated value (later in the code,
+    or in a loop around one) is checked to write nothing definite: `a = stats.weighted(x); feeder.push(5.0)`, with
+    feeder holding stats, would change what the derivative of `stats.weighted` reads when it runs again."""
+    from .desugar.helpers import call_method
+    loops = _enclosing_loops(body)
+    around = {loop for k in checked for loop in loops.get(id(ops[k]), ())}
+    first = ops[checked[0]]
+    for k, op in enumerate(ops):
+        if k in checked or not (id(op.prim) in method_calls or op.prim is call_method) \
+                or not isinstance(op.args[0], Value) or not (k > checked[0] or around & set(loops.get(id(op), ()))):
+            continue
+        op.prim = checked_method_call(len(op.args) - 2, op.loc, after=first.loc, plain=op.prim is call_method)
+
+
+def _enclosing_loops(block: Block, outer: tuple = ()) -> dict[int, tuple]:
+    """For each operation, the loops (by id) around it."""
+    found: dict[int, tuple] = {}
+    for stmt in block.stmts:
+        if isinstance(stmt, Op):
+            found[id(stmt)] = outer
+            continue
+        inner = outer + (id(stmt),) if isinstance(stmt, (For, While)) else outer
+        for sub in stmt_blocks(stmt):
+            found.update(_enclosing_loops(sub, inner))
+    return found
 
 
 # ---------------------------------------------------------------- a method given a differentiated value
@@ -74,24 +106,26 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
 _CHECKED_CALLS: dict[tuple, Any] = {}
 
 
-def checked_method_call(arity: int, loc: Loc | None) -> Any:
-    """derivatives.method_call(arity) for one call site given a differentiated value: before Python runs the
-    method, `writes_nothing` checks it (once per class of object), naming this call if it writes."""
-    key = (arity, loc)
+def checked_method_call(arity: int, loc: Loc | None, after: Loc | None = None, plain: bool = False) -> Any:
+    """derivatives.method_call(arity) for one call site, given a differentiated value (after None), or running
+    after one that was (at after): before Python runs the method, `writes_nothing` checks it (once per class of
+    object and arguments' kinds), naming this call if it writes. plain: helpers.call_method's form (keywords)."""
+    key = (arity, loc, after, plain)
     made = _CHECKED_CALLS.get(key)
     if made is not None:
         return made
     from .desugar import derivatives
     from .desugar.helpers import call_method
 
-    def call(obj: Any, name: str, *args: Any) -> Any:
-        writes_nothing(obj, name, loc, args)
-        return call_method(obj, name, *args)
-    call.__name__ = call.__qualname__ = f"method_call_{arity}"
+    def call(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        writes_nothing(obj, name, loc, args, after)
+        return call_method(obj, name, *args, **kwargs)
+    call.__name__ = call.__qualname__ = "call_method" if plain else f"method_call_{arity}"
     call._s2s_effect = True             # type: ignore[attr-defined]
-    plain = derivatives.method_call(arity)
-    registry.adjoint(call)(registry.find_adjoint(plain))
-    registry.tangent(call)(registry.find_tangent(plain))
+    if not plain:
+        method = derivatives.method_call(arity)
+        registry.adjoint(call)(registry.find_adjoint(method))
+        registry.tangent(call)(registry.find_tangent(method))
     _CHECKED_CALLS[key] = call
     return call
 
@@ -99,26 +133,34 @@ def checked_method_call(arity: int, loc: Loc | None) -> Any:
 _VERDICTS: dict[tuple, Any] = {}       # (class, method, its attributes' classes) -> None, or the refusal
 
 
-def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = ()) -> None:
-    """Refuse `obj.name(...)` (at loc, given a differentiated value) if s2s's reading of the method writes into
-    something or draws a random number: its rule runs the method again, later, and would not see the writes."""
+def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after: Loc | None = None) -> None:
+    """Refuse `obj.name(...)` (at loc) if s2s's reading of the method writes into something (or, given a
+    differentiated value, when after is None, if s2s does not read it or it draws a random number): the rule of a
+    call given a differentiated value runs its method again, later, and would not see the writes."""
     from .activity import kind_of
     kinds = tuple(kind_of(a) for a in args)
+    strict = after is None
     try:
-        key = (type(obj), name, kinds, tuple((k, type(v)) for k, v in vars(obj).items()))
+        key = (type(obj), name, kinds, strict, tuple((k, type(v)) for k, v in vars(obj).items()))
     except TypeError:                   # no __dict__ (slots, a library's object): its own class
-        key = (type(obj), name, kinds, None)
+        key = (type(obj), name, kinds, strict, None)
     if key not in _VERDICTS:
-        _VERDICTS[key] = _verdict(obj, name, list(kinds))
+        _VERDICTS[key] = _verdict(obj, name, list(kinds), strict)
     found = _VERDICTS[key]
-    if found is not None:
-        what, where = found
-        if where is not None:
-            what += f" at {where}" + (f" (`{where.text.strip()}`)" if where.text else "")
+    if found is None:
+        return
+    what, where = found
+    if where is not None:
+        what += f" at {where}" + (f" (`{where.text.strip()}`)" if where.text else "")
+    if strict:
         raise UnsupportedSyntax(
             f"`.{name}(...)` of {type(obj).__name__} is given a differentiated value, but {what}: s2s differentiates "
             f"such a call by running the method again when the derivative runs, and does not follow what it changes",
             loc, hint=_HINT)
+    raise UnsupportedSyntax(
+        f"`.{name}(...)` of {type(obj).__name__} may run after a method call given a differentiated value (line "
+        f"{after.line}), but {what}: the derivative of that call runs its method again when the derivative runs, "
+        f"and would see what this one changed", loc, hint=_HINT)
 
 
 _CONTAINERS = (list, dict, set, bytearray, np.ndarray)
@@ -128,8 +170,9 @@ _READS = {"copy", "count", "index", "get", "keys", "values", "items", "__getitem
 _ARRAY_WRITES = {"fill", "sort", "partition", "put", "itemset", "resize", "setfield", "setflags", "byteswap"}
 
 
-def _verdict(obj: Any, name: str, kinds: list) -> Any:
-    """None if s2s's reading of obj.name writes nothing and draws nothing, else (what it does, where)."""
+def _verdict(obj: Any, name: str, kinds: list, strict: bool) -> Any:
+    """None if s2s's reading of obj.name writes nothing (strict: and s2s reads it, and it draws nothing and calls no
+    method of an object known only when it runs), else (what it does, where)."""
     from .callables import as_function
     from .pipeline import lowered
     from .selfcheck import draws_random
@@ -140,7 +183,9 @@ def _verdict(obj: Any, name: str, kinds: list) -> Any:
             return "the method writes into its object", exc.loc
         if exc.message.startswith("s2s does not follow `."):       # `self.vals.append(v)`
             return "the method changes a list, set or object it holds", exc.loc
-        return f"s2s does not read the method ({exc.message})", exc.loc    # what its rule would refuse
+        if "held by an object" in exc.message:
+            return "the method writes into an array or list its object holds", exc.loc
+        return (f"s2s does not read the method ({exc.message})", exc.loc) if strict else None
     except S2SError:                    # no source (a library's method): its rule says so if it runs
         return None
     if fn.scalar_checks:                # `b = self.buf; b += x`: refused unless b is a number
@@ -148,7 +193,7 @@ def _verdict(obj: Any, name: str, kinds: list) -> Any:
         found = value_kinds(fn, kinds)
         for (value, *others), where, message in fn.scalar_checks:
             if found.get(id(value)) != "scalar" and (not others or any(found.get(id(o)) != "scalar" for o in others)):
-                return f"s2s does not read the method ({message})", where
+                return f"the method may write in place ({message})", where
     for op in walk(fn.body):
         if not isinstance(op, Op):
             continue
@@ -157,6 +202,8 @@ def _verdict(obj: Any, name: str, kinds: list) -> Any:
         if isinstance(owner, _CONTAINERS) and (method in _ARRAY_WRITES if isinstance(owner, np.ndarray)
                                                else method not in _READS):
             return f"the method changes a {type(owner).__name__} it holds (`.{method}(...)`)", op.loc
+        if not strict:
+            continue
         if draws_random([op.prim]):
             return "the method draws a random number", op.loc
         if getattr(op.prim, "_s2s_effect", False):

@@ -400,6 +400,70 @@ def test_setattr_is_refused(mode):
     assert info.value.loc.line == line_of(set_an_attribute_with_setattr, "setattr(knob")
 
 
+# ---------------------------------------------------------------- another object changing the state afterwards
+
+class Weights:
+    def __init__(self):
+        self.values = [1.0, 2.0]
+
+    def weighted(self, x):
+        return x * sum(self.values)
+
+
+class Feeder:
+    def __init__(self, weights):
+        self.weights = weights
+
+    def push(self, v):
+        self.weights.values.append(v)
+        return v
+
+
+def fed_after_the_call(x):
+    weights = Weights()
+    feeder = Feeder(weights)
+    a = weights.weighted(x)
+    feeder.push(5.0)
+    return a * a
+
+
+def fed_in_the_loop(x):
+    weights = Weights()
+    feeder = Feeder(weights)
+    total = 0.0
+    for t in range(3):
+        feeder.push(1.0)
+        total = total + weights.weighted(x) ** 2
+    return total
+
+
+def fed_before_the_call(x):
+    weights = Weights()
+    feeder = Feeder(weights)
+    feeder.push(5.0)
+    a = weights.weighted(x)
+    return a * a
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f, call, first", [
+    (fed_after_the_call, "feeder.push(5.0)", "a = weights.weighted(x)"),
+    (fed_in_the_loop, "feeder.push(1.0)", "weights.weighted(x) ** 2"),
+], ids=["after", "in_the_loop"])
+def test_a_method_of_another_object_changing_the_state_afterwards_is_refused(f, call, first, mode):
+    # the derivative of weights.weighted(x) runs it again later: with the pushed value (62.4 against 23.4)
+    with pytest.raises(S2SError) as info:
+        s2s.grad(f, mode=mode, check=False)(1.3)
+    assert f"may run after a method call given a differentiated value (line {line_of(f, first)})" in str(info.value)
+    assert "changes a list, set or object it holds" in str(info.value)
+    assert info.value.loc.line == line_of(f, call)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_method_changing_the_state_before_the_call_is_accepted(mode):
+    assert s2s.grad(fed_before_the_call, mode=mode)(1.3) == pytest.approx(central(fed_before_the_call, 1.3), rel=1e-6)
+
+
 # ---------------------------------------------------------------- accepted: methods that write nothing
 
 class Scaler:
