@@ -140,10 +140,11 @@ def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after
     from .activity import kind_of
     kinds = tuple(kind_of(a) for a in args)
     strict = after is None
+    method = getattr(type(obj), name, None)         # the class's function: a method replaced later is read anew
     try:
-        key = (type(obj), name, kinds, strict, tuple((k, type(v)) for k, v in vars(obj).items()))
+        key = (type(obj), name, method, kinds, strict, tuple((k, type(v)) for k, v in vars(obj).items()))
     except TypeError:                   # no __dict__ (slots, a library's object): its own class
-        key = (type(obj), name, kinds, strict, None)
+        key = (type(obj), name, method, kinds, strict, None)
     if key not in _VERDICTS:
         _VERDICTS[key] = _verdict(obj, name, list(kinds), strict)
     found = _VERDICTS[key]
