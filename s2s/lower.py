@@ -70,6 +70,7 @@ _VIEWS = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.e
           np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.imag, np.diagonal}
 _METHODS = {"flatten": "ravel"}
 _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
+_CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
 _MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
 _ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "real": np.real,
                "imag": np.imag}
@@ -158,6 +159,8 @@ class Lowerer:
         self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
         self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
         self.written: set[int] = set()                  # the objects (bases) those writes went into
+        self.held: set[int] = set()                     # values read from an attribute (`b = s.buf`): an object's
+                                                        # (its bases: views of it share them)
         self.scalar_checks: list = []                   # see Function.scalar_checks
         self.dependencies: list = []                    # see Function.dependencies
         self.stmts: list = []
@@ -358,6 +361,10 @@ class Lowerer:
                 raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
                                  f"follow a write through one name to the other", node,
                                  hint=f"copy it first: {name} = {name}.copy()")
+        if mine & self.held:
+            raise self.error(f"{name!r} is held by an object (read from an attribute): s2s does not follow a write "
+                             f"into it to the object", node,
+                             hint=f"copy it first ({name} = {name}.copy()) and pass the new value on, or return it")
         if len(self.call_stack) > 1 and mine & self.param_bases:
             raise self.error(f"{self.parsed.fn.__qualname__} writes into its argument {name!r}, which its caller "
                              f"would see", node, hint="return the new value instead, or write into a copy")
@@ -428,6 +435,11 @@ class Lowerer:
             self.scalar_checks.append(((current, *(held for _, held in sharing)), self.parsed.loc(node),
                                        f"{name!r} may be the same array as {sharing[0][0]!r}: `{name} "
                                        f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
+        elif mine & self.held:
+            self.scalar_checks.append(((current,), self.parsed.loc(node),
+                                       f"{name!r} may be an array an object holds (read from an attribute): `{name} "
+                                       f"{_AUGMENTED[type(node.op)]}= ...` would change it in place, which s2s does "
+                                       f"not follow to the object"))
         else:
             if len(self.call_stack) > 1 and mine & self.param_bases:
                 self.scalar_checks.append(((current,), self.parsed.loc(node),
@@ -756,14 +768,19 @@ class Lowerer:
         found, obj = self.static(node)
         if found and not _is_constant_object(obj) and not _library_owned(self.static(node.value)[1]):
             # data on the user's module or class (cfg.scale): read when the derivative runs, like a global
-            return self.op(getattr, [self.expr(node.value), Const(node.attr)], node, hint or node.attr)
+            return self.attribute(self.expr(node.value), node, hint or node.attr)
         if found:
             return Const(obj)
         base = self.expr(node.value)
         prim = _ATTRIBUTES.get(node.attr)
         if prim is not None:
             return self.op(prim, [base], node, hint)
-        return self.op(getattr, [base, Const(node.attr)], node, hint)
+        return self.attribute(base, node, hint)
+
+    def attribute(self, base: Atom, node: gast.Attribute, hint: str) -> Atom:
+        value = self.op(getattr, [base, Const(node.attr)], node, hint)
+        self.held.add(id(value))        # what an object holds: a write into it changes the object
+        return value
 
     def expr_BinOp(self, node: gast.BinOp, hint: str) -> Atom:
         left, right = self.expr(node.left), self.expr(node.right)
@@ -912,6 +929,14 @@ class Lowerer:
             raise self.error(f"s2s does not support `.{node.func.attr}()`, which changes the array in place",
                              node, hint=f"use the function that returns a new array (np.{node.func.attr} "
                                         f"for sort) and assign it")
+        if node.func.attr in _CONTAINER_WRITES:
+            # `self.vals.append(v)`, `rm.values.append(x)`, `acc.add(x)`: no array has these methods (numpy.append
+            # returns a new array), so the receiver is a list, set or object whose change s2s would not follow
+            raise self.error(f"s2s does not follow `.{node.func.attr}(...)` here: it changes a list, set or object "
+                             f"that is not a list variable of this function (an attribute, an item, an argument)",
+                             node, hint="build the list in a variable of the function (`vals = []`, then "
+                                        "`vals.append(v)`) and pass it or return it; on an object of your class, "
+                                        "return the new value from the method instead of storing it")
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
         if not callable(function):
