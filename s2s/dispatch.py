@@ -18,7 +18,7 @@ import numpy as np
 from .activity import global_is_scalar
 from .activity import _SCALAR_TYPES as _ACTIVITY_SCALARS
 from .ir import Op, walk
-from . import foreign, numba_backend, pipeline, runtime
+from . import complex_values, foreign, numba_backend, pipeline, runtime
 from .frontend import AttributeOf, ItemOf
 from .lower import clear_callee_cache
 from .pipeline import (_LOCK, Options, _bind, annotate, compiled,
@@ -77,7 +77,10 @@ _GENERATION: "weakref.WeakKeyDictionary[Callable, int]" = weakref.WeakKeyDiction
 def _global_state(owner: Callable, name: str) -> tuple:
     """What a derivative is specialized on about a global it reads: whether it is complex, and a number."""
     value = _current(owner, name)
-    return value is not _MISSING and bool(np.iscomplexobj(value)), global_is_scalar(owner, name)
+    # (complex_values.bits_of as the analysis reads it: np.iscomplexobj would make an array of a list of layers,
+    # or read a whole dataset object through its __getitem__)
+    return value is not _MISSING and bool(complex_values.bits_of(value) & complex_values.COMPLEX), \
+        global_is_scalar(owner, name)
 
 
 def stale(fn: Callable) -> bool:
