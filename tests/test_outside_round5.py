@@ -271,3 +271,22 @@ def test_a_ragged_global_list_and_a_dataset_object_are_read_as_the_code_reads_th
     got = s2s.grad(saliency, mode=mode)(x)
     np.testing.assert_allclose(got, central(saliency, x), rtol=1e-6, atol=1e-9)
     assert Rows.reads < 50              # the function's own reads (each sweep, the checking mode), not 500
+
+
+# ---- K24: a Jacobian or a vjp of a function whose output is not numbers (a forgotten return) is refused, as grad
+# refuses it (the Jacobian was zeros)
+
+def forgot_return(x):
+    y = np.sin(x)
+
+
+def returns_text(x):
+    return "abc"
+
+
+@pytest.mark.parametrize("fn", [forgot_return, returns_text])
+def test_a_jacobian_of_what_is_not_numbers_is_refused(fn):
+    with pytest.raises(s2s.NonScalarOutput, match=r"test_outside_round5.py:\d+:\d+: .* not numbers"):
+        s2s.jacobian(fn)(np.ones(3))
+    with pytest.raises(s2s.NonScalarOutput, match="not numbers"):
+        s2s.vjp(fn, np.ones(3))
