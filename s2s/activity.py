@@ -400,7 +400,7 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
 
 
 _SHAPED_BY = {runtime._unbroadcast: 1, runtime._expand: 1, runtime._fill: 1, runtime._broadcast_back: 1,
-              runtime._scatter: 0, runtime._masked: 0, runtime.zeros_like: 0,
+              runtime._scatter: 0, runtime._masked: 0, runtime._masked_tangent: 0, runtime.zeros_like: 0,
               runtime._matmul_left: 1, runtime._matmul_right: 2, runtime._dot_left: 1, runtime._dot_right: 2}
 
 

@@ -290,3 +290,47 @@ def test_a_jacobian_of_what_is_not_numbers_is_refused(fn):
         s2s.jacobian(fn)(np.ones(3))
     with pytest.raises(s2s.NonScalarOutput, match="not numbers"):
         s2s.vjp(fn, np.ones(3))
+
+
+# ---- H1: a second derivative through np.where, maximum, clip, abs or min where the adjoint is exactly 0 on the
+# branch taken (a residual exactly 0): the mask that keeps NaN out of the branch not taken dropped g_dot * local
+
+def masked_residuals(x):
+    r = np.where(x > -10.0, x - 1.0, 0.0)
+    return np.sum(r ** 2)
+
+
+def clipped_residuals(x):
+    return np.sum(np.clip(x - 1.0, -10.0, 10.0) ** 2) + np.sum(np.maximum(x - 1.0, -10.0) ** 3)
+
+
+def shifted_abs(x):
+    return np.sum(np.abs(x + 5.0) ** 2 * (x - 1.0))
+
+
+def sqrt_where_defined(x):
+    return np.sum(np.where(x > 0, np.sqrt(np.abs(x) * (x > 0) + (x <= 0) * -1.0), 0.0) * x)
+
+
+def scalar_max(x):
+    return max(x - 1.0, -10.0) ** 2
+
+
+@pytest.mark.parametrize("fn, diagonal", [(masked_residuals, lambda x: 2.0 + 0 * x),
+                                          (clipped_residuals, lambda x: 2.0 + 6.0 * (x - 1.0)),
+                                          (shifted_abs, lambda x: 6.0 * x + 18.0)])
+def test_second_derivatives_where_the_adjoint_is_zero_on_the_branch_taken(fn, diagonal):
+    x = np.array([0.0, 1.0, 2.0])                   # x = 1: the residual x - 1 is exactly 0
+    expected = np.diag(diagonal(x))
+    np.testing.assert_allclose(s2s.hessian(fn)(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(s2s.hvp(fn)(x, np.array([0.0, 1.0, 0.0])), expected[:, 1], rtol=1e-12)
+    np.testing.assert_allclose(central(lambda v: s2s.grad(fn)(v)[1], x), expected[1], rtol=1e-6, atol=1e-6)
+    assert s2s.grad(s2s.grad(scalar_max, mode="reverse"))(1.0) == pytest.approx(2.0)
+    assert s2s.grad(s2s.grad(scalar_max))(1.0) == pytest.approx(2.0)
+
+
+def test_the_branch_not_taken_still_gives_no_nan_to_second_order():
+    x = np.array([-1.0, 4.0])                       # sqrt of -1 on the branch not taken
+    H = s2s.hessian(sqrt_where_defined)(x)
+    assert np.all(np.isfinite(H))
+    np.testing.assert_allclose(H, np.diag([0.0, 0.75 / 2.0]), rtol=1e-12)     # d2/dx2 x^1.5 = 0.75 / sqrt(x)
