@@ -67,13 +67,21 @@ _COMPARE = {
 # Attributes of arrays that are functions of the array.
 # functions whose result may share memory with an argument (a view, or an item of a container)
 _VIEWS = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes,
-          np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.imag, np.diagonal}
+          np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.imag, np.diagonal,
+          # views too (or the array itself, or a list of views of it): a write into one is seen through the other
+          np.flip, np.fliplr, np.flipud, np.rot90, np.rollaxis, np.atleast_3d, np.permute_dims, np.matrix_transpose,
+          np.split, np.hsplit, np.vsplit, np.dsplit, np.array_split, np.unstack, np.broadcast_arrays,
+          np.asanyarray, np.require, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, np.diag,
+          np.trim_zeros, np.real_if_close, np.nan_to_num, np.lib.stride_tricks.sliding_window_view,
+          np.lib.stride_tricks.as_strided,
+          builtins.list, builtins.tuple}                # list(A): the rows of A, views
+_VIEWS_UNLESS_COPIED = {np.array, np.astype}          # with copy=False (or None): y itself, when they can
 _METHODS = {"flatten": "ravel"}
 _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
 _CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
 _MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
-_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "real": np.real,
-               "imag": np.imag}
+_ATTRIBUTES = {"T": np.transpose, "mT": np.matrix_transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
+               "real": np.real, "imag": np.imag}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -181,7 +189,9 @@ class Lowerer:
     def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
            n_outs: int = 1) -> Any:
         outs = [self.namer.value(hint) for _ in range(n_outs)]
-        if prim in _VIEWS:           # a view, or an item of a container: it is (part of) what it came from
+        if prim in _VIEWS or prim in _VIEWS_UNLESS_COPIED and "copy" in (kwargs or {}) and not (
+                isinstance(kwargs["copy"], Const) and kwargs["copy"].value is True):
+            # a view, or an item of a container (or `np.array(y, copy=False)`): (part of) what it came from
             shared = self.bases_of(args[0]) | self.contents_of(args[0]) if args else frozenset()
             self.bases.update((id(o), shared) for o in outs)
             if prim is operator.getitem and not (isinstance(args[1], Const) and _takes_part(args[1].value)):
@@ -276,9 +286,11 @@ class Lowerer:
         result = self.env[RETVAL]
         if result is UNDEF:
             raise self.error("the function's return value may be undefined", node)
+        shared = self.bases_of(result) | self.contents_of(result)
         return Function(node.name, params, Block(self.stmts, [result]), self.parsed.loc(node),
                         scalar_checks=self.scalar_checks,
-                        dependencies=self.dependencies + list(self.parsed.attributes.values()))
+                        dependencies=self.dependencies + list(self.parsed.attributes.values()),
+                        result_shares=tuple(i for i, p in enumerate(params) if id(p) in shared))
 
     # ---------------------------------------------------------------- statements
 
@@ -921,7 +933,12 @@ class Lowerer:
                                for values, loc, message in body.scalar_checks]
         self.dependencies += body.dependencies
         self.stmts.extend(copy.stmts)
-        return copy.results[0]
+        result = copy.results[0]
+        if body.result_shares and isinstance(result, Value):     # `def interior(u): return u[1:-1]`: a view of u
+            given = [mapping[id(body.params[i])] for i in body.result_shares]
+            self.bases[id(result)] = self.bases_of(result).union(
+                *(self.bases_of(a) | self.contents_of(a) for a in given))
+        return result
 
     def method_call(self, node: gast.Call, hint: str) -> Atom:
         """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""

@@ -334,3 +334,77 @@ def test_the_branch_not_taken_still_gives_no_nan_to_second_order():
     H = s2s.hessian(sqrt_where_defined)(x)
     assert np.all(np.isfinite(H))
     np.testing.assert_allclose(H, np.diag([0.0, 0.75 / 2.0]), rtol=1e-12)     # d2/dx2 x^1.5 = 0.75 / sqrt(x)
+
+
+# ---- H14: NumPy functions that return views (np.split, np.flip, np.rot90, .mT, np.array(copy=False), list(A))
+# and a helper returning a slice of its argument: a write through one name is refused, never lost
+
+def kick_after_split(z, dt):
+    z = z.copy()
+    q, p = np.split(z, 2)
+    z[2:] -= dt * q
+    return np.sum(p ** 2) + np.sum(q ** 2)
+
+
+def interior(u):
+    return u[1:-1]
+
+
+def scale_interior(u0, c):
+    u = u0.copy()
+    v = interior(u)
+    v *= c
+    return np.sum(u ** 2)
+
+
+def rows_scaled(A0, c):
+    A = A0.copy()
+    rows = list(A)
+    rows[0] *= c
+    return np.sum(A ** 2)
+
+
+def flipped_then_written(x, c):
+    y = x.copy()
+    v = np.flip(y)
+    y[1, 0] = c * 3.0
+    return np.sum(v ** 2) + c
+
+
+def transposed_then_written(x, c):
+    y = x.copy()
+    v = y.mT
+    y[1, 0] = c * 3.0
+    return np.sum(v ** 2) + c
+
+
+def not_copied_then_written(x, c):
+    y = x.copy()
+    v = np.array(y, copy=False)
+    y[1, 0] = c * 3.0
+    return np.sum(v ** 2) + c
+
+
+def split_read_only(z, dt):                     # views only read: right, not refused
+    q, p = np.split(z, 2)
+    return np.sum(np.flip(p) ** 2 * dt) + np.sum(interior(q) ** 3)
+
+
+@pytest.mark.parametrize("fn, first", [(kick_after_split, np.array([1.0, 0.5, 0.2, -0.3])),
+                                       (scale_interior, np.array([1.0, 0.5, 0.2, -0.3])),
+                                       (rows_scaled, np.array([[1.0, 2.0], [3.0, 4.0]])),
+                                       (flipped_then_written, np.array([[1.0, 2.0], [3.0, 4.0]])),
+                                       (transposed_then_written, np.array([[1.0, 2.0], [3.0, 4.0]])),
+                                       (not_copied_then_written, np.array([[1.0, 2.0], [3.0, 4.0]]))])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_write_seen_through_a_view_is_refused(fn, first, mode):
+    with pytest.raises(s2s.S2SError, match=r"test_outside_round5.py:\d+:\d+: .*(share memory|view|same array)"):
+        s2s.grad(fn, wrt=1, mode=mode, check=False)(first, 0.7)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_views_only_read_are_differentiated(mode):
+    z = np.array([1.0, 0.5, 0.2, -0.3, 0.8, 1.1])
+    got = s2s.grad(split_read_only, wrt=(0, 1), mode=mode)(z, 0.7)
+    np.testing.assert_allclose(got[0], central(lambda v: split_read_only(v, 0.7), z), rtol=1e-6, atol=1e-9)
+    assert got[1] == pytest.approx(central(lambda d: split_read_only(z, d), 0.7), rel=1e-6)
