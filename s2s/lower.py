@@ -235,6 +235,10 @@ class Lowerer:
                 outs.append(out)
                 self.bases[id(out)] = self.bases_of(a) | self.bases_of(b)
                 self.contents[id(out)] = self.contents_of(a) | self.contents_of(b)
+                if all(isinstance(v, Const) or id(v) in self.item_reads for v in (a, b)) \
+                        and not (isinstance(a, Const) and isinstance(b, Const)):
+                    # `left = u[i - 1] if i > 0 else 0.0`: a part read from u, or a constant (checked when it runs)
+                    self.item_reads[id(out)] = out
                 self.env[name] = out
         self.stmts.append(If(cond, Block(then_stmts, then_res), Block(else_stmts, else_res), outs,
                              self.parsed.loc(node)))

@@ -408,3 +408,38 @@ def test_views_only_read_are_differentiated(mode):
     got = s2s.grad(split_read_only, wrt=(0, 1), mode=mode)(z, 0.7)
     np.testing.assert_allclose(got[0], central(lambda v: split_read_only(v, 0.7), z), rtol=1e-6, atol=1e-9)
     assert got[1] == pytest.approx(central(lambda d: split_read_only(z, d), 0.7), rel=1e-6)
+
+
+# ---- K13/H5: an element read under a condition (`left = u[i - 1] if i > 0 else 0.0`) is a number read from u,
+# as a plain `left = u[i - 1]` is: a Gauss-Seidel sweep is differentiated (a row of a 2-D array: refused when run)
+
+def gauss_seidel(b, k):
+    u = np.zeros_like(b)
+    n = b.shape[0]
+    for sweep in range(3):
+        for i in range(n):
+            left = u[i - 1] if i > 0 else 0.0
+            if i < n - 1:
+                right = u[i + 1]
+            else:
+                right = 0.0
+            u[i] = (b[i] + left + right) / (2.0 + k)
+    return np.sum(u ** 2)
+
+
+def rows_gauss_seidel(B, k):
+    U = np.zeros_like(B)
+    for i in range(B.shape[0]):
+        above = U[i - 1] if i > 0 else 0.0
+        U[i] = (B[i] + above) / (2.0 + k)
+    return np.sum(U ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_conditional_element_read_before_a_write(mode):
+    b = np.array([0.3, -0.4, 1.1, 0.7, 0.2])
+    db, dk = s2s.grad(gauss_seidel, wrt=(0, 1), mode=mode)(b, 0.5)
+    np.testing.assert_allclose(db, central(lambda v: gauss_seidel(v, 0.5), b), rtol=1e-6, atol=1e-9)
+    assert dk == pytest.approx(central(lambda k: gauss_seidel(b, k), 0.5), rel=1e-6)
+    with pytest.raises(s2s.RefusedWhenRun, match="above"):
+        s2s.grad(rows_gauss_seidel, wrt=1, mode=mode)(np.ones((3, 2)), 0.5)
