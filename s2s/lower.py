@@ -757,6 +757,13 @@ class Lowerer:
         if name in self.local_names:
             value = self.env.get(name, UNDEF)
             if value is UNDEF:
+                if self.resolve_free(name)[0]:          # `RUNNING[:] = ...`, `STATS["calls"] += 1` on a global
+                    raise self.error(f"{name!r} is a variable outside the function (a global or an enclosing "
+                                     f"function's) that this function writes into; s2s does not follow a write "
+                                     f"into data outside the differentiated function", node,
+                                     hint=f"return the new value instead (`return loss, new_{name.lower()}`, with "
+                                          f"has_aux=True) and store it after the call, or copy it into a local "
+                                          f"variable first")
                 raise self.error(f"variable {name!r} may be used before it is assigned", node, cls=S2SError,
                                  hint="assign it on every path before this line")
             return value

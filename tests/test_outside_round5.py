@@ -443,3 +443,30 @@ def test_a_conditional_element_read_before_a_write(mode):
     assert dk == pytest.approx(central(lambda k: gauss_seidel(b, k), 0.5), rel=1e-6)
     with pytest.raises(s2s.RefusedWhenRun, match="above"):
         s2s.grad(rows_gauss_seidel, wrt=1, mode=mode)(np.ones((3, 2)), 0.5)
+
+
+# ---- K5/H12: a write into a global (running statistics, a call counter) is refused as what it is, not as a
+# variable "used before it is assigned" (whose hint, a local assignment, would silently stop the update)
+
+RUNNING = np.zeros(3)
+STATS = {"calls": 0}
+
+
+def batch_norm_train(x, g):
+    m = x.mean(axis=0)
+    RUNNING[:] = 0.9 * RUNNING + 0.1 * m
+    return np.sum(g * (x - m) ** 2)
+
+
+def counted(x):
+    STATS["calls"] += 1
+    return x ** 2
+
+
+@pytest.mark.parametrize("fn, args", [(batch_norm_train, (np.arange(12.0).reshape(4, 3), np.ones(3))),
+                                      (counted, (3.0,))])
+def test_a_write_into_a_global_is_refused_as_one(fn, args):
+    with pytest.raises(s2s.S2SError, match=r"test_outside_round5.py:\d+:\d+: '(RUNNING|STATS)' is a variable "
+                                           r"outside the function") as info:
+        s2s.grad(fn, wrt=len(args) - 1)(*args)
+    assert "has_aux" in info.value.hint
