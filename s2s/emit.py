@@ -238,19 +238,21 @@ class _Emitter:
         """A global or closure variable of owner, read live: a bare name in the root function's own
         namespace, else through the owner's module or closure cell."""
         code = getattr(owner, "__code__", None)
+        helper = name in _helper_names()        # `_expand = 2.0` in the user's module: not the helper of that name
         if code is not None and name in code.co_freevars:
-            if owner is self.root:
+            if owner is self.root and not helper:
                 self.reads_user_names = True
                 return st.name(name)
             cell = owner.__closure__[code.co_freevars.index(name)]
             return st.attribute(self.reference_named(cell, f"{name}_cell"), "cell_contents")
-        if self.root is None or getattr(owner, "__globals__", None) is self.root.__globals__:
+        if not helper and (self.root is None or getattr(owner, "__globals__", None) is self.root.__globals__):
             self.reads_user_names = True
             return st.name(name)
         module = sys.modules.get(owner.__module__)
         return st.attribute(self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), name)
 
     def reference_named(self, obj: Any, base: str) -> st.Expr:
+        base = f"{base}_" if base in _helper_names() else base
         for k in range(1000):
             candidate = base if k == 0 else f"{base}_{k}"
             if self.bindings.get(candidate, obj) is obj:
@@ -618,3 +620,14 @@ def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any 
     if standalone:
         return emitter.standalone(emitted)
     return emitted
+
+
+_HELPER_NAMES: list = [0, set()]      # how many helpers were registered when the names were taken, the names
+
+
+def _helper_names() -> set[str]:
+    """The names of the helpers a generated module may define (runtime's, and rules' registered later)."""
+    if _HELPER_NAMES[0] != len(runtime.EMITTED_HELPERS):
+        _HELPER_NAMES[:] = [len(runtime.EMITTED_HELPERS),
+                            {getattr(f, "__name__", "") for f in runtime.EMITTED_HELPERS}]
+    return _HELPER_NAMES[1]

@@ -470,3 +470,20 @@ def test_a_write_into_a_global_is_refused_as_one(fn, args):
                                            r"outside the function") as info:
         s2s.grad(fn, wrt=len(args) - 1)(*args)
     assert "has_aux" in info.value.hint
+
+
+# ---- K21: a module-level value named like a helper the generated code defines is read as the user's value
+
+_broadcast_back = np.array([1.0, 2.0, 3.0])
+_expand = 2.0
+
+
+def weighted_by_private_names(x):
+    return np.sum(np.tanh(x) * _broadcast_back) + np.sum(np.tanh(x) * _expand)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_global_named_like_a_helper(mode):
+    x = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose(s2s.grad(weighted_by_private_names, mode=mode)(x),
+                               (1 - np.tanh(x) ** 2) * (np.array([1.0, 2.0, 3.0]) + 2.0), rtol=1e-12)
