@@ -120,5 +120,6 @@ def compare(function_name: str, original: Callable, args: tuple, computed: Calla
     if where:
         raise ReadingMismatch(
             f"s2s's reading of {function_name} differs from Python's: {where}",
-            hint="this is a bug in s2s; please report the function. Without check=True (and S2S_CHECK=1) "
-                 "s2s returns its result unchecked")
+            hint="unless the function's value changes from call to call (it advances an iterator or a counter "
+                 "it keeps, `next(STEP)`, or changes state it reads), this is a bug in s2s: please report the "
+                 "function. Without check=True (and S2S_CHECK=1) s2s returns its result unchecked")
