@@ -142,6 +142,10 @@ class Function:
     dependencies: list = field(default_factory=list)
     # the parameters its result may share memory with (`return a[1:]`): what an inlined call's result is a view of
     result_shares: tuple = ()
+    # the parameters it writes into (`F[i] = ...`), whose last values follow the result in body.results
+    param_writes: tuple = ()
+    # where it (or what it inlines) first writes into an array or list one of its parameters holds, or None
+    writes_arguments: Any = None
 
 
 # ---------------------------------------------------------------- traversal

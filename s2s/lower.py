@@ -166,6 +166,13 @@ class Lowerer:
         self.item_reads: dict[int, Value] = {}  # values read as x[i] with no slice: numbers (copies) or views
         self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
         self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
+        # a helper writing into an array it is given (`F[i] = ...` on its parameter F, Numba style): the names of
+        # those parameters, with the first write's place; and the values that are the parameter's object itself
+        # (it, and what writes into it made): the caller's variable follows the last one (inline_call)
+        self.param_writes: dict[str, Any] = {}
+        self.param_versions: set[int] = set()
+        self.argument_write: Any = None         # where a parameter's array is first written into (Function)
+        self.inlined_write: Any = None          # while follow_write runs: where the helper wrote
         self.written: set[int] = set()                  # the objects (bases) those writes went into
         self.held: set[int] = set()                     # values read from an attribute (`b = s.buf`): an object's
                                                         # (its bases: views of it share them)
@@ -201,6 +208,8 @@ class Lowerer:
             held = frozenset().union(*(self.bases_of(a) | self.contents_of(a) for a in items))
             self.contents.update((id(o), held) for o in outs)
         elif prim in (runtime.list_append, runtime.setitem):      # the same object, written into
+            if args and isinstance(args[0], Value) and id(args[0]) in self.param_versions:
+                self.param_versions.update(id(o) for o in outs)
             item = args[-1]
             held = self.contents_of(args[0]) | self.bases_of(item) | self.contents_of(item)
             self.bases.update((id(o), self.bases_of(args[0])) for o in outs)
@@ -235,6 +244,8 @@ class Lowerer:
                 outs.append(out)
                 self.bases[id(out)] = self.bases_of(a) | self.bases_of(b)
                 self.contents[id(out)] = self.contents_of(a) | self.contents_of(b)
+                if id(a) in self.param_versions and id(b) in self.param_versions:
+                    self.param_versions.add(id(out))
                 if all(isinstance(v, Const) or id(v) in self.item_reads for v in (a, b)) \
                         and not (isinstance(a, Const) and isinstance(b, Const)):
                     # `left = u[i - 1] if i > 0 else 0.0`: a part read from u, or a constant (checked when it runs)
@@ -284,6 +295,7 @@ class Lowerer:
             params.append(v)
             self.env[arg.id] = self.env[f"$param:{arg.id}"] = v
         self.param_bases = frozenset(id(p) for p in params)
+        self.param_versions = {id(p) for p in params}
         self.env[RET], self.env[RETVAL] = FALSE, Const(None)
         self.env[BRK] = self.env[CONT] = FALSE       # flags are always bound, so branches join them
         self.block(node.body)
@@ -291,10 +303,21 @@ class Lowerer:
         if result is UNDEF:
             raise self.error("the function's return value may be undefined", node)
         shared = self.bases_of(result) | self.contents_of(result)
-        return Function(node.name, params, Block(self.stmts, [result]), self.parsed.loc(node),
+        written, finals = [], []
+        for name, place in self.param_writes.items():
+            final = self.env.get(name, UNDEF)
+            if not isinstance(final, Value) or id(final) not in self.param_versions:
+                raise self.error(f"{self.parsed.fn.__qualname__} writes into its argument {name!r}, which its "
+                                 f"caller would see, and then binds {name!r} to another value", place,
+                                 hint="return the array it fills instead, or write into a copy")
+            written.append(node.args.args.index(next(a for a in node.args.args if a.id == name)))
+            finals.append(final)
+        return Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
                         scalar_checks=self.scalar_checks,
                         dependencies=self.dependencies + list(self.parsed.attributes.values()),
-                        result_shares=tuple(i for i, p in enumerate(params) if id(p) in shared))
+                        result_shares=tuple(i for i, p in enumerate(params) if id(p) in shared),
+                        param_writes=tuple(written),
+                        writes_arguments=self.argument_write if self.written & self.param_bases else None)
 
     # ---------------------------------------------------------------- statements
 
@@ -382,10 +405,16 @@ class Lowerer:
                              f"into it to the object", node,
                              hint=f"copy it first ({name} = {name}.copy()) and pass the new value on, or return it")
         if len(self.call_stack) > 1 and mine & self.param_bases:
-            raise self.error(f"{self.parsed.fn.__qualname__} writes into its argument {name!r}, which its caller "
-                             f"would see", node, hint="return the new value instead, or write into a copy")
+            param = self.env.get(f"$param:{name}")
+            if not (isinstance(param, Value) and id(value) in self.param_versions
+                    and mine & self.param_bases == {id(param)}):
+                raise self.error(f"{self.parsed.fn.__qualname__} writes into its argument {name!r}, which its "
+                                 f"caller would see", node, hint="return the new value instead, or write into a copy")
+            self.param_writes.setdefault(name, node)     # `F[i] = ...` on its parameter F: the caller's F follows
         self.writes.add(name)
         self.written |= mine
+        if mine & self.param_bases and self.argument_write is None:
+            self.argument_write = self.inlined_write or self.parsed.loc(node)
         return value
 
     def stmt_Assign(self, node: gast.Assign) -> None:
@@ -525,6 +554,8 @@ class Lowerer:
 
     def carry_bases(self, carried: list[Value], inits: list[Atom]) -> None:
         for c, i in zip(carried, inits):
+            if id(i) in self.param_versions:        # checked at the function's end: its last value must be one too
+                self.param_versions.add(id(c))
             self.bases[id(c)] = self.bases_of(i) | {id(c)}
             self.contents[id(c)] = self.contents_of(i)
             if isinstance(i, Value) and id(i) in self.item_reads:
@@ -539,6 +570,9 @@ class Lowerer:
         into a new object made in the iteration (`v = u.copy()` then `v[i] = ...`, a Jacobi sweep) is not
         into the carried one, and needs nothing."""
         made = {id(v) for stmt in walk(Block(body, [])) for v in stmt_defs(stmt)}     # new in the iteration
+        for c, r, o in zip(carried, results, outs):
+            if id(c) in self.param_versions and id(r) in self.param_versions:   # a parameter's array, written into
+                self.param_versions.add(id(o))
         for name, c, r, o in zip(names, carried, results, outs):
             extra = self.bases_of(r) - self.bases_of(c) - ({id(r)} if id(r) in made else set())
             if extra and id(c) in self.written and not name.startswith("$"):
@@ -945,11 +979,34 @@ class Lowerer:
         self.dependencies += body.dependencies
         self.stmts.extend(copy.stmts)
         result = copy.results[0]
+        for i, final in zip(body.param_writes, copy.results[1:]):
+            self.follow_write(body.params[i].name, mapping[id(body.params[i])], final, callee, node,
+                              body.writes_arguments)
         if body.result_shares and isinstance(result, Value):     # `def interior(u): return u[1:-1]`: a view of u
             given = [mapping[id(body.params[i])] for i in body.result_shares]
             self.bases[id(result)] = self.bases_of(result).union(
                 *(self.bases_of(a) | self.contents_of(a) for a in given))
         return result
+
+    def follow_write(self, param: str, given: Atom, final: Atom, callee: Any, node: Any, written_at: Any) -> None:
+        """A helper wrote into the array given as its parameter param (`compute_forces(x, k, F)` filling F): the
+        caller's variable that holds it is bound to the array as the helper left it, as Python's would show it."""
+        names = [n for n, v in self.env.items() if v is given and not n.startswith("$")]
+        if not isinstance(given, Value) or len(names) != 1:
+            shown = "an array that is not a variable of the caller (a global, or an item)" if not names else \
+                f"an array that {' and '.join(repr(n) for n in names)} name"
+            raise self.error(f"{callee.__qualname__} writes into its argument {param!r}, {shown}; s2s follows such "
+                             f"a write only into one local variable of the caller", node,
+                             hint=f"pass a local array (`F = np.zeros_like(x)` then the call), or return the new value")
+        name = names[0]
+        self.inlined_write = written_at
+        self.writable(name, node)           # the caller's own checks: views and aliases of it, its own parameters
+        self.inlined_write = None
+        if id(given) in self.param_versions:
+            self.param_versions.add(id(final))
+        self.bases[id(final)] = self.bases_of(given)
+        self.contents[id(final)] = self.contents_of(given)
+        self.env[name] = final
 
     def method_call(self, node: gast.Call, hint: str) -> Atom:
         """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""

@@ -189,6 +189,8 @@ def _verdict(obj: Any, name: str, kinds: list, strict: bool) -> Any:
         return (f"s2s does not read the method ({exc.message})", exc.loc) if strict else None
     except S2SError:                    # no source (a library's method): its rule says so if it runs
         return None
+    if fn.writes_arguments:             # `items.append(x)` on a list it is given: a run-time call's vjp misses it
+        return "the method writes into an argument it is given", fn.writes_arguments
     if fn.scalar_checks:                # `b = self.buf; b += x`: refused unless b is a number
         from .activity import value_kinds
         found = value_kinds(fn, kinds)

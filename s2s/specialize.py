@@ -43,6 +43,9 @@ class _Specializer:
         self.env: dict[int, Abstract] = {id(p): a for p, a in zip(fn.params, params) if a is not None}
         self.stacks: dict[int, Any] = {}
         self.alias: dict[int, Atom] = {}
+        # the values self.alias (and self.env) name by id, kept alive for as long as this pass runs: a value
+        # the pass drops and frees would hand its id to a new one (self.new), which would then read as its alias
+        self.kept: list[Value] = []
         self.count = 0
         self.changed = False        # whether a rewrite changed the function (values aliased: self.alias)
         # what a loop's adjoint arrays need (accumulate_in_place), of the function as given: none without a loop
@@ -233,6 +236,7 @@ class _Specializer:
         rewritten = None if mode == "none" else self.rewrite(op, mode)
         if isinstance(rewritten, (Value, Const)):
             self.alias[id(op.outs[0])] = rewritten
+            self.kept.append(op.outs[0])
             return []
         ops = rewritten or [op]
         for new in ops:
@@ -524,6 +528,7 @@ class _Containers:
         if op.kwargs:
             return None
         out = op.outs[0]
+        self.s.kept.append(out)     # named by id in self.sparse or self.s.alias below (see _Specializer.kept)
         if prim is runtime._zeros_like_tree and isinstance(self.s.full(args[0]), Items):
             self.sparse[id(out)] = _Sparse(args[0], self.s.full(args[0]), {}, True)
             return []

@@ -258,7 +258,7 @@ WRITES = [
      "changes a list, set or object it holds"),
     (buffer_accumulates, (), "buffer.accumulate(x) *", "`.accumulate(...)` of Buffer", "an array an object holds"),
     (method_appends_to_its_argument, (), "collector.add_to(items, x * 2)", "`.add_to(...)` of Collector",
-     "writes into its argument 'items'"),
+     "writes into an argument it is given at "),
     (noisy_layer, (), "layer.forward(x) +", "`.forward(...)` of Noisy", "draws a random number"),
 ]
 

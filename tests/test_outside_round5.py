@@ -487,3 +487,76 @@ def test_a_global_named_like_a_helper(mode):
     x = np.array([0.3, -0.2, 0.5])
     np.testing.assert_allclose(s2s.grad(weighted_by_private_names, mode=mode)(x),
                                (1 - np.tanh(x) ** 2) * (np.array([1.0, 2.0, 3.0]) + 2.0), rtol=1e-12)
+
+
+# ---- H4: a helper that fills an array it is given (Numba style: `compute_forces(x, k, F)`), returning it or
+# not: the caller's variable follows the write, as Python shows it
+
+def compute_forces(x, k, F):
+    for i in range(x.shape[0]):
+        F[i] = -k * x[i] ** 3
+    return F
+
+
+def add_springs(x, k, F):
+    for i in range(1, x.shape[0]):
+        f = k * (x[i] - x[i - 1])
+        F[i - 1] += f
+        F[i] -= f
+
+
+def fill_both(x, k, F):
+    compute_forces(x, k, F)          # a helper passing its own parameter on
+    add_springs(x, k, F)
+
+
+def energy_filled(x, k):
+    F = np.zeros_like(x)
+    F = compute_forces(x, k, F)
+    return np.sum(F * F)
+
+
+def energy_added(x, k):
+    F = np.zeros_like(x)
+    fill_both(x, k, F)
+    return np.sum(F * F) + np.sum(F * x)
+
+
+def energy_alias_kept(x, k):
+    F = np.zeros_like(x)
+    G = F
+    add_springs(x, k, F)
+    return np.sum(G * G)
+
+
+def energy_into_global(x, k):
+    add_springs(x, k, RUNNING)
+    return np.sum(x)
+
+
+def shifted_write(x, k, F):
+    F = F[1:]
+    F[0] = k * x[0]
+
+
+def energy_shifted(x, k):
+    F = np.zeros_like(x)
+    shifted_write(x, k, F)
+    return np.sum(F * F)
+
+
+@pytest.mark.parametrize("fn", [energy_filled, energy_added])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_helper_filling_an_array_it_is_given(fn, mode):
+    x = np.array([0.5, -0.3, 1.0, 0.2])
+    dx, dk = s2s.grad(fn, wrt=(0, 1), mode=mode)(x, 1.5)
+    np.testing.assert_allclose(dx, central(lambda v: fn(v, 1.5), x), rtol=1e-6, atol=1e-9)
+    assert dk == pytest.approx(central(lambda k: fn(x, k), 1.5), rel=1e-6)
+
+
+@pytest.mark.parametrize("fn, message", [(energy_alias_kept, "an array that 'F' and 'G' name"),
+                                         (energy_into_global, "not a variable of the caller"),
+                                         (energy_shifted, "writes into its argument 'F'")])
+def test_a_helper_write_the_caller_would_not_see_as_one_array_is_refused(fn, message):
+    with pytest.raises(s2s.S2SError, match=message):
+        s2s.grad(fn, wrt=1)(np.array([0.5, -0.3, 1.0]), 1.5)
