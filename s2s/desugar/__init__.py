@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
-            closures.rewrite, containers.rewrite, objects.refuse_extremum_of_tuples, comprehensions.rewrite,
+            closures.rewrite, containers.rewrite, comprehensions.rewrite,
             reversed_items.rewrite, chained_writes.rewrite, reductions.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)

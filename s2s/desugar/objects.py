@@ -186,24 +186,6 @@ def _made_from_a_class(ctx: Context, node: Any) -> bool:
     return node.id in made
 
 
-def refuse_extremum_of_tuples(ctx: Context) -> None:
-    """`min((cost(x), x) for x in xs)` (the argmin-with-payload idiom): the rules of the builtin min and max compare
-    numbers, so the tuples are refused (before comprehensions are rewritten), with the rewrite (the generated code
-    crashed with a TypeError)."""
-    for node in gast.walk(ctx.node):
-        if not isinstance(node, gast.Call) or len(node.args) != 1 or node.keywords \
-                or not isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp)) \
-                or not isinstance(node.args[0].elt, (gast.Tuple, gast.List)):
-            continue
-        found, fn = ctx.static(node.func)
-        if not found or (fn is not builtins.min and fn is not builtins.max):
-            continue
-        name = fn.__name__
-        raise ctx.error(f"s2s does not differentiate {name}() of tuples (compared item by item)", node,
-                        hint=f"compute the keys, find the position with np.arg{name} (or a loop), and take the "
-                             f"item there: i = int(np.arg{name}(keys)); best = items[i]")
-
-
 def _super_method(ctx: Context, func: Any) -> tuple | None:
     """`super().forward` in a method of an object known now: the method the class's parent gives, bound to
     that object (Python finds the class in the method's `__class__` cell)."""
