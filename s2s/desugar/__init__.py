@@ -11,6 +11,9 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
   inactive context managers become calls that run as Python runs them;
 - `odeint_closures`: the variables odeint's right-hand side reads passed through its `args=`;
+- `keyed_extrema`: `max(xs, key=f)` / `min(xs, key=f)` as the loop Python runs;
+- `partials`: a `functools.partial` made in the function and only called: calls of the function it wraps;
+- `function_tables`: loops over a dict of functions unrolled, `D[key](x)` as a chain of ifs over its keys;
 - `closures`: nested `def` and `lambda` become functions of their own (lifted,
   their free variables passed as arguments at each call); `map` a loop;
 - `comprehensions`: list comprehensions and generator expressions become the
@@ -35,8 +38,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable
 
-from . import (chained_writes, closures, comprehensions, containers, imports, loop_else, objects, odeint_closures,
-               reductions, reversed_items, signature, statements)
+from . import (chained_writes, closures, comprehensions, containers, function_tables, imports, keyed_extrema, loop_else,
+               objects, odeint_closures, partials, reductions, reversed_items, signature, statements)
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -45,8 +48,8 @@ if TYPE_CHECKING:
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
-            closures.rewrite, containers.rewrite, comprehensions.rewrite,
-            reversed_items.rewrite, chained_writes.rewrite, reductions.rewrite, objects.rewrite)
+            keyed_extrema.rewrite, partials.rewrite, function_tables.rewrite, closures.rewrite, containers.rewrite,
+            comprehensions.rewrite, reversed_items.rewrite, chained_writes.rewrite, reductions.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)
