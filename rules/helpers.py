@@ -545,6 +545,15 @@ def _sorted_like(t, items, key=None, reverse=False):
     return [t[i] for i in _sorted_order(items, key, reverse)]
 
 
+def _unlisted(g, items):
+    """The adjoint of list(items) or tuple(items): a list's (a tuple's) is the list of adjoints itself, an array's
+    the array of its rows' adjoints (0.0 for a row without one)."""
+    if isinstance(items, np.ndarray) or _foreign(items):
+        rows = [np.broadcast_to(r, np.shape(items)[1:]) for r in g]
+        return np.stack(rows).astype(np.result_type(items, np.float32), copy=False) if rows else np.zeros_like(items)
+    return list(g)
+
+
 def _gradient_stencil(n, spacing=None, edge_order=1):
     """numpy.gradient along an axis of length n as a stencil: output i is the sum over k of
     weights[i, k] * f[index[i, k]]. spacing: None (1), a number, or the coordinates of the n points

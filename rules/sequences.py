@@ -3,10 +3,13 @@
 A list's adjoint is a list of its items' adjoints (0.0 for none): the adjoint of a concatenation is split
 by position, that of a repetition is the sum of its copies' adjoints.
 """
+import builtins
+
 import numpy as np
 
 from s2s import runtime
 from s2s.registry import adjoint, linear, nondifferentiable, tangent
+from s2s.rules.helpers import _unlisted
 from s2s.runtime import _head, _joined, _sum_copies, _tail, _zeros_like_tree
 
 
@@ -26,6 +29,16 @@ def concat_tangent(t, ans, a, b):
 
 
 linear(runtime.repeat)
+
+
+# ---- list(xs), tuple(xs) of a tuple, a list or an array: the same items (an array's rows)
+
+@adjoint(builtins.list, builtins.tuple)
+def listed(g, ans, items):
+    return _unlisted(g, items)
+
+
+linear(builtins.list, builtins.tuple)
 
 
 # ---- np.r_[...] and np.c_[...]: their items reshaped, then concatenated (s2s/sequences.py)

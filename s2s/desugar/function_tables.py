@@ -40,13 +40,21 @@ class KeysOf:
         return True
 
 
-def _table(ctx: Context, node: Any) -> dict | None:
-    """The dict of functions node names now (keys strings or integers, values callables), watched; else None."""
+def _known_table(ctx: Context, node: Any) -> dict | None:
+    """The dict of functions node names now (keys strings or integers, values callables), else None."""
     if not isinstance(node, (gast.Name, gast.Attribute)):
         return None
     found, table = ctx.static(node)
     if not (found and type(table) is dict and table and all(type(k) in (str, int) for k in table)
             and all(callable(v) and not isinstance(v, type) for v in table.values())):
+        return None
+    return table
+
+
+def _table(ctx: Context, node: Any) -> dict | None:
+    """_known_table(ctx, node), its keys watched from now on."""
+    table = _known_table(ctx, node)
+    if table is None:
         return None
     dependency = (id(table), "keys")
     if dependency not in ctx.parsed.attributes:
@@ -138,8 +146,13 @@ def _dispatch(ctx: Context, node: Any, pre: list) -> Any:
 
 
 def applies(ctx: Context) -> bool:
-    """A loop over a dict's items, values or keys, or a call of a dict's item, occurs."""
-    return bool(ctx.loops) or ctx.any_call(lambda call: isinstance(call.func, gast.Subscript))
+    """A loop over a dict's items, values or keys, or over a dict of functions, or a call of an item, occurs."""
+    def over_table(loop: Any) -> bool:
+        it = loop.iter
+        return isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and \
+            it.func.attr in ("items", "values", "keys") or _known_table(ctx, it) is not None
+    return any(isinstance(loop, gast.For) and over_table(loop) for loop in ctx.loops) or ctx.any_call(
+        lambda call: isinstance(call.func, gast.Subscript))
 
 
 def rewrite(ctx: Context) -> None:

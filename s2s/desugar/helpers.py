@@ -59,6 +59,11 @@ def keys_of(table: Any) -> list:
     return list(table)
 
 
+def zip_length(rows: Any) -> int:
+    """How many tuples zip(*rows) gives: the length of the shortest row (none without rows)."""
+    return min((len(row) for row in rows), default=0)
+
+
 def list_insert(items: list, index: int, item: Any) -> list:
     """`items.insert(index, item)` as a new list (the desugared code assigns it back)."""
     out = list(items)
@@ -94,4 +99,4 @@ def live(obj: Any) -> Any:
 
 # Declared without derivative (and so pure: dropped when unused): only what computes a value. The others are
 # kept where they are, and refused by the transform if given an active value (call_method, list_insert).
-registry.nondifferentiable(format_string, keys_of, element_index)
+registry.nondifferentiable(format_string, keys_of, element_index, zip_length)
