@@ -13,12 +13,12 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `odeint_closures`: the variables odeint's right-hand side reads passed through its `args=`;
 - `keyed_extrema`: `max(xs, key=f)` / `min(xs, key=f)` as the loop Python runs;
 - `partials`: a `functools.partial` made in the function and only called: calls of the function it wraps;
-- `function_tables`: loops over a dict of functions unrolled, `D[key](x)` as a chain of ifs over its keys;
 - `closures`: nested `def` and `lambda` become functions of their own (lifted,
   their free variables passed as arguments at each call); `map` a loop;
 - `comprehensions`: list comprehensions and generator expressions become the
   loops they are;
 - `containers`: `dict.items/values/keys/get`, `list.extend/insert`;
+- `function_tables`: loops over a dict of functions unrolled, `D[key](x)` as a chain of ifs over its keys;
 - `reversed_items`: `reversed(xs)` of a list, tuple or array as `xs[::-1]`;
 - `zips`: `for p in zip(...)`, a zip of zips, `zip(*rows)` (a transpose), a zip given to list or sorted;
 - `chained_writes`: `B[i][j] = v` on a NumPy array as `B[i, j] = v` (checked when it runs);
@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
-            keyed_extrema.rewrite, partials.rewrite, function_tables.rewrite, closures.rewrite, containers.rewrite,
-            comprehensions.rewrite, reversed_items.rewrite, zips.rewrite, chained_writes.rewrite, reductions.rewrite,
+            keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
+            function_tables.rewrite, reversed_items.rewrite, zips.rewrite, chained_writes.rewrite, reductions.rewrite,
             objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)

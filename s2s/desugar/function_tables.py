@@ -12,7 +12,8 @@
 Each `LOSSES["mse"]` is then a function read from a dict by a known key (Context.static): named statically and
 watched, as the dict's keys are (`KeysOf`): a function replaced, or a key added or removed, makes the derivative
 anew. Keys must be strings or integers; a loop with `break` or `continue`, or whose variables its body
-rebinds, is left as it is. Runs before `closures` and `containers` (which would read the loop as keys).
+rebinds, is left as it is. Runs after `comprehensions` (`sum(fn(x) for fn in LOSSES.values())` is a loop then);
+`containers` leaves dicts of functions to it.
 """
 from __future__ import annotations
 
@@ -49,6 +50,11 @@ def _known_table(ctx: Context, node: Any) -> dict | None:
             and all(callable(v) and not isinstance(v, type) for v in table.values())):
         return None
     return table
+
+
+def is_table(ctx: Context, node: Any) -> bool:
+    """Whether node names a dict of functions now (its loops are this rewrite's)."""
+    return _known_table(ctx, node) is not None
 
 
 def _table(ctx: Context, node: Any) -> dict | None:
