@@ -39,9 +39,6 @@ _ARRAY_FIRST = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.v
                 np.transpose, np.trace}
 
 
-_EXTREMA = (builtins.max, builtins.min)
-
-
 def _sequence(kind) -> bool:
     return is_container(kind) and kind[0] in ("tuple", "list", "list*")
 
@@ -106,7 +103,8 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
     for stmt in list(walk(fn.body)):
         if not isinstance(stmt, Op):
             continue
-        if stmt.prim is not operator.getitem and stmt.prim is not runtime.setitem and stmt.prim not in _EXTREMA and not any(
+        extremum = stmt.prim is builtins.max or stmt.prim is builtins.min
+        if stmt.prim is not operator.getitem and stmt.prim is not runtime.setitem and not extremum and not any(
                 id(a) in sequences_held if isinstance(a, Value) else isinstance(a, Const) and _sequence(
                     const_kind(a.value)) for a in stmt.args):
             continue                  # no tuple or list among its operands: nothing below applies
@@ -144,7 +142,7 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
                                     hint="build a new list: xs = xs[:i] + [...] + xs[j:]")
         arg_kinds = [_kind(a, kinds) for a in stmt.args]
         sequences = [_sequence(k) for k in arg_kinds]
-        if stmt.prim in _EXTREMA and len(stmt.args) == 2 and not stmt.kwargs and any(
+        if extremum and len(stmt.args) == 2 and not stmt.kwargs and any(
                 k not in NUMERIC for k in arg_kinds):      # tuples, or items s2s cannot tell are numbers
             _extremum_of_sequences(fn, stmt, namer)
             changed = True

@@ -185,8 +185,14 @@ def largest_magnitude(v):
     return max(v, key=abs) * 2.0 + min(v[0], v[1], key=abs) + max((a for a in v if a > 5.0), key=abs, default=0.0)
 
 
+def rank_weighted(v):
+    order = sorted(range(len(v)), key=lambda i: v[i] * v[i], reverse=True)     # the key reads v
+    return sum(k * v[i] for k, i in enumerate(order)) + sorted(list(v), key=lambda a: -a)[0]
+
+
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("f", [nearest_center, best_pair, max_by_key, argmin_by_index, largest_magnitude])
+@pytest.mark.parametrize("f", [nearest_center, best_pair, max_by_key, argmin_by_index, largest_magnitude,
+                               rank_weighted])
 def test_extremum_with_a_payload(mode, f):
     check(f, R, mode)
 

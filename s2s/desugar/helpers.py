@@ -59,6 +59,11 @@ def keys_of(table: Any) -> list:
     return list(table)
 
 
+def sorted_positions(keys: list, reverse: bool = False) -> list:
+    """The positions that sort keys, as sorted() orders them (stable, reverse= kept)."""
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+
+
 def zip_length(rows: Any) -> int:
     """How many tuples zip(*rows) gives: the length of the shortest row (none without rows)."""
     return min((len(row) for row in rows), default=0)
@@ -99,4 +104,4 @@ def live(obj: Any) -> Any:
 
 # Declared without derivative (and so pure: dropped when unused): only what computes a value. The others are
 # kept where they are, and refused by the transform if given an active value (call_method, list_insert).
-registry.nondifferentiable(format_string, keys_of, element_index, zip_length)
+registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions)

@@ -10,8 +10,12 @@ first item with the greatest (least) key kept, so the derivative follows the ite
                                                   best = best_1
 
 `max(a, b, key=f)` runs over the tuple (a, b). An empty sequence raises ValueError as Python's max does, unless
-`default=` is given. Runs before `closures`, which lifts the key's lambda (it may read the function's variables,
-`key=lambda i: v[i]`), and before `comprehensions`, which makes a generator argument the list it is consumed as.
+`default=` is given. `sorted(xs, key=lambda i: v[i])` whose key reads the function's own variables (a lambda s2s
+cannot hand to sorted's rule as a constant) is the same: the keys computed by a loop, the positions that sort them
+found as Python sorts (stable, `reverse=` kept), the items read at those positions.
+
+Runs before `closures`, which lifts the key's lambda (it may read the function's variables, `key=lambda i: v[i]`),
+and before `comprehensions`, which makes a generator argument the list it is consumed as.
 """
 from __future__ import annotations
 
@@ -25,12 +29,55 @@ from .context import Context, constant, hoisting, located, name
 
 
 def applies(ctx: Context) -> bool:
-    """A call of max or min with a key= occurs."""
-    return ctx.any_call(lambda call: _extremum(ctx, call) is not None)
+    """A call of max or min with a key= occurs, or of sorted with a key reading the function's variables."""
+    return ctx.any_call(lambda call: _extremum(ctx, call) is not None or _sorted_by_local_key(ctx, call))
 
 
 def rewrite(ctx: Context) -> None:
-    ctx.node.body = hoisting(ctx.node.body, lambda node, pre: _visit(ctx, node, pre))
+    def visit(node: Any, pre: list) -> Any:
+        return _sorted(ctx, node, pre) if _sorted_by_local_key(ctx, node) else _visit(ctx, node, pre)
+    ctx.node.body = hoisting(ctx.node.body, visit)
+
+
+def _sorted_by_local_key(ctx: Context, call: Any) -> bool:
+    """`sorted(xs, key=lambda ...)` (and at most reverse=) whose lambda reads a variable of the function."""
+    if not (isinstance(call, gast.Call) and len(call.args) == 1 and not isinstance(call.args[0], gast.Starred)
+            and {k.arg for k in call.keywords} in ({"key"}, {"key", "reverse"})
+            and ctx.names(call.func, builtins.sorted)):
+        return False
+    key = next(k.value for k in call.keywords if k.arg == "key")
+    if not isinstance(key, gast.Lambda):
+        return False
+    params = {a.id for a in key.args.args}
+    return any(isinstance(n, gast.Name) and n.id in ctx.local_names() and n.id not in params
+               for n in gast.walk(key.body))
+
+
+def _sorted(ctx: Context, node: gast.Call, pre: list) -> Any:
+    keywords = {k.arg: k.value for k in node.keywords}
+    key_fn, seq, keys, item, order, i, out = (ctx.fresh(base) for base in
+                                              ("key_fn", "seq", "keys", "item", "order", "i", "ordered"))
+
+    def assign(target: str, value: Any) -> gast.Assign:
+        return located(gast.Assign(targets=[name(target, node, store=True)], value=value, type_comment=None), node)
+
+    def appending(to: str, value: Any) -> gast.Expr:
+        return gast.Expr(value=gast.Call(func=gast.Attribute(value=name(to, node), attr="append", ctx=gast.Load()),
+                                         args=[value], keywords=[]))
+
+    def loop(target: str, over: str, body: list) -> gast.For:
+        return located(gast.For(target=name(target, node, store=True), iter=name(over, node), body=body, orelse=[],
+                                type_comment=None), node)
+    empty = gast.List(elts=[], ctx=gast.Load())
+    reverse = keywords.get("reverse", constant(False, node))
+    positions = gast.Call(func=constant(helpers.sorted_positions, node), args=[name(keys, node), reverse], keywords=[])
+    pre += [assign(key_fn, keywords["key"]), assign(seq, node.args[0]), assign(keys, empty),
+            loop(item, seq, [appending(keys, gast.Call(func=name(key_fn, node), args=[name(item, node)],
+                                                       keywords=[]))]),
+            assign(order, positions), assign(out, gast.List(elts=[], ctx=gast.Load())),
+            loop(i, order, [appending(out, gast.Subscript(value=name(seq, node), slice=name(i, node),
+                                                          ctx=gast.Load()))])]
+    return name(out, node)
 
 
 def _extremum(ctx: Context, call: gast.Call) -> Any:

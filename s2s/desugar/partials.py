@@ -1,7 +1,7 @@
 """A `functools.partial` made inside the function and only called: its calls call the function it wraps.
 
-    f = functools.partial(act, 2.0, kind="softplus")    ->   f_arg = 2.0; f_kind = "softplus"
-    y = f(x) + f(z, kind="tanh")                              y = act(f_arg, x, kind=f_kind) + act(f_arg, z, kind="tanh")
+    f = functools.partial(act, a, kind=k)     ->   f_arg = a; f_kind = k
+    y = f(x) + f(z, kind="tanh")                    y = act(f_arg, x, kind=f_kind) + act(f_arg, z, kind="tanh")
 
 The arguments are evaluated where the partial is made, once, as Python does; a keyword given at the call
 replaces the partial's, as it does in Python. Applies when the name is bound once (not a parameter), every read
