@@ -548,6 +548,11 @@ def _sorted_like(t, items, key=None, reverse=False):
 def _unlisted(g, items):
     """The adjoint of list(items) or tuple(items): a list's (a tuple's) is the list of adjoints itself, an array's
     the array of its rows' adjoints (0.0 for a row without one)."""
+    if isinstance(items, dict):             # its keys: no derivative
+        return {key: 0.0 for key in items}
+    if isinstance(items, (set, frozenset)):
+        raise ValueError("s2s: list() or tuple() of a set of differentiated values (a set has no order s2s follows); "
+                         "keep the values in a list")
     if isinstance(items, np.ndarray) or _foreign(items):
         rows = [np.broadcast_to(r, np.shape(items)[1:]) for r in g]
         return np.stack(rows).astype(np.result_type(items, np.float32), copy=False) if rows else np.zeros_like(items)

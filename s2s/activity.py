@@ -385,7 +385,9 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         if items == "array":
             return ("list*", "array") if prim is builtins.list else ("tuple", None)
         if is_container(items) and items[0] in ("tuple", "list", "list*"):
-            return items if items[0] == "list*" or items[0] == prim.__name__ else (prim.__name__, items[1])
+            if items[0] == "list*":
+                return items if prim is builtins.list else ("tuple", None)
+            return items if items[0] == prim.__name__ else (prim.__name__, items[1])
         return "other"
     if prim is builtins.sorted and arg_kinds:       # a list of the items, in another order: their kind
         items = arg_kinds[0]
