@@ -559,6 +559,13 @@ def _unlisted(g, items):
     return list(g)
 
 
+def _unpopped(g, items, index=-1):
+    """The adjoint of items.pop(index) (the list without that item): the item removed gets none."""
+    out = list(g)
+    out.insert(index % len(items), 0.0)
+    return out
+
+
 def _gradient_stencil(n, spacing=None, edge_order=1):
     """numpy.gradient along an axis of length n as a stencil: output i is the sum over k of
     weights[i, k] * f[index[i, k]]. spacing: None (1), a number, or the coordinates of the n points

@@ -8,8 +8,9 @@ import builtins
 import numpy as np
 
 from s2s import runtime
-from s2s.registry import adjoint, linear, nondifferentiable, tangent
-from s2s.rules.helpers import _unlisted
+from s2s.desugar.helpers import list_pop
+from s2s.registry import adjoint, linear, nondifferentiable, several_results, tangent
+from s2s.rules.helpers import _unlisted, _unpopped
 from s2s.runtime import _head, _joined, _sum_copies, _tail, _zeros_like_tree
 
 
@@ -39,6 +40,17 @@ def listed(g, ans, items):
 
 
 linear(builtins.list, builtins.tuple)
+
+
+# ---- xs.pop(i) as a statement (s2s/lower.py): the list without item i, whose adjoint gets none
+
+@adjoint(list_pop)
+def list_pop_adjoint(g, ans, items, index=-1):
+    return _unpopped(g, items, index), None
+
+
+linear(list_pop)
+several_results(list_pop, kind=lambda args, kwargs: ("list", None))
 
 
 # ---- np.r_[...] and np.c_[...]: their items reshaped, then concatenated (s2s/sequences.py)

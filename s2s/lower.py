@@ -31,6 +31,7 @@ import gast
 import numpy as np
 
 from . import parsing, registry, runtime
+from .desugar import helpers
 from .errors import S2SError, UnsupportedSyntax
 from .numba_backend import plain_function
 from .frontend import ParsedFunction, parse_function
@@ -101,7 +102,7 @@ def _stored_names(nodes: list[gast.AST]) -> list[str]:
             elif kind is AugAssign:
                 if isinstance(node.target, Subscript) and isinstance(node.target.value, Name):
                     names[node.target.value.id] = None
-            elif kind is Call and isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
+            elif kind is Call and isinstance(node.func, gast.Attribute) and node.func.attr in ("append", "pop") \
                     and isinstance(node.func.value, Name):
                 names[node.func.value.id] = None
     return list(names)
@@ -187,7 +188,7 @@ class Lowerer:
             items = args[1:] if prim is runtime.make_dict else args
             held = frozenset().union(*(self.bases_of(a) | self.contents_of(a) for a in items))
             self.contents.update((id(o), held) for o in outs)
-        elif prim in (runtime.list_append, runtime.setitem):      # the same object, written into
+        elif prim in (runtime.list_append, runtime.setitem, helpers.list_pop):      # the same object, written into
             item = args[-1]
             held = self.contents_of(args[0]) | self.bases_of(item) | self.contents_of(item)
             self.bases.update((id(o), self.bases_of(args[0])) for o in outs)
@@ -318,6 +319,13 @@ class Lowerer:
                                  node, hint="build a local list and return it (with has_aux=True), or log outside")
             items = self.writable(name, call.func.value)
             self.env[name] = self.op(runtime.list_append, [items, self.expr(call.args[0])], node, name)
+            return
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "pop"
+                and isinstance(call.func.value, gast.Name) and call.func.value.id in self.local_names
+                and len(call.args) <= 1 and not call.keywords and self.env.get(call.func.value.id, UNDEF) is not UNDEF):
+            name = call.func.value.id       # `xs.pop(i)` as a statement: xs bound to the list without item i
+            items = self.writable(name, call.func.value)
+            self.env[name] = self.op(helpers.list_pop, [items, *[self.expr(a) for a in call.args]], node, name)
             return
         self.expr(node.value)
 
@@ -915,7 +923,8 @@ class Lowerer:
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
         if not callable(function):
-            list_way = {"pop": "`xs = xs[1:]` for xs.pop(0), `xs = xs[:-1]` for xs.pop()",
+            list_way = {"pop": "`y = xs[0]; xs.pop(0)` (a pop whose value is not used is supported), or "
+                               "`xs = xs[1:]` for xs.pop(0), `xs = xs[:-1]` for xs.pop()",
                         "remove": "`xs = [v for v in xs if v != item]`", "clear": "`xs = []`"}.get(
                 attr, "a new list or dict built from the old one")
             raise self.error(f"s2s does not support the method call `.{attr}()` (there is no numpy.{attr} it "

@@ -59,6 +59,17 @@ def keys_of(table: Any) -> list:
     return list(table)
 
 
+def list_pop(items: list, index: int = -1) -> list:
+    """`items.pop(index)` as a statement: the list without that item (lowering binds the name to it; a list other
+    names may see is refused there, as for append)."""
+    if type(items) is not list:
+        raise ValueError(f"s2s: .pop() on a {type(items).__name__}: s2s models it on a list only; bind the name to a "
+                         f"new value instead (for a dict: d = {{k: v for k, v in d.items() if k != key}})")
+    out = list(items)
+    out.pop(index)
+    return out
+
+
 def sorted_positions(keys: list, reverse: bool = False) -> list:
     """The positions that sort keys, as sorted() orders them (stable, reverse= kept)."""
     return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
