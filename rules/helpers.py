@@ -559,6 +559,16 @@ def _unlisted(g, items):
     return list(g)
 
 
+def _listed_tangent(t, items, ans):
+    """The tangent of list(items) or tuple(items) (ans): the items' tangents, as ans holds them (a dict's keys: none)."""
+    if isinstance(items, dict):
+        return type(ans)([0.0] * len(items))
+    if isinstance(items, (set, frozenset)):
+        raise ValueError("s2s: list() or tuple() of a set of differentiated values (a set has no order s2s follows); "
+                         "keep the values in a list")
+    return type(ans)(t)
+
+
 def _unpopped(g, items, index=-1):
     """The adjoint of items.pop(index) (the list without that item): the item removed gets none."""
     out = list(g)

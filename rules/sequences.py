@@ -10,7 +10,7 @@ import numpy as np
 from s2s import runtime
 from s2s.desugar.helpers import list_pop
 from s2s.registry import adjoint, linear, nondifferentiable, several_results, tangent
-from s2s.rules.helpers import _unlisted, _unpopped
+from s2s.rules.helpers import _listed_tangent, _unlisted, _unpopped
 from s2s.runtime import _head, _joined, _sum_copies, _tail, _zeros_like_tree
 
 
@@ -39,7 +39,9 @@ def listed(g, ans, items):
     return _unlisted(g, items)
 
 
-linear(builtins.list, builtins.tuple)
+@tangent(builtins.list, builtins.tuple)
+def listed_tangent(t, ans, items):
+    return _listed_tangent(t, items, ans)
 
 
 # ---- xs.pop(i) as a statement (s2s/lower.py): the list without item i, whose adjoint gets none

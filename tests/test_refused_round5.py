@@ -206,6 +206,20 @@ def test_a_tie_keeps_the_first_item_as_python_does():
         np.testing.assert_allclose(s2s.grad(first_wins, mode=mode)(np.array([0.9, 0.2])), [1.0, 2.0])
 
 
+def best_bin(x):
+    scores = {0: x[0] * 5.0, 1: x[1] * 5.0, 2: x[2]}
+    top = max(scores)                                          # a dict's items are its keys
+    best = max(scores, key=lambda k: scores[k])
+    return x[3] * top + scores[best] * 2.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_max_over_a_dict_goes_over_its_keys(mode):
+    # max(d) read d[0], d[1] (the values) where Python compares the keys: a silently wrong gradient before
+    check(best_bin, R, mode)
+    assert best_bin(R) == pytest.approx(R[3] * 2 + R[2] * 2.0)
+
+
 def test_an_empty_sequence_raises_valueerror_as_python_does():
     def empty(v):
         return max((a for a in v if a > 5.0), key=abs) * v[0]

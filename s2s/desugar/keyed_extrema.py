@@ -25,7 +25,7 @@ from typing import Any
 import gast
 
 from . import helpers
-from .context import Context, constant, hoisting, located, name
+from .context import Context, constant, hoisting, listed, located, name
 
 
 def applies(ctx: Context) -> bool:
@@ -71,7 +71,7 @@ def _sorted(ctx: Context, node: gast.Call, pre: list) -> Any:
     empty = gast.List(elts=[], ctx=gast.Load())
     reverse = keywords.get("reverse", constant(False, node))
     positions = gast.Call(func=constant(helpers.sorted_positions, node), args=[name(keys, node), reverse], keywords=[])
-    pre += [assign(key_fn, keywords["key"]), assign(seq, node.args[0]), assign(keys, empty),
+    pre += [assign(key_fn, keywords["key"]), assign(seq, listed(ctx, node.args[0])), assign(keys, empty),
             loop(item, seq, [appending(keys, gast.Call(func=name(key_fn, node), args=[name(item, node)],
                                                        keywords=[]))]),
             assign(order, positions), assign(out, gast.List(elts=[], ctx=gast.Load())),
@@ -114,7 +114,8 @@ def _visit(ctx: Context, node: Any, pre: list) -> Any:
         key_fn = ctx.fresh("key_fn")
         pre.append(assign(key_fn, key))
         key = read(key_fn)
-    items = node.args[0] if len(node.args) == 1 else located(gast.Tuple(elts=list(node.args), ctx=gast.Load()), node)
+    items = listed(ctx, node.args[0]) if len(node.args) == 1 else \
+        located(gast.Tuple(elts=list(node.args), ctx=gast.Load()), node)
     pre.append(assign(seq, items))
     length = call(constant(builtins.len, node), read(seq))
     first = [assign(best, gast.Subscript(value=read(seq), slice=constant(0, node), ctx=gast.Load())),
