@@ -217,7 +217,7 @@ def best_bin(x):
 def test_max_over_a_dict_goes_over_its_keys(mode):
     # max(d) read d[0], d[1] (the values) where Python compares the keys: a silently wrong gradient before
     check(best_bin, R, mode)
-    assert best_bin(R) == pytest.approx(R[3] * 2 + R[2] * 2.0)
+    assert best_bin(R) == pytest.approx(R[3] * 2 + R[0] * 5.0 * 2.0)
 
 
 def test_an_empty_sequence_raises_valueerror_as_python_does():
