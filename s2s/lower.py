@@ -317,14 +317,14 @@ class Lowerer:
                 raise self.error(f"s2s does not follow `{name}.append(...)` into a list the function does not own "
                                  f"(a global or an enclosing function's): the derivative would not append to it",
                                  node, hint="build a local list and return it (with has_aux=True), or log outside")
-            items = self.writable(name, call.func.value)
+            items = self.writable(name, call.func.value, items_kept=True)
             self.env[name] = self.op(runtime.list_append, [items, self.expr(call.args[0])], node, name)
             return
         if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "pop"
                 and isinstance(call.func.value, gast.Name) and call.func.value.id in self.local_names
                 and len(call.args) <= 1 and not call.keywords and self.env.get(call.func.value.id, UNDEF) is not UNDEF):
             name = call.func.value.id       # `xs.pop(i)` as a statement: xs bound to the list without item i
-            items = self.writable(name, call.func.value)
+            items = self.writable(name, call.func.value, items_kept=True)
             self.env[name] = self.op(helpers.list_pop, [items, *[self.expr(a) for a in call.args]], node, name)
             return
         self.expr(node.value)
@@ -346,13 +346,16 @@ class Lowerer:
     def contents_of(self, atom: Any) -> frozenset:
         return self.contents.get(id(atom), frozenset()) if isinstance(atom, Value) else frozenset()
 
-    def writable(self, name: str, node: Any) -> Atom:
+    def writable(self, name: str, node: Any, items_kept: bool = False) -> Atom:
         """The value of a variable about to be written into (x[i] = v, xs.append(v), x += v on an
-        array), refusing writes that Python would make visible through another name."""
+        array), refusing writes that Python would make visible through another name. items_kept: the write
+        changes which items a list holds (append, pop), not the items, so an item read from it is not changed."""
         value = self.name(name, node)
         mine = self.bases_of(value)
+        kept = set(map(id, self.item_reads.values())) if items_kept else set()
         for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) and held is not value \
+                    and id(held) not in kept \
                     and held in self.item_reads.values() and mine & self.bases_of(held) \
                     and not mine & self.contents_of(held):
                 # `t = y[i]` then `y[i] = ...`: a number read from y is a copy; a row would be a view, which the
@@ -360,7 +363,7 @@ class Lowerer:
                 self.op(runtime._assert_element, [held, Const(other), Const(name)], node, n_outs=0)
                 self.bases[id(held)] = frozenset({id(held)})
         for other, held in self.env.items():
-            if other != name and not other.startswith("$") and isinstance(held, Value) \
+            if other != name and not other.startswith("$") and isinstance(held, Value) and id(held) not in kept \
                     and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)):
                 how = "is the same object as" if held is value else "may share memory with"
                 raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
@@ -923,8 +926,8 @@ class Lowerer:
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
         if not callable(function):
-            list_way = {"pop": "`y = xs[0]; xs.pop(0)` (a pop whose value is not used is supported), or "
-                               "`xs = xs[1:]` for xs.pop(0), `xs = xs[:-1]` for xs.pop()",
+            list_way = {"pop": "read the item, then pop in a statement of its own: `y = xs[0]; xs.pop(0)` (s2s "
+                               "reads xs.pop(i) on a local list in a statement that reads xs nowhere else)",
                         "remove": "`xs = [v for v in xs if v != item]`", "clear": "`xs = []`"}.get(
                 attr, "a new list or dict built from the old one")
             raise self.error(f"s2s does not support the method call `.{attr}()` (there is no numpy.{attr} it "

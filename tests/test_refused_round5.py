@@ -387,8 +387,29 @@ def test_list_pop_as_a_statement(mode, f):
 
 def pop_value(x):
     S = [x, 2.0 * x, 3.0 * x]
-    first = S.pop(0)
-    return np.sum(first * S[0])
+    first = S.pop(0)                    # an item read and the list without it
+    acc = np.sum(first * S[0])
+    acc = acc + np.sum(S.pop())
+    return acc * np.sum(S[0])
+
+
+def drain(x):
+    stack = [x[0], x[1] * x[2], x[3]]
+    t = 0.0
+    while stack:
+        t = t * 2.0 + stack.pop()
+    return t
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", [pop_value, drain])
+def test_a_pop_whose_value_is_used(mode, f):
+    check(f, R, mode)
+
+
+def pop_read_twice(x):
+    S = [x, 2.0 * x, 3.0 * x]
+    return np.sum(S[1] * S.pop(0))      # S read again in the statement: Python's order matters
 
 
 def pop_alias(x):
@@ -398,9 +419,9 @@ def pop_alias(x):
     return np.sum(T[0])
 
 
-def test_a_pop_whose_value_is_used_or_seen_through_another_name_is_refused():
+def test_a_pop_whose_order_matters_or_seen_through_another_name_is_refused():
     with pytest.raises(s2s.UnsupportedSyntax) as info:
-        s2s.grad(pop_value)(R)
+        s2s.grad(pop_read_twice)(R)
     message = str(info.value)
     assert "test_refused_round5.py:" in message and ".pop()" in message and "y = xs[0]; xs.pop(0)" in message
     with pytest.raises(s2s.UnsupportedSyntax, match="'S' is the same object as 'T'"):

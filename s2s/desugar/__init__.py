@@ -21,6 +21,7 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `function_tables`: loops over a dict of functions unrolled, `D[key](x)` as a chain of ifs over its keys;
 - `reversed_items`: `reversed(xs)` of a list, tuple or array as `xs[::-1]`;
 - `zips`: `for p in zip(...)`, a zip of zips, `zip(*rows)` (a transpose), a zip given to list or sorted;
+- `pops`: `y = xs.pop(i)` as `y = xs[i]; xs.pop(i)` (a pop as a statement is lowering's);
 - `chained_writes`: `B[i][j] = v` on a NumPy array as `B[i, j] = v` (checked when it runs);
 - `reductions`: `max(xs)` / `min(xs)` of one sequence as a loop over the two-argument form;
 - `objects`: calls through objects (`self.forward(x)`, `layer(x)`), methods of
@@ -40,7 +41,7 @@ import os
 from typing import TYPE_CHECKING, Callable
 
 from . import (chained_writes, closures, comprehensions, containers, function_tables, imports, keyed_extrema, loop_else,
-               objects, odeint_closures, partials, reductions, reversed_items, signature, statements, zips)
+               objects, odeint_closures, partials, pops, reductions, reversed_items, signature, statements, zips)
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -50,8 +51,8 @@ if TYPE_CHECKING:
 # iteration as in Python.)
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
             keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
-            function_tables.rewrite, reversed_items.rewrite, zips.rewrite, chained_writes.rewrite, reductions.rewrite,
-            objects.rewrite)
+            function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
+            reductions.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)
