@@ -3,6 +3,7 @@ dicts of loss functions, a local functools.partial, argmin with a payload, max/m
 recursion over history lists (a window kept by slicing or by xs.pop(0)), a transpose of a list-of-lists matrix with
 zip(*M). Each gradient against central differences in reverse and forward mode (and hvp where it applies)."""
 import functools
+import itertools
 import math
 
 import numpy as np
@@ -88,6 +89,22 @@ def test_a_key_missing_from_the_dict_raises_keyerror_as_python_does():
 @pytest.mark.parametrize("f", [total_loss, sum_of_values], ids=["items", "values"])
 def test_every_loss_of_a_dict(mode, f):
     check(f, R, mode)
+
+
+ACTS = {"relu": lambda z: np.maximum(z, 0.0), "tanh": np.tanh}
+W3 = np.array([[0.6, 0.1, -0.2], [0.1, 0.5, 0.1], [0.3, -0.1, 0.7]])
+
+
+def stacked_layers(x, kinds=("tanh", "relu", "tanh")):
+    h = x
+    for k in kinds:                                    # the key a loop variable over a tuple of strings (K8)
+        h = ACTS[k](W3 @ h)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_layers_picked_from_a_dict_in_a_loop(mode):
+    check(stacked_layers, R[:3] + 0.4, mode)
 
 
 def test_losses_over_a_dict_second_order():
@@ -313,6 +330,10 @@ def weighted_pairs(x):
     return t + sum(k * a for k, (_, a) in enumerate(order))
 
 
+def total_variation(x):
+    return sum(abs(b - a) for a, b in itertools.pairwise(x)) + sum(list(x)) * x[0]
+
+
 def rows_of_a_matrix(x):
     rows = list(x.reshape(2, 2))                       # the rows of an array
     first, second = tuple(rows)
@@ -320,7 +341,7 @@ def rows_of_a_matrix(x):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("f", [transpose_quadratic, column_sums, weighted_pairs, rows_of_a_matrix])
+@pytest.mark.parametrize("f", [transpose_quadratic, column_sums, weighted_pairs, rows_of_a_matrix, total_variation])
 def test_zip_and_list_forms(mode, f):
     check(f, R, mode)
 
@@ -328,6 +349,21 @@ def test_zip_and_list_forms(mode, f):
 def test_transpose_and_lbfgs_second_order():
     check_hvp(column_sums, R)
     check_hvp(lbfgs_window, X0)
+
+
+# ---- a dropout mask drawn with np.random.rand(*h.shape) (K9): the same draw, as random_sample(h.shape)
+
+def dropout_layer(w):
+    np.random.seed(3)
+    h = np.tanh(np.outer(w, w[:2]))
+    keep = np.random.rand(*h.shape) > 0.5
+    noise = np.random.randn(*h.shape[:1])
+    return np.sum(h * keep) + noise @ w
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_mask_drawn_with_star_shape(mode):
+    check(dropout_layer, R, mode)
 
 
 # ---- G8 and F4 stay fixed: reversed() of a list of floats, `import math as np` inside the function

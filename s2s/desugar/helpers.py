@@ -70,6 +70,11 @@ def list_pop(items: list, index: int = -1) -> list:
     return out
 
 
+def size_of(shape: Any) -> Any:
+    """The size= of a draw for the dimensions `*shape` (None for none: one number)."""
+    return tuple(shape) or None
+
+
 def sorted_positions(keys: list, reverse: bool = False) -> list:
     """The positions that sort keys, as sorted() orders them (stable, reverse= kept)."""
     return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
@@ -115,4 +120,4 @@ def live(obj: Any) -> Any:
 
 # Declared without derivative (and so pure: dropped when unused): only what computes a value. The others are
 # kept where they are, and refused by the transform if given an active value (call_method, list_insert).
-registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions)
+registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions, size_of)

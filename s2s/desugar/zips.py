@@ -7,19 +7,21 @@
                                                   for r in M: items.append(r[j])
                                                   row = tuple(items)
     sorted(zip(w, v)), list(zip(a, b))    ->  the list of tuples it gives, built by such a loop first
+    for a, b in itertools.pairwise(xs):   ->  items = list(xs); for a, b in zip(items[:-1], items[1:]):
 
 Runs after `comprehensions` (whose loops are then for loops) and `reversed_items`.
 """
 from __future__ import annotations
 
 import builtins
+import itertools
 from typing import Any
 
 import gast
 
 from ..frontend import clone_tree
 from . import helpers
-from .context import Context, constant, hoisting, located, map_statements, name
+from .context import Context, constant, hoisting, listed, located, map_statements, name
 
 # calls that consume a zip whole, where the list of its tuples is the same
 _CONSUMERS = (builtins.list, builtins.tuple, builtins.sorted, builtins.min, builtins.max, builtins.sum)
@@ -30,11 +32,31 @@ def _is_zip(ctx: Context, node: Any) -> bool:
 
 
 def applies(ctx: Context) -> bool:
-    return ctx.any_call(lambda call: ctx.names(call.func, builtins.zip))
+    return ctx.any_call(lambda call: ctx.names(call.func, builtins.zip) or ctx.names(call.func, _PAIRWISE))
+
+
+_PAIRWISE = getattr(itertools, "pairwise", None)      # Python 3.10+
+
+
+def _pairwise(ctx: Context, node: Any, pre: list) -> Any:
+    """`itertools.pairwise(xs)` as `zip(items[:-1], items[1:])` over `items = list(xs)`: the same pairs."""
+    if not (isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords and _PAIRWISE is not None
+            and not isinstance(node.args[0], gast.Starred) and ctx.names(node.func, _PAIRWISE)):
+        return node
+    items = ctx.fresh("items")
+    pre.append(located(gast.Assign(targets=[name(items, node, store=True)], value=listed(ctx, node.args[0]),
+                                   type_comment=None), node))
+
+    def part(lower: Any, upper: Any) -> gast.Subscript:
+        return gast.Subscript(value=name(items, node), slice=gast.Slice(lower=lower, upper=upper, step=None),
+                              ctx=gast.Load())
+    minus_one = gast.UnaryOp(op=gast.USub(), operand=constant(1, node))
+    firsts, seconds = part(None, minus_one), part(constant(1, node), None)
+    return located(gast.Call(func=constant(builtins.zip, node), args=[firsts, seconds], keywords=[]), node)
 
 
 def rewrite(ctx: Context) -> None:
-    ctx.node.body = hoisting(ctx.node.body, lambda node, pre: _consumed(ctx, node, pre))
+    ctx.node.body = hoisting(ctx.node.body, lambda node, pre: _consumed(ctx, _pairwise(ctx, node, pre), pre))
     ctx.node.body = map_statements(ctx.node.body, lambda stmt: _loop(ctx, stmt))
 
 
