@@ -462,3 +462,75 @@ def test_a_pop_whose_order_matters_or_seen_through_another_name_is_refused():
     assert "test_refused_round5.py:" in message and ".pop()" in message and "y = xs[0]; xs.pop(0)" in message
     with pytest.raises(s2s.UnsupportedSyntax, match="'S' is the same object as 'T'"):
         s2s.grad(pop_alias)(R)
+
+
+# ---- gradients made inside the differentiated function (K15, K10); an object made inside and called (K3)
+
+XS = np.ones((4, 3)) * np.arange(3.0)
+YS = np.arange(4.0)
+
+
+def fit_loss(w, X, y):
+    return np.mean((X @ w - y) ** 2)
+
+
+def one_step_lookahead(w):
+    g = s2s.grad(fit_loss)(w, XS, YS)                  # made inline, the JAX way
+    return fit_loss(w - 0.1 * g, XS, YS)
+
+
+def inline_gradient_of_a_closure(w):
+    c = w[0]
+    return np.sum(s2s.grad(lambda u: np.sum(u ** 2) * c)(w))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_gradient_made_inline(mode):
+    check(one_step_lookahead, R[:3], mode)
+    with pytest.raises(s2s.UnsupportedSyntax, match="module level") as info:
+        s2s.grad(inline_gradient_of_a_closure, mode=mode)(R[:3])
+    assert "test_refused_round5.py:" in str(info.value)
+
+
+def two_layer(W, v, x):
+    return np.sum(np.tanh(x @ W) @ v)
+
+
+D_BOTH = s2s.grad(two_layer, wrt=(0, 1))
+
+
+def maml_step(W):
+    gW, gv = D_BOTH(W, np.ones(2), np.ones((2, 3)))
+    return two_layer(W - 0.1 * gW, np.ones(2), np.ones((2, 3)))
+
+
+def test_a_gradient_with_respect_to_several_arguments_says_to_make_one_per_argument():
+    with pytest.raises(s2s.UnsupportedSyntax) as info:
+        s2s.grad(maml_step)(np.ones((3, 2)))
+    message = str(info.value)
+    assert "test_refused_round5.py:" in message and "s2s.grad(two_layer, wrt=0)" in message
+
+
+class Scale:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return x * self.k
+
+
+def scaled(x):
+    s = Scale(3.0)                                     # made inside, holding no differentiated value
+    return np.sum(s(x) ** 2)
+
+
+def scaled_by_x(x):
+    s = Scale(x[0])
+    return np.sum(s(x) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_object_made_inside_and_called(mode):
+    check(scaled, R, mode)
+    with pytest.raises(s2s.S2SError, match="made inside the function|building a Scale"):
+        s2s.grad(scaled_by_x, mode=mode)(R)

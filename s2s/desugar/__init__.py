@@ -24,6 +24,7 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `pops`: `y = xs.pop(i)` as `y = xs[i]; xs.pop(i)` (a pop as a statement is lowering's);
 - `chained_writes`: `B[i][j] = v` on a NumPy array as `B[i, j] = v` (checked when it runs);
 - `reductions`: `max(xs)` / `min(xs)` of one sequence as a loop over the two-argument form;
+- `inline_gradients`: `s2s.grad(loss)(w)` inside the function: the gradient made when the derivative is;
 - `objects`: calls through objects (`self.forward(x)`, `layer(x)`), methods of
   library objects, frozen distributions, loops over lists of layers unrolled;
   with `starred`: star-arguments and starred targets of a known length;
@@ -40,8 +41,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable
 
-from . import (chained_writes, closures, comprehensions, containers, function_tables, imports, keyed_extrema, loop_else,
-               objects, odeint_closures, partials, pops, reductions, reversed_items, signature, statements, zips)
+from . import (chained_writes, closures, comprehensions, containers, function_tables, imports, inline_gradients,
+               keyed_extrema, loop_else, objects, odeint_closures, partials, pops, reductions, reversed_items, signature,
+               statements, zips)
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
             keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
-            reductions.rewrite, objects.rewrite)
+            reductions.rewrite, inline_gradients.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)

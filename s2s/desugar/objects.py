@@ -157,6 +157,11 @@ class _Calls(gast.NodeTransformer):
             if obj is dict and not node.args and all(k.arg for k in node.keywords):
                 return located(gast.Dict(keys=[constant(k.arg, node) for k in node.keywords],
                                          values=[k.value for k in node.keywords]), node)
+        elif not found and isinstance(func, gast.Name) and _made_from_a_class(ctx, func) and not node.keywords \
+                and not any(isinstance(a, gast.Starred) for a in node.args):
+            # `layer = Affine(W, b); layer(x)`: its __call__, as `layer.apply(x)` is its apply
+            node = located(gast.Call(func=constant(derivatives.method_call(len(node.args)), func),
+                                     args=[func, constant("__call__", func)] + node.args, keywords=[]), node)
         elif not found and isinstance(func, gast.Attribute) and (_made_from_a_class(ctx, func.value) or (
                 func.attr not in _HANDLED
                 and not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None)))):
