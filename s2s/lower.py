@@ -156,6 +156,7 @@ class Lowerer:
         # a view shares its base's, a container its items', a phi its inputs'
         self.bases: dict[int, frozenset] = {}
         self.item_reads: dict[int, Value] = {}  # values read as x[i] with no slice: numbers (copies) or views
+        self.item_sources: dict[int, Atom] = {}     # what each of them was read from (x)
         self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
         self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
         self.written: set[int] = set()                  # the objects (bases) those writes went into
@@ -184,12 +185,13 @@ class Lowerer:
             self.bases.update((id(o), shared) for o in outs)
             if prim is operator.getitem and not (isinstance(args[1], Const) and _takes_part(args[1].value)):
                 self.item_reads.update((id(o), o) for o in outs)
+                self.item_sources.update((id(o), args[0]) for o in outs)
         elif prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
             items = args[1:] if prim is runtime.make_dict else args
             held = frozenset().union(*(self.bases_of(a) | self.contents_of(a) for a in items))
             self.contents.update((id(o), held) for o in outs)
         elif prim in (runtime.list_append, runtime.setitem, helpers.list_pop):      # the same object, written into
-            item = args[-1]
+            item = args[-1] if prim is not helpers.list_pop else Const(None)      # (a pop adds no item)
             held = self.contents_of(args[0]) | self.bases_of(item) | self.contents_of(item)
             self.bases.update((id(o), self.bases_of(args[0])) for o in outs)
             self.contents.update((id(o), held) for o in outs)
@@ -352,7 +354,9 @@ class Lowerer:
         changes which items a list holds (append, pop), not the items, so an item read from it is not changed."""
         value = self.name(name, node)
         mine = self.bases_of(value)
-        kept = set(map(id, self.item_reads.values())) if items_kept else set()
+        # (items read from this list itself, whose items are not the list)
+        kept = {key for key, source in self.item_sources.items() if self.bases_of(source) & mine
+                and not self.contents_of(source) & mine} if items_kept else set()
         for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) and held is not value \
                     and id(held) not in kept \

@@ -426,6 +426,8 @@ def pop_value(x):
     first = S.pop(0)                    # an item read and the list without it
     acc = np.sum(first * S[0])
     acc = acc + np.sum(S.pop())
+    S.append(first * 0.5)
+    acc = acc * np.sum(S.pop(0))
     return acc * np.sum(S[0])
 
 
@@ -455,7 +457,17 @@ def pop_alias(x):
     return np.sum(T[0])
 
 
+def appended_through_a_list_of_lists(x):
+    S = [x, 2.0 * x]
+    rows = [S]
+    T = rows[0]                          # S itself, read from another list
+    S.append(3.0 * x)
+    return np.sum(T[-1])
+
+
 def test_a_pop_whose_order_matters_or_seen_through_another_name_is_refused():
+    with pytest.raises(s2s.UnsupportedSyntax, match="'S' may share memory with"):
+        s2s.grad(appended_through_a_list_of_lists)(R)
     with pytest.raises(s2s.UnsupportedSyntax) as info:
         s2s.grad(pop_read_twice)(R)
     message = str(info.value)
