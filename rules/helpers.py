@@ -545,6 +545,37 @@ def _sorted_like(t, items, key=None, reverse=False):
     return [t[i] for i in _sorted_order(items, key, reverse)]
 
 
+def _unlisted(g, items):
+    """The adjoint of list(items) or tuple(items): a list's (a tuple's) is the list of adjoints itself, an array's
+    the array of its rows' adjoints (0.0 for a row without one)."""
+    if isinstance(items, dict):             # its keys: no derivative
+        return {key: 0.0 for key in items}
+    if isinstance(items, (set, frozenset)):
+        raise ValueError("s2s: list() or tuple() of a set of differentiated values (a set has no order s2s follows); "
+                         "keep the values in a list")
+    if isinstance(items, np.ndarray) or _foreign(items):
+        rows = [np.broadcast_to(r, np.shape(items)[1:]) for r in g]
+        return np.stack(rows).astype(np.result_type(items, np.float32), copy=False) if rows else np.zeros_like(items)
+    return list(g)
+
+
+def _listed_tangent(t, items, ans):
+    """The tangent of list(items) or tuple(items) (ans): the items' tangents, as ans holds them (a dict's keys: none)."""
+    if isinstance(items, dict):
+        return type(ans)([0.0] * len(items))
+    if isinstance(items, (set, frozenset)):
+        raise ValueError("s2s: list() or tuple() of a set of differentiated values (a set has no order s2s follows); "
+                         "keep the values in a list")
+    return type(ans)(t)
+
+
+def _unpopped(g, items, index=-1):
+    """The adjoint of items.pop(index) (the list without that item): the item removed gets none."""
+    out = list(g)
+    out.insert(index % len(items), 0.0)
+    return out
+
+
 def _gradient_stencil(n, spacing=None, edge_order=1):
     """numpy.gradient along an axis of length n as a stencil: output i is the sum over k of
     weights[i, k] * f[index[i, k]]. spacing: None (1), a number, or the coordinates of the n points

@@ -45,7 +45,7 @@ linear(helpers._undiagonal, helpers._trace_adjoint, helpers._diff_adjoint, helpe
        helpers._gradient_apply,
        helpers._quantile_adjoint, helpers._quantile_tangent, helpers._unsort, helpers._take_adjoint,
        helpers._take_along_axis_adjoint, helpers._unpad, helpers._unsplit, helpers._uncolumn_stack,
-       helpers._unappend, helpers._select_adjoint, helpers._unsorted, helpers._sorted_like,
+       helpers._unappend, helpers._select_adjoint, helpers._unsorted, helpers._sorted_like, helpers._unlisted, helpers._unpopped, helpers._listed_tangent,
        helpers._banded_transpose, helpers._band_of, helpers._leading, helpers._completed)
 linear(helpers._einsum_call, argnums=(0, 1, 2, 3, 4, 5))
 linear(helpers._dot_nd_left, argnums=(0, 2))

@@ -3,10 +3,14 @@
 A list's adjoint is a list of its items' adjoints (0.0 for none): the adjoint of a concatenation is split
 by position, that of a repetition is the sum of its copies' adjoints.
 """
+import builtins
+
 import numpy as np
 
 from s2s import runtime
-from s2s.registry import adjoint, linear, nondifferentiable, tangent
+from s2s.desugar.helpers import list_pop
+from s2s.registry import adjoint, linear, nondifferentiable, several_results, tangent
+from s2s.rules.helpers import _listed_tangent, _unlisted, _unpopped
 from s2s.runtime import _head, _joined, _sum_copies, _tail, _zeros_like_tree
 
 
@@ -26,6 +30,29 @@ def concat_tangent(t, ans, a, b):
 
 
 linear(runtime.repeat)
+
+
+# ---- list(xs), tuple(xs) of a tuple, a list or an array: the same items (an array's rows)
+
+@adjoint(builtins.list, builtins.tuple)
+def listed(g, ans, items):
+    return _unlisted(g, items)
+
+
+@tangent(builtins.list, builtins.tuple)
+def listed_tangent(t, ans, items):
+    return _listed_tangent(t, items, ans)
+
+
+# ---- xs.pop(i) as a statement (s2s/lower.py): the list without item i, whose adjoint gets none
+
+@adjoint(list_pop)
+def list_pop_adjoint(g, ans, items, index=-1):
+    return _unpopped(g, items, index), None
+
+
+linear(list_pop)
+several_results(list_pop, kind=lambda args, kwargs: ("list", None))
 
 
 # ---- np.r_[...] and np.c_[...]: their items reshaped, then concatenated (s2s/sequences.py)

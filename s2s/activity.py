@@ -207,7 +207,7 @@ def _is_scalar_const(atom: Atom) -> bool:
 
 
 # "scalar" | "array" | ("tuple" | "list", kinds or None) | ("list*", kind of every item)
-# | ("dict", ((key, kind), ...)) | "other"
+# | ("dict", ((key, kind), ...)) | "slice" (a slice made when the function runs) | "other"
 Kind = Any
 _SCALAR_TYPES = {float, int, np.float64, np.float32}
 NUMERIC = ("scalar", "array")
@@ -369,15 +369,29 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     if prim in _SHAPED_BY:         # helpers of derivative code: the kind of the value whose shape they take
         donor = arg_kinds[_SHAPED_BY[prim]] if len(arg_kinds) > _SHAPED_BY[prim] else "other"
         return donor if donor in NUMERIC else "other"
+    if prim is builtins.slice:      # `xs[-m:]` with m known when it runs: a slice of a tuple or list is one
+        return "slice"
     if prim is operator.getitem:
         if arg_kinds[0] == "array":
             return "array"
+        if len(arg_kinds) > 1 and arg_kinds[1] == "slice" and is_container(arg_kinds[0]):
+            container = arg_kinds[0]
+            return container if container[0] == "list*" else "other" if container[0] == "dict" else (container[0], None)
         return _element(arg_kinds[0], op.args[1].value if isinstance(op.args[1], Const) else None)
     elementwise = prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
         getattr(prim, "__module__", None) in ("_operator", "operator")
         and prim not in (operator.getitem, operator.contains))
     if elementwise and all(k == "scalar" for k in arg_kinds):
         return "scalar"
+    if (prim is builtins.list or prim is builtins.tuple) and len(arg_kinds) == 1 and not op.kwargs:
+        items = arg_kinds[0]            # the same items (an array's rows, of a rank the kinds do not know)
+        if items == "array":
+            return ("list*", "array") if prim is builtins.list else ("tuple", None)
+        if is_container(items) and items[0] in ("tuple", "list", "list*"):
+            if items[0] == "list*":
+                return items if prim is builtins.list else ("tuple", None)
+            return items if items[0] == prim.__name__ else (prim.__name__, items[1])
+        return "other"
     if prim is builtins.sorted and arg_kinds:       # a list of the items, in another order: their kind
         items = arg_kinds[0]
         if items == "array" or (is_container(items) and items[0] == "list*"):

@@ -31,6 +31,7 @@ import gast
 import numpy as np
 
 from . import parsing, registry, runtime
+from .desugar import helpers
 from .errors import S2SError, UnsupportedSyntax
 from .numba_backend import plain_function
 from .frontend import ParsedFunction, parse_function
@@ -110,7 +111,7 @@ def _stored_names(nodes: list[gast.AST]) -> list[str]:
             elif kind is AugAssign:
                 if isinstance(node.target, Subscript) and isinstance(node.target.value, Name):
                     names[node.target.value.id] = None
-            elif kind is Call and isinstance(node.func, gast.Attribute) and node.func.attr == "append" \
+            elif kind is Call and isinstance(node.func, gast.Attribute) and node.func.attr in ("append", "pop") \
                     and isinstance(node.func.value, Name):
                 names[node.func.value.id] = None
     return list(names)
@@ -164,6 +165,7 @@ class Lowerer:
         # a view shares its base's, a container its items', a phi its inputs'
         self.bases: dict[int, frozenset] = {}
         self.item_reads: dict[int, Value] = {}  # values read as x[i] with no slice: numbers (copies) or views
+        self.item_sources: dict[int, Atom] = {}     # what each of them was read from (x)
         self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
         self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
         # a helper writing into an array it is given (`F[i] = ...` on its parameter F, Numba style): the names of
@@ -203,14 +205,15 @@ class Lowerer:
             self.bases.update((id(o), shared) for o in outs)
             if prim is operator.getitem and not (isinstance(args[1], Const) and _takes_part(args[1].value)):
                 self.item_reads.update((id(o), o) for o in outs)
+                self.item_sources.update((id(o), args[0]) for o in outs)
         elif prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
             items = args[1:] if prim is runtime.make_dict else args
             held = frozenset().union(*(self.bases_of(a) | self.contents_of(a) for a in items))
             self.contents.update((id(o), held) for o in outs)
-        elif prim in (runtime.list_append, runtime.setitem):      # the same object, written into
+        elif prim in (runtime.list_append, runtime.setitem, helpers.list_pop):      # the same object, written into
             if args and isinstance(args[0], Value) and id(args[0]) in self.param_versions:
                 self.param_versions.update(id(o) for o in outs)
-            item = args[-1]
+            item = args[-1] if prim is not helpers.list_pop else Const(None)      # (a pop adds no item)
             held = self.contents_of(args[0]) | self.bases_of(item) | self.contents_of(item)
             self.bases.update((id(o), self.bases_of(args[0])) for o in outs)
             self.contents.update((id(o), held) for o in outs)
@@ -358,8 +361,15 @@ class Lowerer:
                 raise self.error(f"s2s does not follow `{name}.append(...)` into a list the function does not own "
                                  f"(a global or an enclosing function's): the derivative would not append to it",
                                  node, hint="build a local list and return it (with has_aux=True), or log outside")
-            items = self.writable(name, call.func.value)
+            items = self.writable(name, call.func.value, items_kept=True)
             self.env[name] = self.op(runtime.list_append, [items, self.expr(call.args[0])], node, name)
+            return
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "pop"
+                and isinstance(call.func.value, gast.Name) and call.func.value.id in self.local_names
+                and len(call.args) <= 1 and not call.keywords and self.env.get(call.func.value.id, UNDEF) is not UNDEF):
+            name = call.func.value.id       # `xs.pop(i)` as a statement: xs bound to the list without item i
+            items = self.writable(name, call.func.value, items_kept=True)
+            self.env[name] = self.op(helpers.list_pop, [items, *[self.expr(a) for a in call.args]], node, name)
             return
         self.expr(node.value)
 
@@ -380,13 +390,18 @@ class Lowerer:
     def contents_of(self, atom: Any) -> frozenset:
         return self.contents.get(id(atom), frozenset()) if isinstance(atom, Value) else frozenset()
 
-    def writable(self, name: str, node: Any) -> Atom:
+    def writable(self, name: str, node: Any, items_kept: bool = False) -> Atom:
         """The value of a variable about to be written into (x[i] = v, xs.append(v), x += v on an
-        array), refusing writes that Python would make visible through another name."""
+        array), refusing writes that Python would make visible through another name. items_kept: the write
+        changes which items a list holds (append, pop), not the items, so an item read from it is not changed."""
         value = self.name(name, node)
         mine = self.bases_of(value)
+        # (items read from this list itself, whose items are not the list)
+        kept = {key for key, source in self.item_sources.items() if self.bases_of(source) & mine
+                and not self.contents_of(source) & mine} if items_kept else set()
         for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) and held is not value \
+                    and id(held) not in kept \
                     and held in self.item_reads.values() and mine & self.bases_of(held) \
                     and not mine & self.contents_of(held):
                 # `t = y[i]` then `y[i] = ...`: a number read from y is a copy; a row would be a view, which the
@@ -394,7 +409,7 @@ class Lowerer:
                 self.op(runtime._assert_element, [held, Const(other), Const(name)], node, n_outs=0)
                 self.bases[id(held)] = frozenset({id(held)})
         for other, held in self.env.items():
-            if other != name and not other.startswith("$") and isinstance(held, Value) \
+            if other != name and not other.startswith("$") and isinstance(held, Value) and id(held) not in kept \
                     and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)):
                 how = "is the same object as" if held is value else "may share memory with"
                 raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
@@ -1025,7 +1040,8 @@ class Lowerer:
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
         if not callable(function):
-            list_way = {"pop": "`xs = xs[1:]` for xs.pop(0), `xs = xs[:-1]` for xs.pop()",
+            list_way = {"pop": "read the item, then pop in a statement of its own: `y = xs[0]; xs.pop(0)` (s2s "
+                               "reads xs.pop(i) on a local list in a statement that reads xs nowhere else)",
                         "remove": "`xs = [v for v in xs if v != item]`", "clear": "`xs = []`"}.get(
                 attr, "a new list or dict built from the old one")
             raise self.error(f"s2s does not support the method call `.{attr}()` (there is no numpy.{attr} it "

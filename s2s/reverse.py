@@ -43,11 +43,13 @@ def inner_object(prim: Any, args: list, i: int, loc: Loc | None) -> NoDerivative
     if i != 0 or not getattr(prim, "__name__", "").startswith("method_call_"):
         return None
     method = args[1].value if len(args) > 1 and isinstance(args[1], Const) else "method"
-    return NoDerivativeRule(f"the object whose method .{method}() is called here holds a differentiated value: an "
+    called, example = ("the object called here", "m(x, w)") if method == "__call__" else \
+        (f"the object whose method .{method}() is called here", f"m.{method}(x, w)")
+    return NoDerivativeRule(f"{called} holds a differentiated value: an "
                             f"object made inside the function from a differentiated value (m = Model(w)) is not "
                             f"differentiated through its fields", loc,
                             hint=f"build the object outside the function and pass it in, or pass the value to "
-                                 f".{method}() as an argument (m.{method}(x, w))")
+                                 f"the call as an argument ({example})")
 
 
 def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDerivativeRule:

@@ -9,22 +9,26 @@ arguments the derivative is made for:
 - a NumPy reduction or ufunc given a tuple or list (`np.sum([a * b, a])`) reads it as `np.array(...)` first;
 - `for k in d:` over a dict, read by index when lowered, into its keys;
 - `p.w` of a namedtuple argument into `p[k]`, k the position of the field w;
-- `np.r_[a, b]` and `np.c_[a, b]` (index objects that build arrays) into the concatenations they are.
+- `np.r_[a, b]` and `np.c_[a, b]` (index objects that build arrays) into the concatenations they are;
+- `max(a, b)` / `min(a, b)` of two tuples or lists (compared item by item, as in `min((cost, x) for x in xs)`),
+  or of values not known to be numbers: Python's choice written out, `b if b > a else a` (`b < a` for min), so
+  the derivative follows the item selected (numbers keep the rule, which splits a tie's adjoint).
 Any other arithmetic operator with a container operand is refused: Python raises there, or s2s would
 differentiate something it does not model.
 """
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import Any
 
 import numpy as np
 
 from . import runtime
-from .activity import const_kind, is_container, value_kinds
+from .activity import NUMERIC, const_kind, is_container, value_kinds
 from .desugar.helpers import element_index
 from .errors import UnsupportedSyntax
-from .ir import Const, For, Function, Op, Value, value_names, walk
+from .ir import Block, Const, For, Function, If, Op, Value, value_names, walk
 from .naming import Namer
 
 _ARITHMETIC = (operator.sub, operator.truediv, operator.floordiv, operator.mod, operator.pow, operator.matmul,
@@ -99,7 +103,8 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
     for stmt in list(walk(fn.body)):
         if not isinstance(stmt, Op):
             continue
-        if stmt.prim is not operator.getitem and stmt.prim is not runtime.setitem and not any(
+        extremum = stmt.prim is builtins.max or stmt.prim is builtins.min
+        if stmt.prim is not operator.getitem and stmt.prim is not runtime.setitem and not extremum and not any(
                 id(a) in sequences_held if isinstance(a, Value) else isinstance(a, Const) and _sequence(
                     const_kind(a.value)) for a in stmt.args):
             continue                  # no tuple or list among its operands: nothing below applies
@@ -137,6 +142,11 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
                                     hint="build a new list: xs = xs[:i] + [...] + xs[j:]")
         arg_kinds = [_kind(a, kinds) for a in stmt.args]
         sequences = [_sequence(k) for k in arg_kinds]
+        if extremum and len(stmt.args) == 2 and not stmt.kwargs and any(
+                k not in NUMERIC for k in arg_kinds):      # tuples, or items s2s cannot tell are numbers
+            _extremum_of_sequences(fn, stmt, namer)
+            changed = True
+            continue
         if (stmt.prim in _ARITHMETIC or stmt.prim in (operator.add, operator.mul) or isinstance(
                 stmt.prim, np.ufunc)) and any(sequences) and "array" in arg_kinds:
             # NumPy reads a tuple or list beside an array as an array: `[2.0, 3.0] * x`
@@ -174,6 +184,16 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
                     _as_array(fn, stmt, k, namer)
             changed = True
     return changed
+
+
+def _extremum_of_sequences(fn: Function, stmt: Op, namer: Any) -> None:
+    """`top = max(a, b)` of tuples or lists as Python chooses: `top = b if b > a else a` (`b < a` for min; a tie keeps
+    the first), the comparison item by item; the derivative then follows the item selected, payload included."""
+    first, second = stmt.args
+    better = namer.value("better")
+    compare = Op(operator.gt if stmt.prim is builtins.max else operator.lt, [second, first], [better], loc=stmt.loc)
+    choice = If(better, Block([], [second]), Block([], [first]), list(stmt.outs), loc=stmt.loc)
+    _replace(fn, stmt, [compare, choice])
 
 
 def _fields(kind) -> tuple:
@@ -233,12 +253,17 @@ def _as_array(fn: Function, stmt: Op, k: int, namer: Any) -> None:
 
 
 def _insert_before(fn: Function, target: Op, new: Op) -> None:
+    _replace(fn, target, [new, target])
+
+
+def _replace(fn: Function, target: Op, new: list) -> None:
+    """target, wherever it is in fn, replaced by the statements new."""
     from .ir import stmt_blocks
 
     def visit(block) -> bool:
         for k, s in enumerate(block.stmts):
             if s is target:
-                block.stmts.insert(k, new)
+                block.stmts[k:k + 1] = new
                 return True
             if any(visit(inner) for inner in stmt_blocks(s)):
                 return True

@@ -638,7 +638,7 @@ def ode_nested_rhs(y0, k):
 
 
 def ode_rhs_given_elsewhere(y0, k):
-    return sorted([y0[0], y0[1]], key=lambda v: v * k)[0]
+    return functools.reduce(lambda acc, v: acc + v * k, [y0[0], y0[1]], 0.0)     # (sorted's key= is read since round 5)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import s2s
+import s2s.desugar.helpers
 import s2s.runtime
 
 try:                                    # SciPy's rules are registered (and tested) when SciPy is installed
@@ -259,6 +260,11 @@ DOMAINS = {
     s2s.runtime.concat: [("t = (x,) + (y * x, y)\nt[0] * t[1] + t[2]", (1.5, -0.5)),
                          ("xs = [x] + [x * y]\nnp.stack(xs)", (A(2), 0.7))],
     s2s.runtime.repeat: [("xs = [x, y] * 2\nxs[0] * xs[3] + xs[2]", (1.5, -0.5))],
+    builtins.list: [("ys = list((x, x * y, y))\nys[0] * ys[1] + ys[2]", (1.5, -0.5)),
+                    ("rows = list(x)\nrows[0] * rows[1] + rows[1]", (A(2, 3),))],
+    builtins.tuple: [("t = tuple([x, x * y])\nt[0] * t[1]", (1.5, -0.5)), ("t = tuple(x)\nt[0] + 2.0 * t[1]", (A(2),))],
+    s2s.desugar.helpers.list_pop: [("ys = [x, x * y, y]\nys.pop(0)\nys[0] * ys[1]", (1.5, -0.5)),
+                                   ("ys = [x, x * y, y]\nys.pop()\nys[0] * ys[-1]", (1.5, -0.5))],
     s2s.runtime._r_item: [("np.r_[x, y, 2.0]", (A(2), A(3)))], s2s.runtime._c_item: [("np.c_[x, y]", (A(2), A(2, 2)))],
     s2s.runtime._element_read: [("a = x * 1.0\na[0], a[1] = a[1], a[0]\na * np.arange(3.0)", (A(3),))],
     # more NumPy: ufuncs

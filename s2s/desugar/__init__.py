@@ -11,14 +11,20 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
   inactive context managers become calls that run as Python runs them;
 - `odeint_closures`: the variables odeint's right-hand side reads passed through its `args=`;
+- `keyed_extrema`: `max(xs, key=f)` / `min(xs, key=f)` as the loop Python runs;
+- `partials`: a `functools.partial` made in the function and only called: calls of the function it wraps;
 - `closures`: nested `def` and `lambda` become functions of their own (lifted,
   their free variables passed as arguments at each call); `map` a loop;
 - `comprehensions`: list comprehensions and generator expressions become the
   loops they are;
 - `containers`: `dict.items/values/keys/get`, `list.extend/insert`;
+- `function_tables`: loops over a dict of functions unrolled, `D[key](x)` as a chain of ifs over its keys;
 - `reversed_items`: `reversed(xs)` of a list, tuple or array as `xs[::-1]`;
+- `zips`: `for p in zip(...)`, a zip of zips, `zip(*rows)` (a transpose), a zip given to list or sorted;
+- `pops`: `y = xs.pop(i)` as `y = xs[i]; xs.pop(i)` (a pop as a statement is lowering's);
 - `chained_writes`: `B[i][j] = v` on a NumPy array as `B[i, j] = v` (checked when it runs);
 - `reductions`: `max(xs)` / `min(xs)` of one sequence as a loop over the two-argument form;
+- `inline_gradients`: `s2s.grad(loss)(w)` inside the function: the gradient made when the derivative is;
 - `objects`: calls through objects (`self.forward(x)`, `layer(x)`), methods of
   library objects, frozen distributions, loops over lists of layers unrolled;
   with `starred`: star-arguments and starred targets of a known length;
@@ -35,8 +41,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable
 
-from . import (chained_writes, closures, comprehensions, containers, imports, loop_else, objects, odeint_closures,
-               reductions, reversed_items, signature, statements)
+from . import (chained_writes, closures, comprehensions, containers, function_tables, imports, inline_gradients,
+               keyed_extrema, loop_else, objects, odeint_closures, partials, pops, reductions, reversed_items, signature,
+               statements, zips)
 
 if TYPE_CHECKING:
     from ..frontend import ParsedFunction
@@ -45,8 +52,9 @@ if TYPE_CHECKING:
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
 REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
-            closures.rewrite, containers.rewrite, objects.refuse_extremum_of_tuples, comprehensions.rewrite,
-            reversed_items.rewrite, chained_writes.rewrite, reductions.rewrite, objects.rewrite)
+            keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
+            function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
+            reductions.rewrite, inline_gradients.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)

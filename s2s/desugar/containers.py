@@ -14,7 +14,7 @@ from typing import Any
 
 import gast
 
-from . import helpers
+from . import function_tables, helpers
 from .context import Context, constant, located, map_statements, name
 
 
@@ -26,9 +26,10 @@ def applies(ctx: Context) -> bool:
 
 
 def _dict_or_unknown(ctx: Context, node: Any) -> bool:
-    """Whether node is not known now, or is a dict (a global configuration dict, read when the code runs)."""
+    """Whether node is not known now, or is a dict (a global configuration dict, read when the code runs) that is
+    not a dict of functions (`function_tables` unrolls the loops over those)."""
     known, obj = ctx.static(node)
-    return not known or isinstance(obj, dict)
+    return not known or isinstance(obj, dict) and not function_tables.is_table(ctx, node)
 
 
 def rewrite(ctx: Context) -> None:
@@ -72,7 +73,7 @@ def _dict_loop(ctx: Context, stmt: gast.For) -> list | None:
         key_target, value_target = stmt.target.elts
     else:
         key_target, value_target = name(ctx.fresh("key"), stmt, store=True), stmt.target
-    if not isinstance(key_target, gast.Name):
+    if not isinstance(key_target, gast.Name) or function_tables.is_table(ctx, table):
         return None
     read = gast.Subscript(value=name(table.id, table), slice=name(key_target.id, key_target), ctx=gast.Load())
     bind = located(gast.Assign(targets=[value_target], value=read, type_comment=None), stmt)

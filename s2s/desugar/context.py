@@ -207,6 +207,16 @@ def constant(value: Any, like: Any) -> gast.Constant:
     return gast.copy_location(node, like)
 
 
+def listed(ctx: Context, items: Any) -> Any:
+    """items, to be read by index as the items iterating over it gives: a display, a comprehension or a range as it
+    is, anything else as list(items) (a dict's items are its keys, an array's its rows)."""
+    import builtins
+    if isinstance(items, (gast.List, gast.Tuple, gast.ListComp, gast.GeneratorExp)) or (
+            isinstance(items, gast.Call) and ctx.names(items.func, builtins.range)):
+        return items
+    return located(gast.Call(func=constant(builtins.list, items), args=[items], keywords=[]), items)
+
+
 def name(id_: str, like: Any, store: bool = False) -> gast.Name:
     node = gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
     return gast.copy_location(node, like)

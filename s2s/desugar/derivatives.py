@@ -55,6 +55,13 @@ def prepare(derivative: Any, loc: Any) -> None:
     if registry.find_adjoint(derivative) is not None:
         return
     fn, options = derivative.__s2s__
+    if options.several and options.mode in ("reverse", "auto") and not (options.with_value or options.has_aux):
+        name = getattr(fn, "__name__", "f")
+        firsts = ", ".join(f"d{k} = s2s.grad({name}, wrt={k})" for k in options.wrt[:2])
+        raise UnsupportedSyntax(
+            f"s2s differentiates through a call of a gradient with respect to one argument; this one "
+            f"({derivative.__qualname__}) is with respect to several (wrt={options.wrt}) and returns a tuple", loc,
+            hint=f"make one gradient per argument at module level ({firsts}) and call each")
     if options.mode not in ("reverse", "auto") or options.with_value or options.has_aux or options.several:
         raise UnsupportedSyntax(
             f"s2s differentiates through a call of a gradient it made (s2s.grad(f)), not of this derivative "

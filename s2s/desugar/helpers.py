@@ -59,6 +59,32 @@ def keys_of(table: Any) -> list:
     return list(table)
 
 
+def list_pop(items: list, index: int = -1) -> list:
+    """`items.pop(index)` as a statement: the list without that item (lowering binds the name to it; a list other
+    names may see is refused there, as for append)."""
+    if type(items) is not list:
+        raise ValueError(f"s2s: .pop() on a {type(items).__name__}: s2s models it on a list only; bind the name to a "
+                         f"new value instead (for a dict: d = {{k: v for k, v in d.items() if k != key}})")
+    out = list(items)
+    out.pop(index)
+    return out
+
+
+def size_of(shape: Any) -> Any:
+    """The size= of a draw for the dimensions `*shape` (None for none: one number)."""
+    return tuple(shape) or None
+
+
+def sorted_positions(keys: list, reverse: bool = False) -> list:
+    """The positions that sort keys, as sorted() orders them (stable, reverse= kept)."""
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+
+
+def zip_length(rows: Any) -> int:
+    """How many tuples zip(*rows) gives: the length of the shortest row (none without rows)."""
+    return min((len(row) for row in rows), default=0)
+
+
 def list_insert(items: list, index: int, item: Any) -> list:
     """`items.insert(index, item)` as a new list (the desugared code assigns it back)."""
     out = list(items)
@@ -94,4 +120,4 @@ def live(obj: Any) -> Any:
 
 # Declared without derivative (and so pure: dropped when unused): only what computes a value. The others are
 # kept where they are, and refused by the transform if given an active value (call_method, list_insert).
-registry.nondifferentiable(format_string, keys_of, element_index)
+registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions, size_of)

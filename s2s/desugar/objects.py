@@ -157,6 +157,11 @@ class _Calls(gast.NodeTransformer):
             if obj is dict and not node.args and all(k.arg for k in node.keywords):
                 return located(gast.Dict(keys=[constant(k.arg, node) for k in node.keywords],
                                          values=[k.value for k in node.keywords]), node)
+        elif not found and isinstance(func, gast.Name) and _made_from_a_class(ctx, func) and not node.keywords \
+                and not any(isinstance(a, gast.Starred) for a in node.args):
+            # `layer = Affine(W, b); layer(x)`: its __call__, as `layer.apply(x)` is its apply
+            node = located(gast.Call(func=constant(derivatives.method_call(len(node.args)), func),
+                                     args=[func, constant("__call__", func)] + node.args, keywords=[]), node)
         elif not found and isinstance(func, gast.Attribute) and (_made_from_a_class(ctx, func.value) or (
                 func.attr not in _HANDLED
                 and not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None)))):
@@ -184,24 +189,6 @@ def _made_from_a_class(ctx: Context, node: Any) -> bool:
                 if found and isinstance(cls, type) and is_user_class(cls):
                     made.update(t.id for t in stmt.targets if isinstance(t, gast.Name))
     return node.id in made
-
-
-def refuse_extremum_of_tuples(ctx: Context) -> None:
-    """`min((cost(x), x) for x in xs)` (the argmin-with-payload idiom): the rules of the builtin min and max compare
-    numbers, so the tuples are refused (before comprehensions are rewritten), with the rewrite (the generated code
-    crashed with a TypeError)."""
-    for node in gast.walk(ctx.node):
-        if not isinstance(node, gast.Call) or len(node.args) != 1 or node.keywords \
-                or not isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp)) \
-                or not isinstance(node.args[0].elt, (gast.Tuple, gast.List)):
-            continue
-        found, fn = ctx.static(node.func)
-        if not found or (fn is not builtins.min and fn is not builtins.max):
-            continue
-        name = fn.__name__
-        raise ctx.error(f"s2s does not differentiate {name}() of tuples (compared item by item)", node,
-                        hint=f"compute the keys, find the position with np.arg{name} (or a loop), and take the "
-                             f"item there: i = int(np.arg{name}(keys)); best = items[i]")
 
 
 def _super_method(ctx: Context, func: Any) -> tuple | None:

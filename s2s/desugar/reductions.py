@@ -1,8 +1,8 @@
 """`max(a, b, c)` as `max(max(a, b), c)`; `max(xs)` and `min(xs)` of one sequence: a loop over its items with the two-argument form, which has a
 rule (Python's own order: the first of equal items wins, as `max(best, v)` keeps best on a tie).
 
-    top = max(items)   ->   best = items[0]
-                            for k in range(1, len(items)): best = max(best, items[k])
+    top = max(items)   ->   seq = list(items); best = seq[0]          (a dict's items are its keys)
+                            for k in range(1, len(seq)): best = max(best, seq[k])
                             top = best
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import gast
 
-from .context import Context, constant, hoisting, located, name
+from .context import Context, constant, hoisting, listed, located, name
 
 
 def applies(ctx: Context) -> bool:
@@ -57,5 +57,5 @@ def _visit(ctx: Context, node: Any, pre: list) -> Any:
     loop = gast.For(target=name(k, node, store=True),
                     iter=gast.Call(func=constant(builtins.range, node), args=[constant(1, node), length], keywords=[]),
                     body=[step], orelse=[], type_comment=None)
-    pre += [assign(seq, node.args[0]), assign(best, item(constant(0, node))), located(loop, node)]
+    pre += [assign(seq, listed(ctx, node.args[0])), assign(best, item(constant(0, node))), located(loop, node)]
     return name(best, node)

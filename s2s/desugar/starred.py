@@ -14,6 +14,7 @@ from typing import Any
 import gast
 
 from ..frontend import clone_tree
+from . import helpers
 from .context import Context, constant, located, name
 
 
@@ -88,6 +89,9 @@ def star_arguments(ctx: Context, node: gast.Call) -> gast.Call:
     node = _star_keywords(ctx, node)
     if not any(isinstance(a, gast.Starred) for a in node.args):
         return node
+    sized = _sized_draw(ctx, node)
+    if sized is not None:
+        return sized
     args: list = []
     for a in node.args:
         if not isinstance(a, gast.Starred):
@@ -103,6 +107,22 @@ def star_arguments(ctx: Context, node: gast.Call) -> gast.Call:
                                 a) for i in range(length))
     node.args = args
     return node
+
+
+def _sized_draw(ctx: Context, node: gast.Call) -> gast.Call | None:
+    """`np.random.rand(*shape)` / `np.random.randn(*shape)` (a dropout mask's shape, known only when it runs) as the
+    draw they make, `np.random.random_sample(size)` / `np.random.standard_normal(size)` (size None for no shape: a
+    float, as rand() gives); the same numbers from the same stream."""
+    import numpy as np
+    if len(node.args) != 1 or not isinstance(node.args[0], gast.Starred) or node.keywords:
+        return None
+    found, fn = ctx.static(node.func)
+    draw = {id(np.random.rand): np.random.random_sample, id(np.random.randn): np.random.standard_normal}.get(id(fn)) \
+        if found else None
+    if draw is None:
+        return None
+    size = gast.Call(func=constant(helpers.size_of, node), args=[node.args[0].value], keywords=[])
+    return located(gast.Call(func=constant(draw, node.func), args=[size], keywords=[]), node)
 
 
 def _known_length(ctx: Context, node: Any) -> int | None:
