@@ -20,6 +20,7 @@ from .activity import _SCALAR_TYPES as _ACTIVITY_SCALARS
 from .ir import Op, walk
 from . import foreign, numba_backend, pipeline, runtime
 from .frontend import AttributeOf, ItemOf
+from .global_shapes import GlobalChanged, global_is_array
 from .lower import clear_callee_cache
 from .pipeline import (_LOCK, Options, _bind, annotate, compiled,
                        lowered, root_function)
@@ -75,9 +76,11 @@ _GENERATION: "weakref.WeakKeyDictionary[Callable, int]" = weakref.WeakKeyDiction
 
 
 def _global_state(owner: Callable, name: str) -> tuple:
-    """What a derivative is specialized on about a global it reads: whether it is complex, and a number."""
+    """What a derivative is specialized on about a global it reads: whether it is complex, a number, and an array
+    (its shape and dtype, when the derivative is specialized on them, it checks on entry: s2s/global_shapes.py)."""
     value = _current(owner, name)
-    return value is not _MISSING and bool(np.iscomplexobj(value)), global_is_scalar(owner, name)
+    return value is not _MISSING and bool(np.iscomplexobj(value)), global_is_scalar(owner, name), \
+        global_is_array(owner, name)
 
 
 def stale(fn: Callable) -> bool:
@@ -175,7 +178,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     watch: list = []            # the bare names fn's code reads, checked cheaply on every call (_unchanged)
     generation = [_GENERATION.get(root, 0)]      # fn's derivatives made stale so far (by any derivative of fn)
 
-    def general(args: tuple, kwargs: dict) -> Any:
+    def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
@@ -202,12 +205,21 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
             _install(args, function, table, shaped, route_to, numba)
         try:
             return function(*args) if through is None else through(function, args)
+        except GlobalChanged:
+            if remade:
+                raise
+            # a global array it is specialized on changed shape or dtype (s2s/global_shapes.py): the pipeline's
+            # cache keys on them; this one's tables key on the arguments alone
+            cache.clear()
+            table.clear()
+            shaped.clear()
+            return general(args, {}, True)
         except Exception as exc:
             annotate(exc, function)
             raise
 
     namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_unchanged": _unchanged,
-                 "_s2s_annotate": annotate, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
+                 "_s2s_annotate": annotate, "_s2s_changed": GlobalChanged, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
                  "_s2s_scalars": _LIST_SCALARS}
 
     def route_to(types: tuple, routes: dict) -> Callable:
@@ -256,6 +268,8 @@ def _router(types: tuple, routes: dict, namespace: dict, n: int) -> Callable:
             f"    function = entry[0]\n"
             f"    try:\n"
             f"        return function({', '.join(names)})\n"
+            f"    except _s2s_changed:\n"
+            f"        return _s2s_general(({', '.join(names)},), {{}})\n"
             f"    except Exception as exc:\n"
             f"        _s2s_annotate(exc, function)\n"
             f"        raise\n")
@@ -282,6 +296,8 @@ def _entry(root: Callable, namespace: dict, general: Callable) -> Callable:
                 f"        return _s2s_general(({arguments}), {{}})\n"
                 f"    try:\n"
                 f"        return _s2s_function({', '.join(params)})\n"
+                f"    except _s2s_changed:\n"
+                f"        return _s2s_general(({arguments}), {{}})\n"
                 f"    except Exception as _s2s_exc:\n"
                 f"        _s2s_annotate(_s2s_exc, _s2s_function)\n"
                 f"        raise\n")

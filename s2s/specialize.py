@@ -22,6 +22,7 @@ from . import runtime
 from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, stmt_inputs, substitute, \
     uses_in, walk
 from .optimize import changed
+from .global_shapes import key_of
 from .shapes import Abstract, Items, abstract_of, infer, matmul_shape
 
 _GONE = object()        # a stack whose pushes disagree
@@ -39,9 +40,12 @@ def _has_for(block: Block) -> bool:
 
 
 class _Specializer:
-    def __init__(self, fn: Function, params: list[Abstract | None]):
+    def __init__(self, fn: Function, params: list[Abstract | None], free: dict | None = None):
         self.fn = fn
         self.env: dict[int, Abstract] = {id(p): a for p, a in zip(fn.params, params) if a is not None}
+        # the global arrays' facts (s2s/global_shapes.py), and those of them the function reads: checked on entry
+        self.free = free or {}
+        self.free_read: dict[tuple, tuple] = {}
         self.stacks: dict[int, Any] = {}
         self.alias: dict[int, Atom] = {}
         self.count = 0
@@ -208,6 +212,13 @@ class _Specializer:
     # ------------------------------------------------------------ operations
 
     def op(self, op: Op, mode: str) -> list[Op]:
+        if op.prim is runtime.free_name and self.free:      # a global array: known like an argument
+            key = key_of(op)
+            found = self.free.get(key)
+            if found is not None:
+                self.set(op.outs[0], found)
+                self.free_read[key] = (op.args[0].value, op.args[1].value, found)
+                return [op]
         if mode != "none" and self.alias:
             op.args = [self.sub(a) for a in op.args]
             op.kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
@@ -398,10 +409,37 @@ def _scatter(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op]
     return [zeros, s.new(runtime.setitem, [zeros.outs[0], index, op.args[2]], op, out=op.outs[0])]
 
 
+def _shape_query(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """np.shape(x), np.ndim(x), np.size(x) of an array of known shape: the number or tuple itself (len(x) stays:
+    the emitter writes `for x in xs` for a loop over range(len(xs)))."""
+    X = facts[0] if len(op.args) == 1 and not op.kwargs else None
+    if X is None or X.python:
+        return None
+    if op.prim is np.shape:
+        return Const(tuple(X.shape))
+    if op.prim is np.ndim:
+        return Const(X.ndim)
+    return Const(int(np.prod(X.shape, dtype=np.int64)))
+
+
+def _constant_item(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """An item of a constant tuple (a shape, once _shape_query made it one): `(4, 3)[-1]` is 3."""
+    if len(op.args) != 2 or op.kwargs or not all(isinstance(a, Const) for a in op.args):
+        return None
+    x, i = op.args[0].value, op.args[1].value
+    if type(x) is not tuple or type(i) is not int or not -len(x) <= i < len(x) or type(x[i]) is not int:
+        return None
+    return Const(x[i])
+
+
 # what _Containers.op rewrites
 _CONTAINER_PRIMS = {runtime._zeros_like_tree, runtime._scatter, runtime._add, runtime._item, runtime._fill_tree}
 
 _RULES = {
+    np.shape: _shape_query,
+    np.ndim: _shape_query,
+    np.size: _shape_query,
+    operator.getitem: _constant_item,
     runtime._scatter: _scatter,
     runtime._unbroadcast: _unbroadcast,
     runtime._expand: _expand,
@@ -415,9 +453,11 @@ _RULES = {
 }
 
 
-def specialize(fn: Function, params: list[Abstract | None]) -> Function:
-    """fn with the helpers its parameters' shapes decide replaced by NumPy (in place; returned)."""
-    s = _Specializer(fn, params)
+def specialize(fn: Function, params: list[Abstract | None], free: dict | None = None) -> Function:
+    """fn with the helpers its parameters' shapes decide replaced by NumPy (in place; returned). free: the
+    facts of the global arrays it reads (s2s/global_shapes.py); those it reads are fn.global_checks (name,
+    owner, Abstract), which the derivative checks on entry."""
+    s = _Specializer(fn, params, free)
     s.block(fn.body, "free")
     if s.alias:
         substitute(fn.body, {k: s.sub(v) for k, v in s.alias.items()})
@@ -428,6 +468,7 @@ def specialize(fn: Function, params: list[Abstract | None]) -> Function:
     # of fewer than SMALL elements
     fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
     _known(fn.body, s.env, fn.arrays, fn.small)     # type: ignore[attr-defined]
+    fn.global_checks = list(s.free_read.values())   # type: ignore[attr-defined]
     return fn
 
 
