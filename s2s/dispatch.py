@@ -92,7 +92,7 @@ def stale(fn: Callable) -> bool:
         return False
     seen = _COMPLEX_GLOBALS.get(root)
     if seen is None:
-        _COMPLEX_GLOBALS[root] = [(o, n, _global_state(o, n)) for o, n in _numeric_globals(fn)]
+        _COMPLEX_GLOBALS[root] = _global_states(fn)
     if any(_current(owner, name) is not obj for owner, name, obj in cached[1].dependencies) or (
             seen is not None and any(_global_state(owner, name) != was for owner, name, was in seen)):
         _COMPLEX_GLOBALS.pop(root, None)
@@ -102,8 +102,19 @@ def stale(fn: Callable) -> bool:
             pipeline._CACHE.pop(fn, None)
             pipeline._VERIFIED.pop(fn, None)
             clear_callee_cache()
+            # the state the next derivative is made for (the next thing the caller does), noted now: noted at the
+            # next call instead, a global rebound in between (a float, then an array again) would go unseen
+            try:
+                lowered(root)
+            except Exception:       # noqa: BLE001 - refused when the derivative is made, as before
+                return True
+            _COMPLEX_GLOBALS[root] = _global_states(fn)
         return True
     return False
+
+
+def _global_states(fn: Callable) -> list:
+    return [(o, n, _global_state(o, n)) for o, n in _numeric_globals(fn)]
 
 
 def _watch_list(fn: Callable) -> list:
@@ -208,15 +219,15 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
         except GlobalChanged:
             if remade:
                 raise
-            # a global array it is specialized on changed shape or dtype (s2s/global_shapes.py): the pipeline's
-            # cache keys on them; this one's tables key on the arguments alone
-            cache.clear()
-            table.clear()
-            shaped.clear()
-            return general(args, {}, True)
         except Exception as exc:
             annotate(exc, function)
             raise
+        # a global array it is specialized on changed shape or dtype (s2s/global_shapes.py): the pipeline's cache
+        # keys on them, this one's tables on the arguments alone
+        cache.clear()
+        table.clear()
+        shaped.clear()
+        return general(args, {}, True)
 
     namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_unchanged": _unchanged,
                  "_s2s_annotate": annotate, "_s2s_changed": GlobalChanged, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
@@ -269,10 +280,11 @@ def _router(types: tuple, routes: dict, namespace: dict, n: int) -> Callable:
             f"    try:\n"
             f"        return function({', '.join(names)})\n"
             f"    except _s2s_changed:\n"
-            f"        return _s2s_general(({', '.join(names)},), {{}})\n"
+            f"        pass\n"
             f"    except Exception as exc:\n"
             f"        _s2s_annotate(exc, function)\n"
-            f"        raise\n")
+            f"        raise\n"
+            f"    return _s2s_general(({', '.join(names)},), {{}})\n")
     scope = dict(namespace, routes=routes)
     exec(compile(text, "<s2s dispatcher>", "exec"), scope)
     return scope["route"]
@@ -297,10 +309,11 @@ def _entry(root: Callable, namespace: dict, general: Callable) -> Callable:
                 f"    try:\n"
                 f"        return _s2s_function({', '.join(params)})\n"
                 f"    except _s2s_changed:\n"
-                f"        return _s2s_general(({arguments}), {{}})\n"
+                f"        pass\n"
                 f"    except Exception as _s2s_exc:\n"
                 f"        _s2s_annotate(_s2s_exc, _s2s_function)\n"
-                f"        raise\n")
+                f"        raise\n"
+                f"    return _s2s_general(({arguments}), {{}})\n")
     scope = dict(namespace)
     exec(compile(text, "<s2s dispatcher>", "exec"), scope)
     derivative = scope["derivative"]
