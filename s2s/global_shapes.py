@@ -151,7 +151,7 @@ def read_text(read: str, name: str, abstract: Abstract, reference: Callable[[Any
 def exported_check(local: str, name: str, abstract: Abstract) -> tuple[str, str]:
     """(the test, the raise) an exported module checks its global with: there is no dispatcher to make the
     derivative anew, so it says what to do."""
-    test = (f"{local}.__class__ is not np.ndarray or {local}.shape != {abstract.shape!r} or "
+    test = (f"type({local}) is not np.ndarray or {local}.shape != {abstract.shape!r} or "
             f"{local}.dtype != {dtype_text(abstract.dtype)}")
-    return test, (f"raise ValueError(\"the global {name!s} is no longer a {abstract.dtype} array of shape "
-                  f"{abstract.shape!r}, which this derivative was exported for: export it again\")")
+    return test, (f"raise ValueError(\"the global {name!s} is not a {abstract.dtype} array of shape "
+                  f"{abstract.shape!r}: export the derivative again\")")
