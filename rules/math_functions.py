@@ -104,7 +104,7 @@ def sqrt(g, ans, x):
 
 @adjoint(math.pow)
 def power(g, ans, x, y):
-    return g * y * x ** (y - 1), g * ans * np.log(x + (x == 0))      # 0 at x = 0, as JAX and autograd
+    return g * y * x ** (y - (y != 0)), g * ans * np.log(x + (x == 0))      # 0 at x = 0, as JAX and autograd
 
 
 @adjoint(math.hypot)

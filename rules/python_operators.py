@@ -38,8 +38,9 @@ def truediv(g, ans, x, y):
 
 @adjoint(operator.pow, builtins.pow, np.power)
 def power(g, ans, x, y):
-    # d/dy at x = 0 is 0 (for y > 0, where ans = 0), the convention of JAX and autograd: log(x) read as 0 there
-    return g * y * x ** (y - 1), g * ans * np.log(x + (x == 0))
+    # d/dy at x = 0 is 0 (for y > 0, where ans = 0), the convention of JAX and autograd: log(x) read as 0 there;
+    # d/dx of x ** 0 is 0, also at x = 0, where y * x ** (y - 1) would be 0 * inf (polynomial features at 0)
+    return g * y * x ** (y - (y != 0)), g * ans * np.log(x + (x == 0))
 
 
 @adjoint(operator.mod)

@@ -17,6 +17,7 @@ from .callables import as_function
 from .activity import kind_of
 from .checkpoint import checked_option
 from .display import Source
+from .replay import Draws
 from .emit import emit_module
 from .errors import BadArgument, NonScalarOutput
 from .ir import format_function
@@ -177,11 +178,14 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
         options = Options(indices, False, "forward", True, optimize)
         jvp_function = _current(fn, options, args, check)[1]
         grads, value = [], None
+        draws = Draws(fn, args) if sum(np.size(args[i]) for i in indices) > 1 else None
         for i in indices:
             g = np.zeros_like(args[i], dtype=np.result_type(args[i], np.float32)) \
                 if isinstance(args[i], np.ndarray) else 0.0
             for k, e in _basis(args[i]):
                 tangents = [e if j == i else _zero_like(args[j]) for j in indices]
+                if value is not None:
+                    draws.again()           # every sweep draws what the first drew: one realization
                 value, directional = call(jvp_function, (*args, *tangents))
                 if isinstance(value, (tuple, list, dict)) or np.size(value) != 1:
                     shown = f"an array of shape {np.shape(value)}" if isinstance(value, np.ndarray) else \
@@ -277,10 +281,14 @@ def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | 
                                   hint="use s2s.hvp with a direction of the same structure")
         function = _current(fn, options, args, check)[1]
         blocks = [[None] * len(indices) for _ in indices]
+        draws, first = Draws(fn, args), True
         for b, j in enumerate(indices):
             columns = []
             for _, e in _basis(args[j]):
                 tangents = [e if k == j else _zero_like(args[k]) for k in indices]
+                if not first:
+                    draws.again()           # every sweep draws what the first drew: one realization
+                first = False
                 column = call(function, (*args, *tangents))
                 columns.append(column if several else (column,))
             for a, i in enumerate(indices):
@@ -328,27 +336,34 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
     _refuse_early(fn)
     indices, several = _resolve_wrt(fn, wrt)
 
-    def forward_blocks(args: tuple, index: int, outputs: list) -> list:
+    def forward_blocks(args: tuple, index: int, outputs: list, draws: Draws) -> list:
         """d(output k)/d(argument index) for every output k, from one forward sweep per coordinate."""
         x = args[index]
         function = _current(fn, Options((index,), False, "forward", True, optimize), args, check)[1]
-        columns = [call(function, (*args, e))[1] for _, e in _basis(x)]
+        columns = []
+        for _, e in _basis(x):
+            draws.again()               # each sweep draws what f drew: one realization
+            columns.append(call(function, (*args, e))[1])
         if len(outputs) == 1:
             columns = [(c,) for c in columns]
         blocks = [np.stack([np.asarray(c[k]) * np.ones(np.shape(out)) for c in columns], axis=-1)
                   .reshape(np.shape(out) + np.shape(x)) for k, out in enumerate(outputs)]
         return [b if b.shape else float(b) for b in blocks]
 
-    def array_block(args: tuple, index: int, out: np.ndarray) -> np.ndarray:
+    def array_block(args: tuple, index: int, out: np.ndarray, draws: Draws) -> np.ndarray:
         x = args[index]
         if np.size(x) <= out.size:
-            return forward_blocks(args, index, [out])[0]
+            return forward_blocks(args, index, [out], draws)[0]
         function = _current(fn, Options((index,), True, "vjp", True, optimize), args, check)[1]
-        rows = [np.asarray(call(function, (*args, e))[1][0]) for _, e in _basis(out)]
+        rows = []
+        for _, e in _basis(out):
+            draws.again()
+            rows.append(np.asarray(call(function, (*args, e))[1][0]))
         return np.stack(rows, axis=0).reshape(out.shape + np.shape(x))
 
     def matrix(*args: Any) -> Any:
         args = _bind(fn, args, {})
+        draws = Draws(fn, args)         # f, then every sweep, draws what f drew: one realization
         out = fn(*args)
         if isinstance(out, dict):
             raise BadArgument("jacobian of a function returning a dict: return a tuple or an array")
@@ -356,11 +371,11 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
             raise BadArgument("jacobian of complex arguments or results: s2s does not pick a convention for it",
                               hint="use s2s.grad of a real-valued function, s2s.jvp or s2s.vjp")
         if isinstance(out, (tuple, list)):
-            per_argument = [forward_blocks(args, i, list(out)) for i in indices]
+            per_argument = [forward_blocks(args, i, list(out), draws) for i in indices]
             return tuple(tuple(blocks[k] for blocks in per_argument) if several else per_argument[0][k]
                          for k in range(len(out)))
         out = np.asarray(out)
-        blocks = [array_block(args, i, out) for i in indices]
+        blocks = [array_block(args, i, out, draws) for i in indices]
         return tuple(blocks) if several else blocks[0]
 
     return _wrap(fn, Options(indices, several, "jacobian", False, optimize), matrix, "jacobian")

@@ -490,11 +490,24 @@ def _unary_ufunc(prim: Any) -> bool:
 _NEVER_RAISE = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos}
 
 
+def _by_a_nonzero_number(op: Op) -> bool:
+    """`h / 2`: a division by a number other than zero cannot raise either (a float's overflow gives inf)."""
+    return op.prim is operator.truediv and len(op.args) == 2 and isinstance(op.args[1], Const) \
+        and type(op.args[1].value) in (int, float) and op.args[1].value != 0
+
+
+def _may_rebind_globals(body: Block) -> bool:
+    """Whether a loop body may run code that rebinds a global (`global` is refused in f and what it inlines, so
+    only an operation s2s does not know can): else a global read in it reads the same object every iteration."""
+    pure = _purity()
+    return any(type(s) is Op and s.prim is not runtime.free_name and not pure(s.prim) for s in _all_stmts(body))
+
+
 def hoist_loop_invariants(fn: Function) -> Function:
     """Move an operation of a loop body that reads only values from outside the loop to before the loop.
 
     It is then computed once, and the reverse sweep reads it directly instead of saving it on a stack
-    every iteration (`-k` in `y = y + h * (-k * y)`)."""
+    every iteration (`-k` in `y = y + h * (-k * y)`, or a global array A in `r = A @ w - b`)."""
     changed(fn)
     def block(b: Block) -> None:
         new: list[Stmt] = []
@@ -505,8 +518,11 @@ def hoist_loop_invariants(fn: Function) -> Function:
                 inside = {id(v) for s in _all_stmts(stmt.body) if not isinstance(s, _Results) for v in s.outs}
                 inside |= {id(c) for c in stmt.carried} | ({id(stmt.index)} if isinstance(stmt, For) else set())
                 kept = []
+                globals_stay = _may_rebind_globals(stmt.body)
                 for op in stmt.body.stmts:
-                    if (isinstance(op, Op) and op.prim in _NEVER_RAISE and len(op.outs) == 1 and not op.kwargs
+                    if (isinstance(op, Op) and (op.prim in _NEVER_RAISE or _by_a_nonzero_number(op)
+                                                or op.prim is runtime.free_name and not globals_stay)
+                            and len(op.outs) == 1 and not op.kwargs
                             and all(not isinstance(a, Value) or id(a) not in inside for a in op.args)):
                         new.append(op)
                         inside.discard(id(op.outs[0]))

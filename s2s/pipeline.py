@@ -529,12 +529,15 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
                           args, check=False)[1]
         if options.mode == "vjp":
             mode = "vjp"
+    # the derivative runs here on copies too: a generator passed in (rng.normal) then draws for the user's own
+    # call what it would have drawn without the check
+    copied = selfcheck.copied(args)
     if options.mode == "forward":
-        run = lambda expected: call(valued, (*args, *[_zero_tree(args[i]) for i in options.wrt]))[0]
+        run = lambda expected: call(valued, (*copied, *[_zero_tree(args[i]) for i in options.wrt]))[0]
     elif options.mode == "vjp":
-        run = lambda expected: call(valued, (*args, _zero_tree(expected)))[0]
+        run = lambda expected: call(valued, (*copied, _zero_tree(expected)))[0]
     else:
-        run = lambda expected: call(valued, args)[0]
+        run = lambda expected: call(valued, copied)[0]
     root = root_function(fn)
     prims = [s.prim for s in walk(lowered(root).body) if isinstance(s, Op)]
     selfcheck.compare(root.__qualname__ if root is fn else f"the derivative of {root.__qualname__}", fn, args,

@@ -37,7 +37,8 @@ def enabled(check: bool | None) -> bool:
     return os.environ.get("S2S_CHECK", "") not in ("", "0")
 
 
-def _copy(args: tuple) -> tuple:
+def copied(args: tuple) -> tuple:
+    """Deep copies of args (arrays, containers, generator objects), or args itself if they cannot be copied."""
     try:
         return copy.deepcopy(args)
     except Exception:           # an object that cannot be copied is passed as it is
@@ -102,7 +103,7 @@ def compare(function_name: str, original: Callable, args: tuple, computed: Calla
     if random_use == "global":
         np_state, py_state = np.random.get_state(), random.getstate()
     try:
-        expected = original(*_copy(args))
+        expected = original(*copied(args))
     except Exception:           # the function itself fails here: the derivative will say where
         return
     finally:

@@ -63,6 +63,54 @@ def test_dead_code_and_the_primal_output_are_not_computed():
     assert "exp" not in body and "+ 3.0" not in body
 
 
+def _rk4(k, y0, h=0.1, n=20):
+    y = y0
+    for i in range(n):
+        k1 = -k * y
+        k2 = -k * (y + h / 2 * k1)
+        k3 = -k * (y + h / 2 * k2)
+        k4 = -k * (y + h * k3)
+        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return y
+
+
+def test_loop_invariants_are_computed_once_and_not_saved_every_iteration():
+    # -k, h / 2 and h / 6 read only values from before the loop and cannot raise: computed once, before it
+    body = code(s2s.source(_rk4, 0.5, 1.0, wrt=(0, 1), mode="reverse")).split("for _ in range(n)")
+    assert body[0].count("h / 2") == 1 and body[0].count("h / 6") == 1 and "h / " not in body[1]
+    assert body[1].count(".append(") == 4       # y and the three values the adjoints of -k * (...) read: not h / 2
+    h = 1e-6
+    expected = [(_rk4(0.5 + h, 1.0) - _rk4(0.5 - h, 1.0)) / (2 * h), (_rk4(0.5, 1.0 + h) - _rk4(0.5, 1.0 - h)) / (2 * h)]
+    for mode in ("reverse", "forward"):
+        assert s2s.grad(_rk4, wrt=(0, 1), mode=mode)(0.5, 1.0) == pytest.approx(expected, rel=1e-7)
+    assert s2s.grad(_rk4, wrt=(0, 1), mode="reverse")(0.5, 1.0, 0.1, 0) == (0.0, 1.0)      # a loop that never runs
+
+
+_A = np.array([[1.0, 0.5], [-0.3, 2.0], [0.2, 0.1]])
+_B = np.array([0.3, -1.0, 0.5])
+
+
+def _descent(lr, w0):
+    w = w0
+    for _ in range(4):
+        r = _A @ w - _B
+        w = w - lr * (_A.T @ r)
+    r = _A @ w - _B
+    return 0.5 * r @ r
+
+
+def test_a_global_read_in_a_loop_is_read_once_and_not_saved_every_iteration():
+    body = code(s2s.source(_descent, 0.1, np.array([0.5, -0.5]), wrt=(0, 1)))
+    assert "_A_stack" not in body and "_B_stack" not in body
+    w0 = np.array([0.5, -0.5])
+    for mode in ("reverse", "forward"):
+        dlr, dw = s2s.grad(_descent, wrt=(0, 1), mode=mode)(0.1, w0)
+        assert dlr == pytest.approx((_descent(0.1 + 1e-6, w0) - _descent(0.1 - 1e-6, w0)) / 2e-6, rel=1e-6)
+        for i in range(2):
+            e = np.eye(2)[i] * 1e-6
+            assert dw[i] == pytest.approx((_descent(0.1, w0 + e) - _descent(0.1, w0 - e)) / 2e-6, rel=1e-6)
+
+
 def test_dead_temporaries_are_written_in_place():
     def f(w, X):
         return np.mean(np.logaddexp(0.0, X @ w))
