@@ -23,7 +23,7 @@ from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_bl
     uses_in, walk
 from .optimize import changed
 from .global_shapes import key_of
-from .shapes import Abstract, Items, abstract_of, infer, matmul_shape
+from .shapes import Abstract, Items, _plain, abstract_of, infer, matmul_shape
 
 _GONE = object()        # a stack whose pushes disagree
 
@@ -46,6 +46,8 @@ class _Specializer:
         # the global arrays' facts (s2s/global_shapes.py), and those of them the function reads: checked on entry
         self.free = free or {}
         self.free_read: dict[tuple, tuple] = {}
+        self.plain_stacks = _plain_stacks(fn.body)        # stack -> its number of pushes
+        self.pushed: dict[int, dict[int, Atom]] = {}        # stack -> push -> what it pushed, as rewritten
         self.stacks: dict[int, Any] = {}
         self.alias: dict[int, Atom] = {}
         self.count = 0
@@ -223,12 +225,20 @@ class _Specializer:
             op.args = [self.sub(a) for a in op.args]
             op.kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
         if op.prim is runtime.push:
+            if id(op.args[0]) in self.plain_stacks:
+                self.pushed.setdefault(id(op.args[0]), {})[id(op)] = self.sub(op.args[1])
             pushed = self.get(op.args[1])
             key = id(self.sub(op.args[0]))
             before = self.stacks.get(key)
             self.stacks[key] = pushed if before is None or before == pushed else _GONE
             return [op]
         if op.prim is runtime.pop and len(op.outs) == 1:
+            constant = self.constant_pop(op.args[0])
+            if constant is not None:        # the loop bound a shape made a constant: the pop is that number
+                self.set(op.outs[0], abstract_of(constant.value))
+                if mode != "none":
+                    self.alias[id(op.outs[0])] = constant
+                return [op]
             found = self.stacks.get(id(self.sub(op.args[0])))
             self.set(op.outs[0], found if isinstance(found, Abstract) else None)
             return [op]
@@ -251,6 +261,19 @@ class _Specializer:
             self.set(new.outs[0], infer(new, self.full))
         return ops
 
+    def constant_pop(self, stack: Atom) -> Const | None:
+        """The number every push of a plain stack pushes, once all of them were seen (each the same), or None."""
+        pushed = self.pushed.get(id(stack))
+        if pushed is None or len(pushed) != self.plain_stacks[id(stack)]:
+            return None
+        values = list(pushed.values())
+        first = values[0]
+        if not (isinstance(first, Const) and type(first.value) in (int, float)) or any(
+                not isinstance(v, Const) or type(v.value) is not type(first.value) or v.value != first.value
+                for v in values[1:]):
+            return None
+        return first
+
     def new(self, prim: Any, args: list[Atom], like: Op, kwargs: dict | None = None,
             out: Value | None = None) -> Op:
         if out is None:
@@ -259,11 +282,45 @@ class _Specializer:
         return Op(prim, args, [out], {k: Const(v) for k, v in (kwargs or {}).items()}, loc=like.loc)
 
     def rewrite(self, op: Op, mode: str) -> Atom | list[Op] | None:
+        if not op.kwargs and op.args and _plain(op.prim) == 1 and all(
+                isinstance(a, Const) and type(a.value) in (int, float) for a in op.args):
+            return _folded(op)      # `7 - 1`, once a shape made 7 a constant (a loop's bound)
         rule = _RULES.get(op.prim)
         if rule is None:
             return None
         facts = [self.get(a) for a in op.args]
         return rule(self, op, facts, mode)
+
+
+def _folded(op: Op) -> Const | None:
+    """Arithmetic on Python numbers, computed now (as it would be when the code runs)."""
+    try:
+        value = op.prim(*(a.value for a in op.args))
+    except Exception:           # noqa: BLE001 - raised when it runs, as before
+        return None
+    return Const(value) if type(value) in (int, float, bool) else None
+
+
+def _plain_stacks(body: Block) -> dict[int, int]:
+    """The stacks made by stack_new and read only by push and pop (not carried by a loop, nor a branch's result),
+    and how many pushes each has: those whose pushes all push one constant have their pops replaced by it."""
+    made = {id(st.outs[0]) for st in walk(body) if isinstance(st, Op) and st.prim is runtime.stack_new}
+    if not made:
+        return {}
+    pushes = dict.fromkeys(made, 0)
+    for st in walk(body):
+        if isinstance(st, Op):
+            if st.prim in (runtime.push, runtime.pop) and id(st.args[0]) in made:
+                if id(st.args[0]) in pushes:
+                    pushes[id(st.args[0])] += st.prim is runtime.push
+                reads = st.args[1:] + list(st.kwargs.values())
+            else:
+                reads = list(st.args) + list(st.kwargs.values())
+        else:
+            reads = list(stmt_inputs(st)) + [a for inner in stmt_blocks(st) for a in inner.results]
+        for atom in reads:
+            pushes.pop(id(atom), None)
+    return pushes
 
 
 # ---------------------------------------------------------------- the rewrites
