@@ -122,8 +122,33 @@ def facts(ir: Function) -> dict[tuple[int, str], Abstract]:
 
 
 def state(ir: Function) -> tuple:
-    """What a derivative specialized on the globals' shapes depends on: a key for the pipeline's cache."""
-    return tuple(sorted((key[1], key[0], a.shape, a.dtype.str) for key, a in facts(ir).items()))
+    """What a derivative specialized on the globals' shapes depends on: a key for the pipeline's cache (each
+    global array's shape and dtype, in the order of reads(ir)). Cheap: the api's wrappers ask it on every call."""
+    places = getattr(ir, "free_places", None)
+    if places is None:
+        places = ir.free_places = [_place(owner, name) for owner, name in reads(ir)]  # type: ignore[attr-defined]
+    found = []
+    for cell, namespace, name in places:
+        if cell is not None:
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                value = None
+        else:
+            value = namespace.get(name) if namespace is not None else None
+        found.append((value.shape, value.dtype) if type(value) is np.ndarray else None)
+    return tuple(found)
+
+
+def _place(owner: Any, name: str) -> tuple:
+    """(the closure cell, or None; the module's namespace, or None; name) where a read of name in owner looks."""
+    owner = getattr(owner, "__func__", owner)
+    code = getattr(owner, "__code__", None)
+    if code is None:
+        return None, None, name
+    if name in code.co_freevars:
+        return owner.__closure__[code.co_freevars.index(name)], None, name
+    return None, owner.__globals__, name
 
 
 def dtype_text(dtype: np.dtype) -> str:
