@@ -10,7 +10,9 @@ from s2s.runtime import _einsum_adjoint
 linear(runtime._unbroadcast, runtime._expand, runtime._fill, runtime._broadcast_back, runtime._cumsum_adjoint,
        runtime._unconcatenate, runtime._unstack_joined, runtime._untile, runtime._unrepeat, runtime._diag_adjoint)
 linear(runtime._scatter, argnums=(2,))
-linear(runtime._spread, runtime._overwritten, runtime._item, runtime._masked, runtime._fill_tree)
+linear(runtime._spread, runtime._overwritten, runtime._item, runtime._fill_tree, runtime._masked_tangent)
+# linear but where g is zero: there the contribution g * local is 0 and its tangent g_dot * local is not
+linear(runtime._masked, applied=runtime._masked_tangent)
 linear(runtime._written, argnums=(0,))
 
 

@@ -195,6 +195,7 @@ def active_values(fn: Function, wrt: list[int]) -> set[int]:
 _SCALAR_RESULT = {len, float, int, round, bool, math.floor, math.ceil, math.trunc, math.isnan, math.isinf,
                   np.size, np.ndim}
 _SCALAR_IF_SCALAR_ARGS = {abs, min, max, pow, builtins.sum}
+_ARRAY_MAKERS = {np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.arange, np.linspace, np.logspace}
 # reductions that give a scalar when no axis is given
 _FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.linalg.norm,
                     np.linalg.det, np.trace}
@@ -334,6 +335,8 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         return "scalar"
     if prim is np.shape:           # a tuple of ints whose length the kinds do not know: `x.shape + (2,)`
         return ("list*", "scalar")
+    if prim in _ARRAY_MAKERS:       # an array, whatever gives its shape: `np.zeros((n, m))`, `np.empty(x.shape)`
+        return "array"
     if prim in (runtime.make_tuple, runtime.make_list):
         return ("tuple" if prim is runtime.make_tuple else "list", tuple(arg_kinds))
     if prim is runtime.make_dict:
@@ -399,7 +402,7 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
 
 
 _SHAPED_BY = {runtime._unbroadcast: 1, runtime._expand: 1, runtime._fill: 1, runtime._broadcast_back: 1,
-              runtime._scatter: 0, runtime._masked: 0, runtime.zeros_like: 0,
+              runtime._scatter: 0, runtime._masked: 0, runtime._masked_tangent: 0, runtime.zeros_like: 0,
               runtime._matmul_left: 1, runtime._matmul_right: 2, runtime._dot_left: 1, runtime._dot_right: 2}
 
 

@@ -21,7 +21,7 @@ from .replay import Draws
 from .emit import emit_module
 from .errors import BadArgument, NonScalarOutput
 from .ir import format_function
-from . import complex_values, numba_backend
+from . import complex_values, numba_backend, runtime
 from .optimize import PASSES
 from .shapes import abstract_of, shape_key  # noqa: F401  (shape_key: reached as s2s.api.shape_key)
 from .specialize import shape_checks
@@ -316,6 +316,7 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
     args = _bind(fn, args, {})
     function = _current(fn, options, args, check)[1]
     value = fn(*args)
+    _refuse_non_numeric(fn, value, "a vjp")
 
     def pullback(cotangent: Any) -> tuple:
         if _tree_shape(cotangent) != _tree_shape(value):
@@ -324,6 +325,26 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
         return call(function, (*args, cotangent))[1]
 
     return value, pullback
+
+
+def _numeric(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return all(_numeric(v) for v in value)
+    if isinstance(value, dict):
+        return all(_numeric(v) for v in value.values())
+    if isinstance(value, np.ndarray) or runtime._foreign(value):       # NumPy's, Dask's, CuPy's
+        return value.dtype.kind in "biufc"
+    return isinstance(value, (int, float, complex, np.number, np.bool_))
+
+
+def _refuse_non_numeric(fn: Callable, out: Any, what: str) -> None:
+    """A Jacobian or a vjp is of a function whose output is numbers (an array, a tuple of them): None (a
+    forgotten return) or a string would give zeros."""
+    if not _numeric(out):
+        shown = repr(out) if out is None or isinstance(out, (str, bytes)) else f"a {type(out).__name__}"
+        raise NonScalarOutput(f"{root_function(fn).__qualname__} returned {shown:.60}, not numbers: {what} needs a function whose "
+                              f"output is a number, an array, or a tuple of them", _function_place(fn),
+                              hint="did the function forget a `return`?" if out is None else "")
 
 
 def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None,
@@ -365,6 +386,7 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
         args = _bind(fn, args, {})
         draws = Draws(fn, args)         # f, then every sweep, draws what f drew: one realization
         out = fn(*args)
+        _refuse_non_numeric(fn, out, "a Jacobian")
         if isinstance(out, dict):
             raise BadArgument("jacobian of a function returning a dict: return a tuple or an array")
         if any(complex_values.bits_of(v) & complex_values.COMPLEX for v in [out, *(args[i] for i in indices)]):

@@ -145,6 +145,9 @@ def reverse_loop(rev: Any, loop: While | For, out: list[Stmt], snapshots: Any) -
                 if key in rev.complex.bits:         # which may be complex (complex_values.py)
                     rev.complex.bits[id(new)] = rev.complex.bits[key]
                 rev.values[id(new)] = new
+        for stmt in walk(body):     # what defines each copy: `x[i, j]` is an element read there too (elements.py),
+            if isinstance(stmt, Op):        # accumulated in place into the adjoint array, which keeps its dtype
+                rev.defining.update((id(o), stmt) for o in stmt.outs)
         return body
 
     # two copies of the body, made before a while loop gains its counter: one advances, one is reversed

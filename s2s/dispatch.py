@@ -18,7 +18,7 @@ import numpy as np
 from .activity import global_is_scalar
 from .activity import _SCALAR_TYPES as _ACTIVITY_SCALARS
 from .ir import Op, walk
-from . import foreign, numba_backend, pipeline, runtime
+from . import complex_values, foreign, numba_backend, pipeline, runtime
 from .frontend import AttributeOf, ItemOf
 from .global_shapes import GlobalChanged, global_is_array
 from .lower import clear_callee_cache
@@ -79,8 +79,10 @@ def _global_state(owner: Callable, name: str) -> tuple:
     """What a derivative is specialized on about a global it reads: whether it is complex, a number, and an array
     (its shape and dtype, when the derivative is specialized on them, it checks on entry: s2s/global_shapes.py)."""
     value = _current(owner, name)
-    return value is not _MISSING and bool(np.iscomplexobj(value)), global_is_scalar(owner, name), \
-        global_is_array(owner, name)
+    # (complex_values.bits_of as the analysis reads it: np.iscomplexobj would make an array of a list of layers,
+    # or read a whole dataset object through its __getitem__)
+    return value is not _MISSING and bool(complex_values.bits_of(value) & complex_values.COMPLEX), \
+        global_is_scalar(owner, name), global_is_array(owner, name)
 
 
 def stale(fn: Callable) -> bool:

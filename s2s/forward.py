@@ -205,7 +205,7 @@ class _Forward:
             else:                   # a keyword argument, at its parameter's place
                 name = next(n for n in kwargs if _keyword_position(registry.find_adjoint(prim), n) == i)
                 kwargs[name] = t
-            out.append(Op(prim, args, [result], kwargs, op.loc))
+            out.append(Op(registry.linear_applied(prim), args, [result], kwargs, op.loc))
             return result
         if rule is None and registry.is_elementwise(prim):
             rule = registry.find_adjoint(prim)

@@ -140,6 +140,8 @@ class Function:
     scalar_checks: list = field(default_factory=list)
     # the functions it names by a bare name, as found when lowered: (owner function, name, object)
     dependencies: list = field(default_factory=list)
+    # the parameters its result may share memory with (`return a[1:]`): what an inlined call's result is a view of
+    result_shares: tuple = ()
 
 
 # ---------------------------------------------------------------- traversal

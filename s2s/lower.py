@@ -67,12 +67,21 @@ _COMPARE = {
 # Attributes of arrays that are functions of the array.
 # functions whose result may share memory with an argument (a view, or an item of a container)
 _VIEWS = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes,
-          np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.imag, np.diagonal}
+          np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.imag, np.diagonal,
+          # views too (or the array itself, or a list of views of it): a write into one is seen through the other
+          np.flip, np.fliplr, np.flipud, np.rot90, np.rollaxis, np.atleast_3d, np.permute_dims, np.matrix_transpose,
+          np.split, np.hsplit, np.vsplit, np.dsplit, np.array_split, np.unstack, np.broadcast_arrays,
+          np.asanyarray, np.require, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, np.diag,
+          np.trim_zeros, np.real_if_close, np.nan_to_num, np.lib.stride_tricks.sliding_window_view,
+          np.lib.stride_tricks.as_strided,
+          builtins.list, builtins.tuple}                # list(A): the rows of A, views
+_VIEWS_UNLESS_COPIED = {np.array, np.astype}          # with copy=False (or None): y itself, when they can
 _METHODS = {"flatten": "ravel"}
 _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
+_CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
 _MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
-_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size, "real": np.real,
-               "imag": np.imag}
+_ATTRIBUTES = {"T": np.transpose, "mT": np.matrix_transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
+               "real": np.real, "imag": np.imag}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -158,6 +167,8 @@ class Lowerer:
         self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
         self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
         self.written: set[int] = set()                  # the objects (bases) those writes went into
+        self.held: set[int] = set()                     # values read from an attribute (`b = s.buf`): an object's
+                                                        # (its bases: views of it share them)
         self.scalar_checks: list = []                   # see Function.scalar_checks
         self.dependencies: list = []                    # see Function.dependencies
         self.stmts: list = []
@@ -178,7 +189,9 @@ class Lowerer:
     def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
            n_outs: int = 1) -> Any:
         outs = [self.namer.value(hint) for _ in range(n_outs)]
-        if prim in _VIEWS:           # a view, or an item of a container: it is (part of) what it came from
+        if prim in _VIEWS or prim in _VIEWS_UNLESS_COPIED and "copy" in (kwargs or {}) and not (
+                isinstance(kwargs["copy"], Const) and kwargs["copy"].value is True):
+            # a view, or an item of a container (or `np.array(y, copy=False)`): (part of) what it came from
             shared = self.bases_of(args[0]) | self.contents_of(args[0]) if args else frozenset()
             self.bases.update((id(o), shared) for o in outs)
             if prim is operator.getitem and not (isinstance(args[1], Const) and _takes_part(args[1].value)):
@@ -222,6 +235,10 @@ class Lowerer:
                 outs.append(out)
                 self.bases[id(out)] = self.bases_of(a) | self.bases_of(b)
                 self.contents[id(out)] = self.contents_of(a) | self.contents_of(b)
+                if all(isinstance(v, Const) or id(v) in self.item_reads for v in (a, b)) \
+                        and not (isinstance(a, Const) and isinstance(b, Const)):
+                    # `left = u[i - 1] if i > 0 else 0.0`: a part read from u, or a constant (checked when it runs)
+                    self.item_reads[id(out)] = out
                 self.env[name] = out
         self.stmts.append(If(cond, Block(then_stmts, then_res), Block(else_stmts, else_res), outs,
                              self.parsed.loc(node)))
@@ -273,9 +290,11 @@ class Lowerer:
         result = self.env[RETVAL]
         if result is UNDEF:
             raise self.error("the function's return value may be undefined", node)
+        shared = self.bases_of(result) | self.contents_of(result)
         return Function(node.name, params, Block(self.stmts, [result]), self.parsed.loc(node),
                         scalar_checks=self.scalar_checks,
-                        dependencies=self.dependencies + list(self.parsed.attributes.values()))
+                        dependencies=self.dependencies + list(self.parsed.attributes.values()),
+                        result_shares=tuple(i for i, p in enumerate(params) if id(p) in shared))
 
     # ---------------------------------------------------------------- statements
 
@@ -358,6 +377,10 @@ class Lowerer:
                 raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
                                  f"follow a write through one name to the other", node,
                                  hint=f"copy it first: {name} = {name}.copy()")
+        if mine & self.held:
+            raise self.error(f"{name!r} is held by an object (read from an attribute): s2s does not follow a write "
+                             f"into it to the object", node,
+                             hint=f"copy it first ({name} = {name}.copy()) and pass the new value on, or return it")
         if len(self.call_stack) > 1 and mine & self.param_bases:
             raise self.error(f"{self.parsed.fn.__qualname__} writes into its argument {name!r}, which its caller "
                              f"would see", node, hint="return the new value instead, or write into a copy")
@@ -428,6 +451,11 @@ class Lowerer:
             self.scalar_checks.append(((current, *(held for _, held in sharing)), self.parsed.loc(node),
                                        f"{name!r} may be the same array as {sharing[0][0]!r}: `{name} "
                                        f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
+        elif mine & self.held:
+            self.scalar_checks.append(((current,), self.parsed.loc(node),
+                                       f"{name!r} may be an array an object holds (read from an attribute): `{name} "
+                                       f"{_AUGMENTED[type(node.op)]}= ...` would change it in place, which s2s does "
+                                       f"not follow to the object"))
         else:
             if len(self.call_stack) > 1 and mine & self.param_bases:
                 self.scalar_checks.append(((current,), self.parsed.loc(node),
@@ -729,6 +757,13 @@ class Lowerer:
         if name in self.local_names:
             value = self.env.get(name, UNDEF)
             if value is UNDEF:
+                if self.resolve_free(name)[0]:          # `RUNNING[:] = ...`, `STATS["calls"] += 1` on a global
+                    raise self.error(f"{name!r} is a variable outside the function (a global or an enclosing "
+                                     f"function's) that this function writes into; s2s does not follow a write "
+                                     f"into data outside the differentiated function", node,
+                                     hint=f"return the new value instead (`return loss, new_{name.lower()}`, with "
+                                          f"has_aux=True) and store it after the call, or copy it into a local "
+                                          f"variable first")
                 raise self.error(f"variable {name!r} may be used before it is assigned", node, cls=S2SError,
                                  hint="assign it on every path before this line")
             return value
@@ -756,14 +791,19 @@ class Lowerer:
         found, obj = self.static(node)
         if found and not _is_constant_object(obj) and not _library_owned(self.static(node.value)[1]):
             # data on the user's module or class (cfg.scale): read when the derivative runs, like a global
-            return self.op(getattr, [self.expr(node.value), Const(node.attr)], node, hint or node.attr)
+            return self.attribute(self.expr(node.value), node, hint or node.attr)
         if found:
             return Const(obj)
         base = self.expr(node.value)
         prim = _ATTRIBUTES.get(node.attr)
         if prim is not None:
             return self.op(prim, [base], node, hint)
-        return self.op(getattr, [base, Const(node.attr)], node, hint)
+        return self.attribute(base, node, hint)
+
+    def attribute(self, base: Atom, node: gast.Attribute, hint: str) -> Atom:
+        value = self.op(getattr, [base, Const(node.attr)], node, hint)
+        self.held.add(id(value))        # what an object holds: a write into it changes the object
+        return value
 
     def expr_BinOp(self, node: gast.BinOp, hint: str) -> Atom:
         left, right = self.expr(node.left), self.expr(node.right)
@@ -904,7 +944,12 @@ class Lowerer:
                                for values, loc, message in body.scalar_checks]
         self.dependencies += body.dependencies
         self.stmts.extend(copy.stmts)
-        return copy.results[0]
+        result = copy.results[0]
+        if body.result_shares and isinstance(result, Value):     # `def interior(u): return u[1:-1]`: a view of u
+            given = [mapping[id(body.params[i])] for i in body.result_shares]
+            self.bases[id(result)] = self.bases_of(result).union(
+                *(self.bases_of(a) | self.contents_of(a) for a in given))
+        return result
 
     def method_call(self, node: gast.Call, hint: str) -> Atom:
         """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""
@@ -912,6 +957,14 @@ class Lowerer:
             raise self.error(f"s2s does not support `.{node.func.attr}()`, which changes the array in place",
                              node, hint=f"use the function that returns a new array (np.{node.func.attr} "
                                         f"for sort) and assign it")
+        if node.func.attr in _CONTAINER_WRITES:
+            # `self.vals.append(v)`, `rm.values.append(x)`, `acc.add(x)`: no array has these methods (numpy.append
+            # returns a new array), so the receiver is a list, set or object whose change s2s would not follow
+            raise self.error(f"s2s does not follow `.{node.func.attr}(...)` here: it changes a list, set or object "
+                             f"that is not a list variable of this function (an attribute, an item, an argument)",
+                             node, hint="build the list in a variable of the function (`vals = []`, then "
+                                        "`vals.append(v)`) and pass it or return it; on an object of your class, "
+                                        "return the new value from the method instead of storing it")
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
         if not callable(function):

@@ -13,13 +13,13 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import registry, runtime
-from .ir import (Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_inputs, substitute,
-                 uses_in)
+from .ir import (UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_inputs,
+                 substitute, uses_in)
 
 _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runtime.make_dict, runtime.free_name,
                  runtime.zeros_like,
@@ -683,12 +683,51 @@ def _is(atom: Atom, number: float) -> bool:
     return isinstance(atom, Const) and type(atom.value) in (int, float) and atom.value == number
 
 
-def _identity(op: Op) -> Atom | None:
-    """The atom op is equal to, when an identity makes the op unnecessary."""
+_INT_MATH = {math.floor, math.ceil, math.trunc, math.factorial, math.gcd, math.isqrt, math.comb, math.perm,
+             math.lcm, math.isnan, math.isinf, math.isfinite, math.isclose}
+_FLOAT_KEEPING = {operator.add, operator.sub, operator.mul, operator.pow, operator.mod, operator.floordiv,
+                  operator.neg, operator.pos, operator.matmul, np.add, np.subtract, np.multiply, np.power}
+
+
+def _is_float(atom: Atom, floats: set[int], joined: bool = False) -> bool:
+    """atom is a float; joined: or, as one side of a branch's result, undefined there (never read on that path)."""
+    if isinstance(atom, Const):
+        return type(atom.value) is float or joined and atom.value is UNDEFINED
+    return id(atom) in floats
+
+
+def _floats_made(op: Op, floats: set[int]) -> bool:
+    """Whether op's result is a float (or a float array) for sure: true division, a math function with a float
+    result, a ufunc with float results only, or arithmetic with a float operand (an int array times 0.5)."""
+    prim = op.prim
+    try:
+        if prim in _FLOAT_KEEPING:
+            return any(_is_float(a, floats) for a in op.args)
+        if prim is operator.truediv:
+            return True
+        if getattr(prim, "__module__", None) == "math":
+            return prim not in _INT_MATH
+    except TypeError:               # an unhashable primitive
+        return False
+    return isinstance(prim, np.ufunc) and all(t.split("->")[-1][-1:] in "efdgFDG" for t in prim.types if "O" not in t)
+
+
+def _identity_keeps_type(op: Op, floats: set[int] | None) -> bool:
+    """-1.0 * x is -x only for a float x."""
+    return not any(type(a.value) is float for a in op.args if isinstance(a, Const)) or floats is not None and all(
+        isinstance(a, Const) or id(a) in floats for a in op.args)
+
+
+def _identity(op: Op, floats: set[int] | None) -> Atom | None:
+    """The atom op is equal to, when an identity makes the op unnecessary. An identity with a float (`x * 1.0`,
+    `x + 0.0`, `x / 1`) holds only for an x known to be a float: `np.arange(3) * 1.0` is a float array."""
     if len(op.args) != 2 or op.kwargs:
         return None
     x, y = op.args
     prim = op.prim
+    if (prim is operator.truediv or any(type(a.value) is float for a in op.args if isinstance(a, Const))) and not (
+            floats is not None and all(isinstance(a, Const) or id(a) in floats for a in op.args)):
+        return None
     if prim is operator.mul:
         if _is(y, 1):
             return x
@@ -711,7 +750,11 @@ def _identity(op: Op) -> Atom | None:
     return None
 
 
-def simplify(fn: Function) -> Function:
+def simplify(fn: Function, float_params: Sequence[int] = ()) -> Function:
+    """Constants folded, identities (`x * 1`) and double negations removed, items read back from the container
+    they were put in. An identity with a float (`x * 1.0`, `x + 0.0`, `x / 1`) needs x known to be a float: one
+    of float_params (the differentiated arguments), or made by an operation that gives floats (see _floats_made)."""
+    floats: set[int] = {id(fn.params[i]) for i in float_params if i < len(fn.params)}
     mapping: dict[int, Atom] = {}
     negations: dict[int, Atom] = {}      # -x -> x, to undo double negation
     booleans: set[int] = set()           # values known to be True or False
@@ -749,6 +792,12 @@ def simplify(fn: Function) -> Function:
                     block(inner)
                 if isinstance(stmt, If):
                     _forward_boolean_phis(stmt, booleans, mapping)
+                    pairs = zip(stmt.then.results, stmt.orelse.results)
+                else:           # a loop that may not run: its init, and what an iteration leaves
+                    pairs = zip(stmt.inits, stmt.body.results)
+                for out, (one, other) in zip(stmt.outs, pairs):
+                    if _is_float(one, floats, True) and _is_float(other, floats, True):
+                        floats.add(id(out))
                 kept.append(stmt)
                 continue
             if mapping:
@@ -758,7 +807,7 @@ def simplify(fn: Function) -> Function:
             constants = sum(1 for a in args if isinstance(a, Const))
             replacement = _fold(stmt) if flags & _FOLDS and constants == len(args) else None
             if replacement is None and flags & _IDENTITIES and constants:
-                replacement = _identity(stmt)           # (0 - y becomes -y in place)
+                replacement = _identity(stmt, floats)   # (0 - y becomes -y in place)
                 if isinstance(replacement, Value) and id(replacement) in booleans:
                     replacement = None          # 1.0 * (x > y) is a float, not a bool
             prim = stmt.prim
@@ -781,7 +830,8 @@ def simplify(fn: Function) -> Function:
                         stmt.args = [Const(-c.value), negations[id(x)]]
                         rewritten.append(stmt)
                         break
-            if prim is operator.mul and constants and (_is(stmt.args[0], -1) or _is(stmt.args[1], -1)):
+            if prim is operator.mul and constants and (_is(stmt.args[0], -1) or _is(stmt.args[1], -1)) and \
+                    _identity_keeps_type(stmt, floats):
                 stmt.prim, stmt.args = operator.neg, [stmt.args[1] if _is(stmt.args[0], -1) else stmt.args[0]]
                 prim = operator.neg
                 rewritten.append(stmt)
@@ -790,6 +840,8 @@ def simplify(fn: Function) -> Function:
             if flags & _COMPARES:
                 for o in stmt.outs:
                     booleans.add(id(o))
+            elif len(stmt.outs) == 1 and _floats_made(stmt, floats):
+                floats.add(id(stmt.outs[0]))
             if prim in _CONTAINERS_READ_BACK:       # what _fold_container looks through
                 for o in stmt.outs:
                     defining[id(o)] = stmt

@@ -35,7 +35,7 @@ from .optimize import (PASSES, eliminate_common_subexpressions, eliminate_dead_c
                        hoist_loop_invariants,
                        replace_shape_only_values, simplify, sink_pure_operations, write_in_place)
 from .reverse import reverse_function
-from .shapes import abstract_of, shape_key
+from .shapes import Abstract, abstract_of, shape_key
 from .specialize import specialize
 from .unroll import unroll
 
@@ -149,7 +149,7 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     if specializes(options):    # loops over containers of known length: unrolled (s2s/unroll.py)
         base = checked(unroll(base, kinds))
     if options.optimize:        # fold what the transform need not see (containers read back, constants)
-        base = optimize_ir(base, kinds, [], options.optimize, final=False)
+        base = optimize_ir(base, kinds, [], options.optimize, final=False, shapes=shapes)
     wrt = list(options.wrt)
     derivative, fallback = None, ""
     if options.mode in ("reverse", "tangent") and hasattr(fn, "__s2s__"):
@@ -193,7 +193,7 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
         derivative = forward_function(base, {i: PARAMETER for i in wrt}, kinds, options.with_value)
     elif options.mode == "hvp":
         gradient = optimize_ir(checked(reverse_function(base, wrt, kinds, False, options.several)), kinds, wrt,
-                               options.optimize, final=False)
+                               options.optimize, final=False, shapes=shapes)
         derivative = forward_function(gradient, {i: PARAMETER for i in wrt}, kinds, options.with_value, "jvp")
     else:
         raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")
@@ -230,13 +230,21 @@ def global_facts(fn: Callable, options: Options) -> dict | None:
     return global_shapes.facts(lowered(root_function(fn)))
 
 
+def _float_params(wrt: list[int], shapes: Any) -> list[int]:
+    """The parameters known to hold floats: the differentiated ones, and those the derivative is specialized on
+    as floats or float arrays (what simplify needs to drop `x * 1.0`)."""
+    known = [i for i, a in enumerate(shapes or ()) if isinstance(a, Abstract) and (
+        a.dtype in (float, complex) if a.python else a.dtype.kind in "fc")]
+    return sorted(set(wrt) | set(known))
+
+
 def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, final: bool,
                 shapes: Any = None, free: dict | None = None) -> Function:
     """The optimizing passes selected by optimize (True: all of PASSES), each followed by the verifier.
     free: the shapes of the global arrays fn reads (global_facts), with shapes."""
     selected = set(PASSES) if optimize is True else set(optimize or ())
     if "simplify" in selected:
-        fn = checked(simplify(fn))
+        fn = checked(simplify(fn, _float_params(wrt, shapes)))
     if "hoist" in selected:
         fn = checked(hoist_loop_invariants(fn))
     if "cse" in selected:
@@ -248,8 +256,8 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         if "dce" in selected:
             fn = checked(eliminate_dead_code(fn))
     if final and "specialize" in selected and shapes is not None:     # helpers the shapes decide: NumPy
-        fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(checked(specialize(fn, list(shapes),
-                                                                                           free))))))
+        fn = checked(specialize(fn, list(shapes), free))
+        fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(fn, _float_params(wrt, shapes)))))
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
         fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values

@@ -31,6 +31,7 @@ _TANGENTS: dict[Any, Callable] = {}
 _NONDIFFERENTIABLE: dict[Any, None] = {}
 _BROADCASTING: dict[Any, None] = {}
 _LINEAR: dict[Any, tuple[int, ...]] = {}
+_LINEAR_APPLIED: dict[Any, Callable] = {}
 _RESULT_KINDS: dict[Any, Callable] = {}
 _REFUSED: dict[Any, str] = {}
 _DEFINITIONS: dict[Any, Callable] = {}
@@ -91,12 +92,20 @@ def nondifferentiable(*prims: Any) -> None:
         _NONDIFFERENTIABLE[_key(prim)] = None
 
 
-def linear(*prims: Any, argnums: tuple[int, ...] = (0,)) -> None:
+def linear(*prims: Any, argnums: tuple[int, ...] = (0,), applied: Callable | None = None) -> None:
     """Declare functions linear in each of the arguments argnums (the others held fixed): the tangent
     for argument i is the function applied with that argument replaced by its tangent. The other
-    arguments must be read for their shapes only, or be integers."""
+    arguments must be read for their shapes only, or be integers. applied: the function to apply instead
+    (runtime._masked is linear only where its other argument is not zero)."""
     for prim in prims:
         _LINEAR[_key(prim)] = argnums
+        if applied is not None:
+            _LINEAR_APPLIED[_key(prim)] = applied
+
+
+def linear_applied(prim: Any) -> Callable:
+    """What forward mode applies to a linear function's tangent: the function itself, unless linear says."""
+    return _lookup(_LINEAR_APPLIED, prim) or prim
 
 
 def linear_argnums(prim: Any) -> tuple[int, ...] | None:

@@ -597,6 +597,15 @@ def _masked(contribution, g):
     return np.where(_array(g) == 0, 0.0, contribution)
 
 
+def _masked_tangent(t, g):
+    """The tangent of _masked(contribution, g): the contribution's tangent t, also where g is zero (the
+    contribution g * local has the tangent g_dot * local there: a residual exactly 0 on the branch taken), but
+    zero where t is not finite there (local is NaN or infinite on a branch not taken)."""
+    if np.ndim(t) == 0 and np.ndim(g) == 0 and not (_foreign(g) or _foreign(t)):
+        return t if g != 0 or np.isfinite(t) else 0.0
+    return np.where((_array(g) == 0) & ~np.isfinite(t), 0.0, t)
+
+
 def _unsupported(message):
     raise NotImplementedError(message)
 
@@ -607,4 +616,4 @@ EMITTED_HELPERS = {_assert_number, _assert_inexact, _real_output, _prod_of_other
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,
                    _unconcatenate, _unstack_joined, _untile, _unrepeat, _diag_adjoint, _einsum_adjoint, _unsupported,
-                   _shaped_like, stop_gradient, _masked, _foreign, _array, _basic_index}
+                   _shaped_like, stop_gradient, _masked, _masked_tangent, _foreign, _array, _basic_index}

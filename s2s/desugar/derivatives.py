@@ -123,6 +123,11 @@ def tangent_of_method(obj: Any, name: str, t: Any, index: int, *args: Any) -> An
     return jvp(getattr(obj, name), args, tangents)[1]
 
 
+# pure (s2s/mutation.py checks that a method given a differentiated value writes nothing): the tangent of an
+# argument without one is dead code, never a jvp run with another argument's tangent
+registry.refused(adjoint_of_method, tangent_of_method,
+                 reason="a second derivative through a method of an object known only when the code runs")
+
 _METHOD_CALLS: dict[int, Any] = {}
 
 
