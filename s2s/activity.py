@@ -21,6 +21,7 @@ import numpy as np
 
 from . import dtypes, registry, runtime
 from .errors import S2SError
+from .global_shapes import global_is_array
 from .ir import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, walk
 
 
@@ -323,8 +324,9 @@ def global_is_scalar(owner: Any, name: str) -> bool:
 
 def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     prim = op.prim
-    if prim is runtime.free_name:       # `x += DT` with DT a global float: a number
-        return "scalar" if global_is_scalar(op.args[1].value, op.args[0].value) else "other"
+    if prim is runtime.free_name:       # `x += DT` with DT a global float: a number; U a global array: an array
+        owner, name = op.args[1].value, op.args[0].value
+        return "scalar" if global_is_scalar(owner, name) else "array" if global_is_array(owner, name) else "other"
     args = list(op.args) + list(op.kwargs.values())
     arg_kinds = [kind(a) for a in args]
     if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):

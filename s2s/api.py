@@ -484,6 +484,8 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     if order == 2:
         mode = "hvp"
     options = _options_for(fn, wrt, mode, with_value, True)
+    if backend == "numba":          # Numba's derivative checks no globals on entry (s2s/global_shapes.py)
+        options = dataclasses.replace(options, backend=backend)
     example = _example_args(fn, args)
     with complex_values.arguments(example):
         derivative = derivative_ir(fn, options, [kind_of(a) for a in example],

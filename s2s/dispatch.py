@@ -20,6 +20,7 @@ from .activity import _SCALAR_TYPES as _ACTIVITY_SCALARS
 from .ir import Op, walk
 from . import complex_values, foreign, numba_backend, pipeline, runtime
 from .frontend import AttributeOf, ItemOf
+from .global_shapes import GlobalChanged, global_is_array
 from .lower import clear_callee_cache
 from .pipeline import (_LOCK, Options, _bind, annotate, compiled,
                        lowered, root_function)
@@ -75,12 +76,13 @@ _GENERATION: "weakref.WeakKeyDictionary[Callable, int]" = weakref.WeakKeyDiction
 
 
 def _global_state(owner: Callable, name: str) -> tuple:
-    """What a derivative is specialized on about a global it reads: whether it is complex, and a number."""
+    """What a derivative is specialized on about a global it reads: whether it is complex, a number, and an array
+    (its shape and dtype, when the derivative is specialized on them, it checks on entry: s2s/global_shapes.py)."""
     value = _current(owner, name)
     # (complex_values.bits_of as the analysis reads it: np.iscomplexobj would make an array of a list of layers,
     # or read a whole dataset object through its __getitem__)
     return value is not _MISSING and bool(complex_values.bits_of(value) & complex_values.COMPLEX), \
-        global_is_scalar(owner, name)
+        global_is_scalar(owner, name), global_is_array(owner, name)
 
 
 def stale(fn: Callable) -> bool:
@@ -92,7 +94,7 @@ def stale(fn: Callable) -> bool:
         return False
     seen = _COMPLEX_GLOBALS.get(root)
     if seen is None:
-        _COMPLEX_GLOBALS[root] = [(o, n, _global_state(o, n)) for o, n in _numeric_globals(fn)]
+        _COMPLEX_GLOBALS[root] = _global_states(fn)
     if any(_current(owner, name) is not obj for owner, name, obj in cached[1].dependencies) or (
             seen is not None and any(_global_state(owner, name) != was for owner, name, was in seen)):
         _COMPLEX_GLOBALS.pop(root, None)
@@ -102,8 +104,19 @@ def stale(fn: Callable) -> bool:
             pipeline._CACHE.pop(fn, None)
             pipeline._VERIFIED.pop(fn, None)
             clear_callee_cache()
+            # the state the next derivative is made for (the next thing the caller does), noted now: noted at the
+            # next call instead, a global rebound in between (a float, then an array again) would go unseen
+            try:
+                lowered(root)
+            except Exception:       # noqa: BLE001 - refused when the derivative is made, as before
+                return True
+            _COMPLEX_GLOBALS[root] = _global_states(fn)
         return True
     return False
+
+
+def _global_states(fn: Callable) -> list:
+    return [(o, n, _global_state(o, n)) for o, n in _numeric_globals(fn)]
 
 
 def _watch_list(fn: Callable) -> list:
@@ -178,7 +191,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     watch: list = []            # the bare names fn's code reads, checked cheaply on every call (_unchanged)
     generation = [_GENERATION.get(root, 0)]      # fn's derivatives made stale so far (by any derivative of fn)
 
-    def general(args: tuple, kwargs: dict) -> Any:
+    def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
@@ -205,12 +218,21 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
             _install(args, function, table, shaped, route_to, numba)
         try:
             return function(*args) if through is None else through(function, args)
+        except GlobalChanged:
+            if remade:
+                raise
         except Exception as exc:
             annotate(exc, function)
             raise
+        # a global array it is specialized on changed shape or dtype (s2s/global_shapes.py): the pipeline's cache
+        # keys on them, this one's tables on the arguments alone
+        cache.clear()
+        table.clear()
+        shaped.clear()
+        return general(args, {}, True)
 
     namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_unchanged": _unchanged,
-                 "_s2s_annotate": annotate, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
+                 "_s2s_annotate": annotate, "_s2s_changed": GlobalChanged, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
                  "_s2s_scalars": _LIST_SCALARS}
 
     def route_to(types: tuple, routes: dict) -> Callable:
@@ -259,9 +281,12 @@ def _router(types: tuple, routes: dict, namespace: dict, n: int) -> Callable:
             f"    function = entry[0]\n"
             f"    try:\n"
             f"        return function({', '.join(names)})\n"
+            f"    except _s2s_changed:\n"
+            f"        pass\n"
             f"    except Exception as exc:\n"
             f"        _s2s_annotate(exc, function)\n"
-            f"        raise\n")
+            f"        raise\n"
+            f"    return _s2s_general(({', '.join(names)},), {{}})\n")
     scope = dict(namespace, routes=routes)
     exec(compile(text, "<s2s dispatcher>", "exec"), scope)
     return scope["route"]
@@ -285,9 +310,12 @@ def _entry(root: Callable, namespace: dict, general: Callable) -> Callable:
                 f"        return _s2s_general(({arguments}), {{}})\n"
                 f"    try:\n"
                 f"        return _s2s_function({', '.join(params)})\n"
+                f"    except _s2s_changed:\n"
+                f"        pass\n"
                 f"    except Exception as _s2s_exc:\n"
                 f"        _s2s_annotate(_s2s_exc, _s2s_function)\n"
-                f"        raise\n")
+                f"        raise\n"
+                f"    return _s2s_general(({arguments}), {{}})\n")
     scope = dict(namespace)
     exec(compile(text, "<s2s dispatcher>", "exec"), scope)
     derivative = scope["derivative"]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import registry, runtime
+from . import global_shapes, registry, runtime
 from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
 
 INT, FLOAT = "int", "float"          # integer or boolean; inexact (float or complex). Absent: not decided.
@@ -165,6 +165,9 @@ def guard_writes(fn: Function, wrt: list[int], shapes: Any = None) -> Function:
     for param, abstract in zip(fn.params, shapes or ()):
         if abstract is not None and isinstance(getattr(abstract, "dtype", None), np.dtype):
             known.add(id(param)) if dtype_class(abstract.dtype) == FLOAT else None
+    if shapes is not None:      # and the global float arrays it reads, checked on entry (s2s/global_shapes.py)
+        known.update(id(s.outs[0]) for s in _ops(fn.body) if isinstance(s, Op) and s.prim is runtime.free_name
+                     and len(s.outs) == 1 and global_shapes.checked_inexact(s))
     found = classes(fn, frozenset(known))
     made: dict[int, Any] = {}              # value id: the Op that makes it, or (loop, position) of a carried value
     for stmt in _ops(fn.body):

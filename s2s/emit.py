@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from . import runtime
+from . import global_shapes, runtime
 from . import source_text as st
 from .emit_names import python_names as _python_names
 from .errors import S2SError
@@ -96,6 +96,7 @@ class _Emitter:
         self._find_inlined()
         if root is not None:
             reserved |= set(root.__code__.co_freevars)
+        self.global_locals = self._global_locals(reserved)
         self.lengths = {id(op.outs[0]): op for op in self.lens if len(op.outs) == 1}    # n = len(xs)
         self.items = {id(s): item for s in self.fors for item in [self.sequence_item(s)] if item is not None}
         self.names = _python_names(fn, self.inlined, reserved, self.items)
@@ -234,7 +235,43 @@ class _Emitter:
                 return st.name("math")
         return self.reference_named(obj, name if isinstance(name, str) and name.isidentifier() else "_const")
 
+    def _global_locals(self, reserved: set[str]) -> dict[tuple[int, str], str]:
+        """The local each global array the code is specialized on is read into once, on entry (`U_`)."""
+        found = {}
+        for name, owner, _ in getattr(self.fn, "global_checks", ()):
+            local = f"{name}_"
+            while local in reserved:
+                local += "_"
+            reserved.add(local)
+            found[id(getattr(owner, "__func__", owner)), name] = local
+        if found:
+            reserved.add("_global_array")
+        return found
+
+    def global_checks(self, standalone: bool) -> list[st.Stmt]:
+        """On entry: each global array the code is specialized on, read into its local and checked (its class,
+        shape and dtype): s2s/global_shapes.py."""
+        stmts = []
+        for name, owner, abstract in getattr(self.fn, "global_checks", ()):
+            local = self.global_locals[id(getattr(owner, "__func__", owner)), name]
+            read = self.free_name_read(name, owner)[0]
+            self.imports["np"] = "numpy"
+            if standalone:
+                stmts.append(st.Stmt(f"{local} = {read}"))
+                test, failed = global_shapes.exported_check(local, name, abstract)
+                stmts.append(st.Stmt(test, "if", [st.Stmt(failed)], []))
+            else:
+                stmts.append(st.Stmt(f"{local} = " + global_shapes.read_text(
+                    read, name, abstract, lambda obj, base: self.reference_named(obj, base)[0])))
+        return stmts
+
     def free_name(self, name: str, owner: Any) -> st.Expr:
+        """A global or closure variable of owner: the local it was read into on entry when the code is specialized
+        on its shape (global_checks), else read live (free_name_read)."""
+        local = self.global_locals.get((id(getattr(owner, "__func__", owner)), name)) if self.global_locals else None
+        return st.name(local) if local is not None else self.free_name_read(name, owner)
+
+    def free_name_read(self, name: str, owner: Any) -> st.Expr:
         """A global or closure variable of owner, read live: a bare name in the root function's own
         namespace, else through the owner's module or closure cell."""
         code = getattr(owner, "__code__", None)
@@ -491,13 +528,14 @@ class _Emitter:
         finally:
             self.atom, self.swapped = original, swapped  # type: ignore[method-assign]
 
-    def module(self, defaults: tuple = (), header: str = "") -> Emitted:
+    def module(self, defaults: tuple = (), header: str = "", standalone: bool = False) -> Emitted:
         body = merge_initializations(self.block(self.fn.body))     # a, b = [], []: one line
         results = self.fn.body.results
         value = self.atom(results[0]) if len(results) == 1 else st.tuple_([self.atom(r) for r in results])
         body.append(st.Stmt(f"return {st.wrap(value, st.RETURN)}"))
         if self.odd:            # a constant astor spells its own way: every statement through astor
             _all_odd(body)
+        body[:0] = self.global_checks(standalone)
         params = [self.name_of(p) for p in self.fn.params]
         default_texts = [st.wrap(self.constant(d), st.COMMA) for d in defaults]
         padded = [None] * (len(params) - len(default_texts)) + default_texts
@@ -616,7 +654,7 @@ def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any 
                 standalone: bool = False) -> Emitted:
     """The module text; standalone: every name it reads is imported (or the export is refused)."""
     emitter = _Emitter(fn, root)
-    emitted = emitter.module(defaults, header)
+    emitted = emitter.module(defaults, header, standalone)
     if standalone:
         return emitter.standalone(emitted)
     return emitted

@@ -55,9 +55,9 @@ def _reads(stmt: Stmt) -> list[Atom]:
 
 
 class _Pass:
-    def __init__(self, fn: Function, params: list[Abstract | None]):
+    def __init__(self, fn: Function, params: list[Abstract | None], free: dict | None = None):
         self.fn = fn
-        facts = _Specializer(fn, params)
+        facts = _Specializer(fn, params, free)
         facts.block(fn.body, "none")
         self.facts = facts
         self.parent: dict[int, tuple[Stmt, Block]] = {}     # a nested block -> its statement, the block of it
@@ -272,12 +272,14 @@ def _walk(block: Block):
             yield from _walk(inner)
 
 
-def write_elements_in_place(fn: Function, params: list[Abstract | None] | None) -> Function:
-    """fn with its provably unshared element writes marked in place (see the module's docstring)."""
-    if params is None or not any(isinstance(a, Abstract) and not a.python for a in params):
+def write_elements_in_place(fn: Function, params: list[Abstract | None] | None,
+                            free: dict | None = None) -> Function:
+    """fn with its provably unshared element writes marked in place (see the module's docstring). free: the
+    facts of the global arrays it reads (s2s/global_shapes.py)."""
+    if params is None or not free and not any(isinstance(a, Abstract) and not a.python for a in params):
         return fn
     changed(fn)
-    found = _Pass(fn, params)
+    found = _Pass(fn, params, free)
     wanted = found.run(fn.body)
     copies = {}
     for write, assumed in wanted:           # a copy of the loop's start pays only for writes inside the loop

@@ -27,7 +27,7 @@ from .errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenR
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
 from .ir import Const, Function, Op, Value, clone_function, verify, walk
-from . import complex_values, dtypes, foreign, mutation, numba_backend, runtime, selfcheck, sequences
+from . import complex_values, dtypes, foreign, global_shapes, mutation, numba_backend, runtime, selfcheck, sequences
 from .naming import Namer
 from .lower import lower
 from .in_place import write_elements_in_place
@@ -125,7 +125,13 @@ def resolve_mode(options: Options, kinds: Sequence[Kind], names: Sequence[str] =
 
 
 def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
-    """shapes: the arguments' abstract values (s2s/shapes.py) when the derivative is specialized on them."""
+    """shapes: the arguments' abstract values (s2s/shapes.py) when the derivative is specialized on them; then
+    on the global arrays' too (checked on entry: s2s/global_shapes.py)."""
+    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"):
+        return _derivative_ir(fn, options, param_kinds, shapes)
+
+
+def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
     kinds = list(param_kinds)
     auto = options.mode == "auto"
     options = resolve_mode(options, kinds)[0]
@@ -193,7 +199,8 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], s
         raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")
     if shapes is not None and options.mode in ("forward", "hvp") and len(derivative.params) == len(kinds) + len(wrt):
         shapes = [*shapes, *(shapes[i] for i in wrt)]          # a tangent has its primal's shape
-    result = verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True, shapes=shapes))
+    result = verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True, shapes=shapes,
+                                free=global_facts(fn, options) if shapes is not None else None))
     result.auto_fallback = fallback        # type: ignore[attr-defined]  # said in the header (_header)
     return result
 
@@ -215,6 +222,14 @@ def split_aux(fn: Function, kinds: list[Kind]) -> Function:
     return checked(fn)
 
 
+def global_facts(fn: Callable, options: Options) -> dict | None:
+    """The shapes of the global arrays fn reads, as they are now (s2s/global_shapes.py): specialized on like
+    the arguments' (the derivative checks them on entry). Not for Numba, which freezes globals itself."""
+    if options.backend != "python" or not isinstance(root_function(fn), types.FunctionType):
+        return None
+    return global_shapes.facts(lowered(root_function(fn)))
+
+
 def _float_params(wrt: list[int], shapes: Any) -> list[int]:
     """The parameters known to hold floats: the differentiated ones, and those the derivative is specialized on
     as floats or float arrays (what simplify needs to drop `x * 1.0`)."""
@@ -224,8 +239,9 @@ def _float_params(wrt: list[int], shapes: Any) -> list[int]:
 
 
 def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, final: bool,
-                shapes: Any = None) -> Function:
-    """The optimizing passes selected by optimize (True: all of PASSES), each followed by the verifier."""
+                shapes: Any = None, free: dict | None = None) -> Function:
+    """The optimizing passes selected by optimize (True: all of PASSES), each followed by the verifier.
+    free: the shapes of the global arrays fn reads (global_facts), with shapes."""
     selected = set(PASSES) if optimize is True else set(optimize or ())
     if "simplify" in selected:
         fn = checked(simplify(fn, _float_params(wrt, shapes)))
@@ -240,14 +256,14 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         if "dce" in selected:
             fn = checked(eliminate_dead_code(fn))
     if final and "specialize" in selected and shapes is not None:     # helpers the shapes decide: NumPy
-        fn = checked(specialize(fn, list(shapes)))
+        fn = checked(specialize(fn, list(shapes), free))
         fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(fn, _float_params(wrt, shapes)))))
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
         fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
         fn = checked(write_in_place(fn, scalar_values(fn, kinds), complex_values.in_place_floats(
             fn, float_values(fn, wrt))))        # a real array is not written with complex results
-        fn = checked(write_elements_in_place(fn, shapes))      # out[i] = v in O(1): s2s/in_place.py
+        fn = checked(write_elements_in_place(fn, shapes, free))      # out[i] = v in O(1): s2s/in_place.py
     return fn
 
 
@@ -470,7 +486,8 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
     shaped = specializes(options)           # the shape pass: arrays' shapes are part of the key
     with _LOCK:
         table = _CACHE.setdefault(fn, {})
-        key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None)
+        key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None,
+               global_state(fn, options) if shaped else None)
         entry = table.get(key)
         if entry is None:
             _check_differentiable(fn, args, options.wrt)
@@ -486,6 +503,13 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
                 raise
             verified.add(key)
         return entry
+
+
+def global_state(fn: Callable, options: Options) -> tuple:
+    """The shapes and dtypes of the global arrays fn reads, as the cache keys on them (global_facts)."""
+    if options.backend != "python" or not isinstance(root_function(fn), types.FunctionType):
+        return ()
+    return global_shapes.state(lowered(root_function(fn)))
 
 
 # the keys, per function, of the derivatives already compared with Python in the checking mode

@@ -192,8 +192,10 @@ def _shape_key(a: Any) -> Any:
 
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
                operator.pow, operator.neg, operator.pos, operator.lt, operator.le, operator.gt, operator.ge,
+               operator.eq, operator.ne,
                abs}
 _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin}
+_AS_ARRAY = {np.asarray, np.asanyarray, np.ascontiguousarray, np.array}       # of a NumPy array or number
 
 
 def _numpy_scalar_or_array(shape: tuple, dtype: np.dtype) -> Abstract:
@@ -333,6 +335,11 @@ def _helper(op: Op, inputs: list[Abstract | None]) -> Abstract | None:
             return None
         kept = g.shape[g.ndim - x.ndim:]
         return Abstract(tuple(1 if n == 1 else k for n, k in zip(x.shape, kept)), np.asarray(g.proto()).dtype)
+    if prim is runtime._masked and known and len(inputs) == 2:      # np.where(g == 0, 0.0, contribution)
+        c, g = inputs
+        if c.shape == () and g.shape == () and (c.python or g.python):
+            return None             # a number, or 0.0: the helper's own choice
+        return _elementwise(np.where, [Abstract(g.shape, np.dtype(bool)), _NUMBERS[float], c])
     if prim is runtime._fill and known:
         g, x = inputs
         return g if g.shape == x.shape else Abstract(x.shape, np.result_type(g.proto(), x.proto(), np.float32))
@@ -431,6 +438,10 @@ def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract |
         return Abstract(inputs[0].shape, np.asarray(inputs[0].proto()).dtype)
     if prim is operator.getitem and inputs[0] is not None and not op.kwargs:
         return _index(inputs[0], op.args[1], get, full)
+    if prim in _AS_ARRAY and len(inputs) == 1 and inputs[0] is not None and not op.kwargs:
+        return inputs[0] if not inputs[0].python else Abstract((), np.asarray(inputs[0].proto()).dtype)
+    if prim is np.where and len(inputs) == 3 and None not in inputs and not op.kwargs:
+        return _elementwise(np.where, inputs)
     if prim is np.copy and len(inputs) == 1 and inputs[0] is not None and not op.kwargs:
         return inputs[0] if not inputs[0].python else Abstract((), np.asarray(inputs[0].proto()).dtype)
     if prim in runtime.EMITTED_HELPERS or prim in (runtime.zeros_like, runtime._seed):

@@ -22,7 +22,8 @@ from . import runtime
 from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, stmt_inputs, substitute, \
     uses_in, walk
 from .optimize import changed
-from .shapes import Abstract, Items, abstract_of, abstract_of_const, infer, join, matmul_shape
+from .global_shapes import key_of
+from .shapes import Abstract, Items, _plain, abstract_of, abstract_of_const, infer, join, matmul_shape
 
 _GONE = object()        # a stack whose pushes disagree
 
@@ -38,9 +39,14 @@ def _has_for(block: Block) -> bool:
 
 
 class _Specializer:
-    def __init__(self, fn: Function, params: list[Abstract | None]):
+    def __init__(self, fn: Function, params: list[Abstract | None], free: dict | None = None):
         self.fn = fn
         self.env: dict[int, Abstract] = {id(p): a for p, a in zip(fn.params, params) if a is not None}
+        # the global arrays' facts (s2s/global_shapes.py), and those of them the function reads: checked on entry
+        self.free = free or {}
+        self.free_read: dict[tuple, tuple] = {}
+        self.plain_stacks = _plain_stacks(fn.body)        # stack -> its number of pushes
+        self.pushed: dict[int, dict[int, Atom]] = {}        # stack -> push -> what it pushed, as rewritten
         self.stacks: dict[int, Any] = {}
         self.alias: dict[int, Atom] = {}
         # the values self.alias (and self.env) name by id, kept alive for as long as this pass runs: a value
@@ -210,16 +216,31 @@ class _Specializer:
     # ------------------------------------------------------------ operations
 
     def op(self, op: Op, mode: str) -> list[Op]:
+        if op.prim is runtime.free_name and self.free:      # a global array: known like an argument
+            key = key_of(op)
+            found = self.free.get(key)
+            if found is not None:
+                self.set(op.outs[0], found)
+                self.free_read[key] = (op.args[0].value, op.args[1].value, found)
+                return [op]
         if mode != "none" and self.alias:
             op.args = [self.sub(a) for a in op.args]
             op.kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
         if op.prim is runtime.push:
+            if id(op.args[0]) in self.plain_stacks:
+                self.pushed.setdefault(id(op.args[0]), {})[id(op)] = self.sub(op.args[1])
             pushed = self.get(op.args[1])
             key = id(self.sub(op.args[0]))
             before = self.stacks.get(key)
             self.stacks[key] = pushed if before is None or before == pushed else _GONE
             return [op]
         if op.prim is runtime.pop and len(op.outs) == 1:
+            constant = self.constant_pop(op.args[0])
+            if constant is not None:        # the loop bound a shape made a constant: the pop is that number
+                self.set(op.outs[0], abstract_of_const(constant.value))
+                if mode != "none":
+                    self.alias[id(op.outs[0])] = constant
+                return [op]
             found = self.stacks.get(id(self.sub(op.args[0])))
             self.set(op.outs[0], found if isinstance(found, Abstract) else None)
             return [op]
@@ -243,6 +264,19 @@ class _Specializer:
             self.set(new.outs[0], infer(new, self.full))
         return ops
 
+    def constant_pop(self, stack: Atom) -> Const | None:
+        """The number every push of a plain stack pushes, once all of them were seen (each the same), or None."""
+        pushed = self.pushed.get(id(stack))
+        if pushed is None or len(pushed) != self.plain_stacks[id(stack)]:
+            return None
+        values = list(pushed.values())
+        first = values[0]
+        if not (isinstance(first, Const) and type(first.value) in (int, float)) or any(
+                not isinstance(v, Const) or type(v.value) is not type(first.value) or v.value != first.value
+                for v in values[1:]):
+            return None
+        return first
+
     def new(self, prim: Any, args: list[Atom], like: Op, kwargs: dict | None = None,
             out: Value | None = None) -> Op:
         if out is None:
@@ -251,11 +285,45 @@ class _Specializer:
         return Op(prim, args, [out], {k: Const(v) for k, v in (kwargs or {}).items()}, loc=like.loc)
 
     def rewrite(self, op: Op, mode: str) -> Atom | list[Op] | None:
+        if not op.kwargs and op.args and _plain(op.prim) == 1 and all(
+                isinstance(a, Const) and type(a.value) in (int, float) for a in op.args):
+            return _folded(op)      # `7 - 1`, once a shape made 7 a constant (a loop's bound)
         rule = _RULES.get(op.prim)
         if rule is None:
             return None
         facts = [self.get(a) for a in op.args]
         return rule(self, op, facts, mode)
+
+
+def _folded(op: Op) -> Const | None:
+    """Arithmetic on Python numbers, computed now (as it would be when the code runs)."""
+    try:
+        value = op.prim(*(a.value for a in op.args))
+    except Exception:           # noqa: BLE001 - raised when it runs, as before
+        return None
+    return Const(value) if type(value) in (int, float, bool) else None
+
+
+def _plain_stacks(body: Block) -> dict[int, int]:
+    """The stacks made by stack_new and read only by push and pop (not carried by a loop, nor a branch's result),
+    and how many pushes each has: those whose pushes all push one constant have their pops replaced by it."""
+    made = {id(st.outs[0]) for st in walk(body) if isinstance(st, Op) and st.prim is runtime.stack_new}
+    if not made:
+        return {}
+    pushes = dict.fromkeys(made, 0)
+    for st in walk(body):
+        if isinstance(st, Op):
+            if st.prim in (runtime.push, runtime.pop) and id(st.args[0]) in made:
+                if id(st.args[0]) in pushes:
+                    pushes[id(st.args[0])] += st.prim is runtime.push
+                reads = st.args[1:] + list(st.kwargs.values())
+            else:
+                reads = list(st.args) + list(st.kwargs.values())
+        else:
+            reads = list(stmt_inputs(st)) + [a for inner in stmt_blocks(st) for a in inner.results]
+        for atom in reads:
+            pushes.pop(id(atom), None)
+    return pushes
 
 
 # ---------------------------------------------------------------- the rewrites
@@ -401,10 +469,37 @@ def _scatter(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op]
     return [zeros, s.new(runtime.setitem, [zeros.outs[0], index, op.args[2]], op, out=op.outs[0])]
 
 
+def _shape_query(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """np.shape(x), np.ndim(x), np.size(x) of an array of known shape: the number or tuple itself (len(x) stays:
+    the emitter writes `for x in xs` for a loop over range(len(xs)))."""
+    X = facts[0] if len(op.args) == 1 and not op.kwargs else None
+    if X is None or X.python:
+        return None
+    if op.prim is np.shape:
+        return Const(tuple(X.shape))
+    if op.prim is np.ndim:
+        return Const(X.ndim)
+    return Const(int(np.prod(X.shape, dtype=np.int64)))
+
+
+def _constant_item(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """An item of a constant tuple (a shape, once _shape_query made it one): `(4, 3)[-1]` is 3."""
+    if len(op.args) != 2 or op.kwargs or not all(isinstance(a, Const) for a in op.args):
+        return None
+    x, i = op.args[0].value, op.args[1].value
+    if type(x) is not tuple or type(i) is not int or not -len(x) <= i < len(x) or type(x[i]) is not int:
+        return None
+    return Const(x[i])
+
+
 # what _Containers.op rewrites
 _CONTAINER_PRIMS = {runtime._zeros_like_tree, runtime._scatter, runtime._add, runtime._item, runtime._fill_tree}
 
 _RULES = {
+    np.shape: _shape_query,
+    np.ndim: _shape_query,
+    np.size: _shape_query,
+    operator.getitem: _constant_item,
     runtime._scatter: _scatter,
     runtime._unbroadcast: _unbroadcast,
     runtime._expand: _expand,
@@ -418,9 +513,11 @@ _RULES = {
 }
 
 
-def specialize(fn: Function, params: list[Abstract | None]) -> Function:
-    """fn with the helpers its parameters' shapes decide replaced by NumPy (in place; returned)."""
-    s = _Specializer(fn, params)
+def specialize(fn: Function, params: list[Abstract | None], free: dict | None = None) -> Function:
+    """fn with the helpers its parameters' shapes decide replaced by NumPy (in place; returned). free: the
+    facts of the global arrays it reads (s2s/global_shapes.py); those it reads are fn.global_checks (name,
+    owner, Abstract), which the derivative checks on entry."""
+    s = _Specializer(fn, params, free)
     s.block(fn.body, "free")
     if s.alias:
         substitute(fn.body, {k: s.sub(v) for k, v in s.alias.items()})
@@ -431,6 +528,7 @@ def specialize(fn: Function, params: list[Abstract | None]) -> Function:
     # of fewer than SMALL elements
     fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
     _known(fn.body, s.env, fn.arrays, fn.small)     # type: ignore[attr-defined]
+    fn.global_checks = list(s.free_read.values())   # type: ignore[attr-defined]
     return fn
 
 
