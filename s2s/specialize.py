@@ -495,10 +495,9 @@ def _constant_item(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | li
 # what _Containers.op rewrites
 _CONTAINER_PRIMS = {runtime._zeros_like_tree, runtime._scatter, runtime._add, runtime._item, runtime._fill_tree}
 
+# (np.shape, np.ndim and np.size of an array of known shape stay as they are written: `range(1, n - 1)` reads
+# better than `range(1, 7)`, and shapes.py knows their values without a constant in the code: Abstract.value)
 _RULES = {
-    np.shape: _shape_query,
-    np.ndim: _shape_query,
-    np.size: _shape_query,
     operator.getitem: _constant_item,
     runtime._scatter: _scatter,
     runtime._unbroadcast: _unbroadcast,
