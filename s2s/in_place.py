@@ -24,7 +24,7 @@ import operator
 import numpy as np
 
 from . import runtime
-from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_defs, stmt_inputs
+from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_defs, stmt_inputs, walk
 from .optimize import changed
 from .shapes import Abstract
 from .specialize import _Specializer
@@ -274,8 +274,9 @@ def _walk(block: Block):
 
 def write_elements_in_place(fn: Function, params: list[Abstract | None] | None) -> Function:
     """fn with its provably unshared element writes marked in place (see the module's docstring)."""
-    if params is None or not any(isinstance(a, Abstract) and not a.python for a in params):
-        return fn
+    if params is None or not any(isinstance(a, Abstract) and not a.python for a in params) and not any(
+            isinstance(st, Op) and st.prim is runtime.setitem for st in walk(fn.body)):
+        return fn           # no array argument, no element write into an array made inside (s2s/sizes.py)
     changed(fn)
     found = _Pass(fn, params)
     wanted = found.run(fn.body)

@@ -23,8 +23,10 @@ from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_bl
     uses_in, walk
 from .optimize import changed
 from .shapes import Abstract, Items, abstract_of, infer, matmul_shape
+from .sizes import Sizes
 
 _GONE = object()        # a stack whose pushes disagree
+_INT = Abstract((), int)
 
 
 def _join(a: Abstract | None, b: Abstract | None) -> Abstract | None:
@@ -54,6 +56,7 @@ class _Specializer:
         self.folded: set[int] = set()
         self.owned: set[int] = set()        # loop-carried adjoint arrays that only their loop reads
         self.containers = _Containers(self)
+        self.sizes = Sizes(self.sub, self.get)      # integers shapes decide, arrays made from them (sizes.py)
 
     @property
     def uses(self) -> dict[int, int]:
@@ -212,14 +215,14 @@ class _Specializer:
             op.args = [self.sub(a) for a in op.args]
             op.kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
         if op.prim is runtime.push:
-            pushed = self.get(op.args[1])
+            pushed = self.full(op.args[1])        # a tuple of integers too: the index `(i, j)` of an element
             key = id(self.sub(op.args[0]))
             before = self.stacks.get(key)
             self.stacks[key] = pushed if before is None or before == pushed else _GONE
             return [op]
         if op.prim is runtime.pop and len(op.outs) == 1:
             found = self.stacks.get(id(self.sub(op.args[0])))
-            self.set(op.outs[0], found if isinstance(found, Abstract) else None)
+            self.set(op.outs[0], found if isinstance(found, (Abstract, Items)) else None)
             return [op]
         if len(op.outs) != 1:
             return self.containers.materialize_all(op.args, op.loc, op) + [op] if mode != "none" else [op]
@@ -237,8 +240,18 @@ class _Specializer:
             return []
         ops = rewritten or [op]
         for new in ops:
-            self.set(new.outs[0], infer(new, self.full))
+            self.set(new.outs[0], self.fact(new))
         return ops
+
+    def fact(self, op: Op) -> Abstract | Items | None:
+        """op's result's abstract value: shapes.py's rules, else what known sizes decide (sizes.py)."""
+        found = infer(op, self.full)
+        self.sizes.note(op)
+        if found is None:
+            found = self.sizes.made(op)
+            if found is None and type(self.sizes.value(op.outs[0])) is int:
+                found = _INT
+        return found
 
     def new(self, prim: Any, args: list[Atom], like: Op, kwargs: dict | None = None,
             out: Value | None = None) -> Op:
@@ -248,7 +261,14 @@ class _Specializer:
         return Op(prim, args, [out], {k: Const(v) for k, v in (kwargs or {}).items()}, loc=like.loc)
 
     def rewrite(self, op: Op, mode: str) -> Atom | list[Op] | None:
-        rule = _RULES.get(op.prim)
+        if not _DOT_ND:
+            from .rules.helpers import _dot_nd_left, _dot_nd_right       # numpy.dot's adjoints (any dimensions)
+            _DOT_ND.update({_dot_nd_left: _matmul_adjoint(True, True), _dot_nd_right: _matmul_adjoint(False, True)})
+            _RULES.update(_DOT_ND)
+        try:
+            rule = _RULES.get(op.prim)
+        except TypeError:           # an unhashable primitive
+            return None
         if rule is None:
             return None
         facts = [self.get(a) for a in op.args]
@@ -397,6 +417,8 @@ def _scatter(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op]
     zeros = s.new(np.zeros_like, [op.args[0]], op)       # no index repeats: the adjoint is written, not added
     return [zeros, s.new(runtime.setitem, [zeros.outs[0], index, op.args[2]], op, out=op.outs[0])]
 
+
+_DOT_ND: dict = {}         # rules/helpers.py's, added when first needed (rules/ imports s2s)
 
 # what _Containers.op rewrites
 _CONTAINER_PRIMS = {runtime._zeros_like_tree, runtime._scatter, runtime._add, runtime._item, runtime._fill_tree}

@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 from .dispatchers import NumbaUnsupported, is_dispatcher, numba_module
 from .helpers import NUMBA_HELPERS, overloaded_helpers
 from .rewrite import to_numba
+from .typed_helpers import typed_helpers
 from .typed import variable_types
 
 def _namespace(bindings: dict, user_fn: Any, reads_user_names: bool) -> dict:
@@ -38,7 +39,7 @@ def compile_numba(source: str, name: str, user_fn: Any, bindings: dict, label: s
     extra = _namespace(bindings, user_fn, reads_user_names)
     for key, value in extra.items():
         namespace.setdefault(key, value)
-    overloaded = overloaded_helpers(numba)
+    overloaded = {**overloaded_helpers(numba), **typed_helpers(numba)}
     for helper in NUMBA_HELPERS:
         if helper in overloaded and helper in namespace:
             namespace[helper] = overloaded[helper]

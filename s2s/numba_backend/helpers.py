@@ -7,19 +7,15 @@ import ast
 from typing import Any
 
 from .lines import Source, calls, name_of, refuse
+from .typed_helpers import TEXTS
 
 NUMBA_HELPERS = {
     "_seed": '''def _seed(y):
     """The adjoint 1 of a scalar output (Numba target: the output is a number)."""
     return 1.0
 ''',
-    "_scatter": '''def _scatter(x, index, g):
-    """The adjoint of x[index]: zeros but g at index (Numba target: x is an array)."""
-    out = np.zeros_like(x)
-    out[index] += g
-    return out
-''',
 }
+NUMBA_HELPERS |= {name: text for name, (text, _) in TEXTS.items()}    # typed_helpers.py: chosen by type
 
 # helpers whose Python text is their meaning, compiled by Numba as an overload that picks by type
 NUMBA_HELPERS["_add_outer"] = '''def _add_outer(d, a, b):
@@ -127,7 +123,8 @@ HINTS = {"_unbroadcast": _SHAPES, "_expand": _SHAPES, "_shaped_like": _SHAPES, "
          "_foreign": "pass NumPy arrays, or differentiate with backend='python'"}
 
 
-STANDALONE_OVERLOADS = {
+STANDALONE_OVERLOADS = {name: overload for name, (_, overload) in TEXTS.items()}
+STANDALONE_OVERLOADS |= {
     "_masked": '''@numba.extending.overload(_masked)
 def _masked_typed(contribution, g):
     if isinstance(contribution, numba.types.Array) or isinstance(g, numba.types.Array):

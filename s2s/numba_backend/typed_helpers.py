@@ -1,0 +1,128 @@
+"""Run-time helpers that stay in a derivative whose shapes do not remove them, spelled so that Numba types
+them: each is its Python meaning (copied into the module, as the other helpers are) and a
+`numba.extending.overload` that picks, by the Numba types of its arguments, a version Numba compiles. The same
+texts serve the derivative compiled in this process (`typed_helpers`) and the exported module (export.py).
+
+- `setitem(a, i, v)`: `a[i] = v` on a copy, where s2s/in_place.py could not prove that nothing reads the old
+  array (`cp = np.zeros(n); dp = np.zeros(n)` made one array, written twice);
+- `_diag_adjoint(g, x, k)`: the adjoint of `np.diag`, a loop writing g on the diagonal;
+- `_scatter`, `_item`, `_add` on a list of numbers (`conc = [a + h * da, ...]`): the adjoint of a list is a
+  list of floats, read and added item by item.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+TEXTS = {
+    "setitem": ('''def setitem(container, index, value):
+    """`container[index] = value` on a copy (the derivative still reads the old array or list)."""
+    out = container.copy()
+    out[index] = value
+    return out
+''', '''@numba.extending.overload(setitem)
+def _setitem_typed(container, index, value):
+    if isinstance(container, (numba.types.Array, numba.types.List)):
+        def copied(container, index, value):
+            out = container.copy()
+            out[index] = value
+            return out
+        return copied
+    return None
+'''),
+    "_diag_adjoint": ('''def _diag_adjoint(g, x, k=0):
+    """The adjoint of np.diag(x, k): the k-th diagonal of g (x a vector), or g on it (x a matrix)."""
+    if np.ndim(x) == 1:
+        return np.diag(g, k)
+    out = np.zeros(np.shape(x), np.result_type(x, np.float32))
+    for i in range(len(g)):
+        if k >= 0:
+            out[i, i + k] = g[i]
+        else:
+            out[i - k, i] = g[i]
+    return out
+''', '''@numba.extending.overload(_diag_adjoint)
+def _diag_adjoint_typed(g, x, k=0):
+    if not (isinstance(x, numba.types.Array) and isinstance(g, numba.types.Array)):
+        return None
+    if x.ndim == 1:
+        return lambda g, x, k=0: np.diag(g, k)
+    dtype = x.dtype if isinstance(x.dtype, numba.types.Float) else numba.types.float64
+
+    def on_matrix(g, x, k=0):
+        out = np.zeros(x.shape, dtype)
+        for i in range(g.shape[0]):
+            if k >= 0:
+                out[i, i + k] = g[i]
+            else:
+                out[i - k, i] = g[i]
+        return out
+    return on_matrix
+'''),
+    "_scatter": ('''def _scatter(x, index, g):
+    """The adjoint of x[index]: zeros but g at index (a list: a list of floats)."""
+    if isinstance(x, list):
+        out = [0.0] * len(x)
+        out[index] = g
+        return out
+    out = np.zeros_like(x)
+    out[index] += g
+    return out
+''', '''@numba.extending.overload(_scatter)
+def _scatter_typed(x, index, g):
+    if isinstance(x, numba.types.List):
+        def on_list(x, index, g):
+            out = [0.0] * len(x)
+            out[index] = g
+            return out
+        return on_list
+
+    def on_array(x, index, g):
+        out = np.zeros_like(x)
+        out[index] += g
+        return out
+    return on_array
+'''),
+    "_item": ('''def _item(g, key):
+    """Item key of a list's adjoint (a number stands for no adjoint)."""
+    return g[key] if isinstance(g, (list, tuple, np.ndarray)) else g
+''', '''@numba.extending.overload(_item)
+def _item_typed(g, key):
+    if isinstance(g, (numba.types.List, numba.types.BaseTuple, numba.types.Array)):
+        return lambda g, key: g[key]
+    return lambda g, key: g
+'''),
+    "_add": ('''def _add(a, b):
+    """The sum of two adjoints of a list, item by item (the number 0.0 is no adjoint)."""
+    if not isinstance(a, list):
+        return list(b) if isinstance(b, list) else a + b
+    if not isinstance(b, list):
+        return list(a)
+    return [a[i] + b[i] for i in range(len(a))]
+''', '''@numba.extending.overload(_add)
+def _add_typed(a, b):
+    listed = isinstance(a, numba.types.List), isinstance(b, numba.types.List)
+    if listed == (True, True):
+        return lambda a, b: [a[i] + b[i] for i in range(len(a))]
+    if listed == (True, False):
+        return lambda a, b: list(a)
+    if listed == (False, True):
+        return lambda a, b: list(b)
+    if all(isinstance(t, (numba.types.Number, numba.types.Array)) for t in (a, b)):
+        return lambda a, b: a + b
+    return None             # tuples, dicts: Numba refuses the call, at the user's line
+'''),
+}
+
+_MADE: dict[str, Any] = {}
+
+
+def typed_helpers(numba: Any) -> dict[str, Any]:
+    """The helpers above as Python functions whose overloads Numba compiles (registered once per process)."""
+    if not _MADE:
+        import numba.extending  # noqa: F401 - the overload texts use it
+        import numpy as np
+        for name, (text, overload) in TEXTS.items():
+            namespace: dict[str, Any] = {"np": np, "numba": numba}
+            exec(compile(text + "\n\n" + overload, f"<s2s-numba-helper {name}>", "exec"), namespace)
+            _MADE[name] = namespace[name]
+    return _MADE
