@@ -319,6 +319,44 @@ def test_a_range_with_a_step_counts_back_and_an_array_written_twice_is_copied():
     assert "range(0, t" in source and "def setitem(" in source      # cp and dp were one np.zeros(n): copied
 
 
+def gauss_seidel(b):
+    A = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 0.5], [0.0, 0.5, 2.0]])
+    x = np.zeros(3)
+    for sweep in range(60):
+        for i in range(3):
+            s = 0.0
+            for j in range(3):
+                if j != i:
+                    s += A[i, j] * x[j]
+            x[i] = (b[i] - s) / A[i, i]
+    return x @ x
+
+
+@pytest.mark.slow
+def test_a_sum_a_loop_carries_as_a_number_is_summed_by_numba():
+    b = np.array([1.0, 2.0, 3.0])
+    text = s2s.source(gauss_seidel, b, backend="numba")
+    assert "ds = _unbroadcast(-dv11, s)" in text          # s: 0.0, then a NumPy number: no shape fact
+    test_gradient_matches_central_differences_and_python(gauss_seidel, (b,), 0)
+
+
+def early_exit(v):
+    total = 0.0
+    for i in range(len(v)):
+        if v[i] < -5:
+            return total
+        total += v[i] ** 2
+    return total * 2
+
+
+def test_a_return_inside_a_loop_is_refused_at_the_loop_with_a_rewrite():
+    with pytest.raises(NumbaUnsupported) as info:
+        s2s.grad(early_exit, backend="numba")(np.array([1.0, -2.0, 3.0]))
+    message = str(info.value)
+    assert "test_numba.py:" in message and "for i in range(len(v))" in message
+    assert "a `return` inside a loop" in message and "break out of the loop" in message
+
+
 # ---------------------------------------------------------------- differentiating @njit functions
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))

@@ -111,15 +111,21 @@ WHY = {
     "_shaped_like": "a value whose shape is not known when the derivative is made",
     "_broadcast_back": "the adjoint of a reduction whose shape is not known when the derivative is made",
     "_add": "adding adjoints of containers (tuples, lists or dicts)",
+    "_zeros_like_tree": "the gradient of a tuple, list or dict",
+    "_fill_tree": "the gradient of a tuple, list or dict argument",
+    "_spread": "the adjoint of sum() over a list",
     "_foreign": "arrays of other libraries",
 }
 
 
-_SHAPES = ("Numba needs every shape known when the derivative is made, and s2s could not tell this one from the "
-           "arguments' shapes: differentiate this function with backend='python' (s2s.source and s2s.export "
-           "need example arguments of the shapes it will be called with)")
+_SHAPES = ("backend='numba' needs the shape of each array the derivative computes, and s2s could not tell this "
+           "one from the arguments' shapes (an array whose shape a loop changes, a number that a loop makes an "
+           "array, or a function s2s has no shape rule for); make it an array of fixed shape before the loop "
+           "(`out = np.zeros(n)`, then `out[i] = ...`) or keep it a number (`total = 0.0`, `total += x[i]`), or "
+           "use the default backend (backend='python')")
+_CONTAINERS = "pass the values as separate float or array arguments, or differentiate with backend='python'"
 HINTS = {"_unbroadcast": _SHAPES, "_expand": _SHAPES, "_shaped_like": _SHAPES, "_broadcast_back": _SHAPES,
-         "_add": "pass the values as separate float or array arguments, or differentiate with backend='python'",
+         "_add": _CONTAINERS, "_zeros_like_tree": _CONTAINERS, "_fill_tree": _CONTAINERS, "_spread": _CONTAINERS,
          "_foreign": "pass NumPy arrays, or differentiate with backend='python'"}
 
 

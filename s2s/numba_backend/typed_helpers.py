@@ -113,6 +113,34 @@ def _add_typed(a, b):
 '''),
 }
 
+TEXTS["_unbroadcast"] = ('''def _unbroadcast(g, x, result=None):
+    """g summed to x's shape, where x is a number (a sum a loop carries: `total += v[i] ** 2`) or g is one;
+    given result, g stands for result's whole shape (each copy counts)."""
+    if np.ndim(x) == 0:
+        if result is None or np.ndim(result) == 0:
+            return g if np.ndim(g) == 0 else np.sum(g)
+        return np.sum(g) * (np.size(result) // np.size(g))
+    return g
+''', '''@numba.extending.overload(_unbroadcast)
+def _unbroadcast_typed(g, x, result=None):
+    number = (numba.types.Number, numba.types.Boolean)
+    whole = result is None or isinstance(result, (numba.types.NoneType, numba.types.Omitted) + number)
+    if isinstance(x, number) and whole:
+        if isinstance(g, number):
+            return lambda g, x, result=None: g
+        if isinstance(g, numba.types.Array):
+            return lambda g, x, result=None: np.sum(g)
+    if isinstance(x, number) and isinstance(result, numba.types.Array):
+        if isinstance(g, number):
+            return lambda g, x, result=None: g * result.size
+        if isinstance(g, numba.types.Array):
+            return lambda g, x, result=None: np.sum(g) * (result.size // g.size)
+    if isinstance(x, numba.types.Array) and isinstance(g, number) and (
+            result is None or isinstance(result, (numba.types.NoneType, numba.types.Omitted))):
+        return lambda g, x, result=None: g
+    return None             # arrays whose shapes only the run tells: refused at the user's line
+''')
+
 _MADE: dict[str, Any] = {}
 
 
