@@ -745,6 +745,8 @@ def simplify(fn: Function) -> Function:
                 replacement = _identity(stmt)           # (0 - y becomes -y in place)
                 if isinstance(replacement, Value) and id(replacement) in booleans:
                     replacement = None          # 1.0 * (x > y) is a float, not a bool
+                elif isinstance(replacement, Value) and _widens(stmt, replacement, facts):
+                    replacement = None          # 1.0 * np.arange(n) is a float array, not an integer one
             prim = stmt.prim
             if flags & _IDENTITIES and prim is operator.neg:
                 rewritten.append(stmt)          # 0 - y: -y
@@ -781,10 +783,19 @@ def simplify(fn: Function) -> Function:
         b.stmts = kept
         b.results = [sub(a) for a in b.results]
 
+    facts = getattr(fn, "arrays", None) or {}       # the shapes and dtypes specialize found (after it runs)
     block(fn.body)
     if mapping or rewritten:
         changed(fn)
     return fn
+
+
+def _widens(op: Op, x: Value, facts: dict) -> bool:
+    """Whether op (x and a constant) has a wider dtype than x: a float constant and an integer array x."""
+    fact = facts.get(id(x))
+    if fact is None or fact[2] is not x or fact[1].kind in "fc":
+        return False
+    return any(isinstance(a, Const) and type(a.value) in (float, complex) for a in op.args)
 
 
 _FOLDS, _IDENTITIES, _COMPARES = 1, 2, 4
