@@ -62,6 +62,8 @@ class Sizes:
         found = self._of(op)
         if found is not None:
             self.values[id(op.outs[0])] = found
+        else:           # a loop's body is read again once what it carries is known to change: no stale size
+            self.values.pop(id(op.outs[0]), None)
 
     def _of(self, op: Op) -> Any:
         prim, args = op.prim, op.args
@@ -110,8 +112,13 @@ class Sizes:
             if prim is np.arange:
                 if len(values) > 3 or not all(_integer(v) or type(v) is float for v in values):
                     return None
-                made = np.arange(*values, dtype=dtype)
-                return Abstract(made.shape, made.dtype) if made.size < _LIMIT else None
+                start, stop, step = ([0] + values + [1])[-3:] if len(values) == 1 else (values + [1])[:3]
+                if not step:
+                    return None
+                n = len(range(start, stop, step)) if all(map(_integer, values)) else \
+                    max(0, int(np.ceil((stop - start) / step)))        # without making the array
+                return Abstract((n,), np.dtype(dtype) if dtype is not None else np.result_type(*values)) \
+                    if n < _LIMIT else None
             shape = _shape(values[0])
             if shape is None:
                 return None
