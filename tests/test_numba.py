@@ -340,6 +340,19 @@ def test_a_sum_a_loop_carries_as_a_number_is_summed_by_numba():
     test_gradient_matches_central_differences_and_python(gauss_seidel, (b,), 0)
 
 
+def solve_energy(A, b):
+    y = np.linalg.solve(A, b)             # no shape rule: the derivative keeps the helpers
+    return y @ y + np.sum(y)
+
+
+@pytest.mark.slow
+def test_helpers_shapes_do_not_remove_are_chosen_by_numba_types():
+    A, b = np.array([[4.0, 1.0, 0.5], [1.0, 5.0, 1.0], [0.5, 1.0, 3.0]]), np.array([1.0, 2.0, 3.0])
+    text = s2s.source(solve_energy, A, b, wrt=(0, 1), backend="numba")
+    assert "_matmul_left(" in text and "_matmul_right(" in text and "_broadcast_back(" in text
+    test_gradient_matches_central_differences_and_python(solve_energy, (A, b), (0, 1))
+
+
 def early_exit(v):
     total = 0.0
     for i in range(len(v)):

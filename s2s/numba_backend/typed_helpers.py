@@ -141,6 +141,85 @@ def _unbroadcast_typed(g, x, result=None):
     return None             # arrays whose shapes only the run tells: refused at the user's line
 ''')
 
+# a @ b's adjoints by the operands' dimensions (1 or 2), as s2s/specialize.py writes them when it knows them
+TEXTS["_matmul_left"] = ('''def _matmul_left(g, a, b):
+    """The adjoint of a in a @ b (vectors and matrices)."""
+    if np.ndim(a) == 2:
+        return g @ b.T if np.ndim(b) == 2 else np.outer(g, b)
+    return b @ g if np.ndim(b) == 2 else g * b
+''', '''@numba.extending.overload(_matmul_left)
+def _matmul_left_typed(g, a, b):
+    if not (isinstance(a, numba.types.Array) and isinstance(b, numba.types.Array) and a.ndim in (1, 2)
+            and b.ndim in (1, 2)):
+        return None
+    if a.ndim == 2:
+        if b.ndim == 2:
+            return lambda g, a, b: g @ b.T
+        return lambda g, a, b: np.outer(g, b)
+    if b.ndim == 2:
+        return lambda g, a, b: b @ g
+    return lambda g, a, b: g * b
+''')
+
+TEXTS["_matmul_right"] = ('''def _matmul_right(g, a, b):
+    """The adjoint of b in a @ b (vectors and matrices)."""
+    if np.ndim(a) == 2:
+        return a.T @ g
+    return np.outer(a, g) if np.ndim(b) == 2 else g * a
+''', '''@numba.extending.overload(_matmul_right)
+def _matmul_right_typed(g, a, b):
+    if not (isinstance(a, numba.types.Array) and isinstance(b, numba.types.Array) and a.ndim in (1, 2)
+            and b.ndim in (1, 2)):
+        return None
+    if a.ndim == 2:
+        return lambda g, a, b: a.T @ g
+    if b.ndim == 2:
+        return lambda g, a, b: np.outer(a, g)
+    return lambda g, a, b: g * a
+''')
+
+TEXTS["_expand"] = ('''def _expand(g, like):
+    """g broadcast to like's shape (a copy: Numba has no read-only view to give)."""
+    if np.ndim(like) == 0:
+        return g
+    out = np.empty(np.shape(like), np.result_type(g, np.float32))
+    out[...] = g
+    return out
+''', '''@numba.extending.overload(_expand)
+def _expand_typed(g, like):
+    number = (numba.types.Number, numba.types.Boolean)
+    if isinstance(like, number) and isinstance(g, number):
+        return lambda g, like: g
+    if not isinstance(like, numba.types.Array) or isinstance(g, numba.types.Array) and g.ndim > like.ndim:
+        return None
+    dtype = g.dtype if isinstance(g, numba.types.Array) else g
+    dtype = dtype if isinstance(dtype, (numba.types.Float, numba.types.Complex)) else numba.types.float64
+
+    def spread(g, like):
+        out = np.empty(like.shape, dtype)
+        out[...] = g
+        return out
+    return spread
+''')
+
+TEXTS["_broadcast_back"] = ('''def _broadcast_back(g, x, axis=None, keepdims=False):
+    """The adjoint g of a whole reduction of x (axis None), as an array of ones' shape."""
+    return np.full((1,) * np.ndim(x), g, np.result_type(x, np.float32)) if np.ndim(x) else g
+''', '''@numba.extending.overload(_broadcast_back)
+def _broadcast_back_typed(g, x, axis=None, keepdims=False):
+    number = (numba.types.Number, numba.types.Boolean)
+    whole = axis is None or isinstance(axis, (numba.types.NoneType, numba.types.Omitted))
+    if not (whole and isinstance(g, number)):
+        return None             # along an axis: refused at the user's line
+    if isinstance(x, number):
+        return lambda g, x, axis=None, keepdims=False: g
+    if not isinstance(x, numba.types.Array) or isinstance(x.dtype, numba.types.Complex):
+        return None
+    ones = (1,) * x.ndim
+    dtype = x.dtype if isinstance(x.dtype, numba.types.Float) else numba.types.float64
+    return lambda g, x, axis=None, keepdims=False: np.full(ones, g, dtype)
+''')
+
 _MADE: dict[str, Any] = {}
 
 
