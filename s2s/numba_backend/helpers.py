@@ -1,6 +1,7 @@
 """s2s's run-time helpers as Numba can type them: written out in the module where the derivative calls them
-(`_seed`, `_scatter`, `_add_outer`), or chosen by type through `numba.extending.overload` (`_zeros_like`,
-`_masked`); and why each helper Numba cannot type is refused."""
+(`_seed`, `_add_outer`), or chosen by type through `numba.extending.overload` (`_zeros_like`, `_masked`, and
+typed_helpers.py's: `setitem`, `_scatter`, `_unbroadcast`, ...); and why each helper Numba cannot type is
+refused, with what to write instead."""
 from __future__ import annotations
 
 import ast
