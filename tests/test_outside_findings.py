@@ -1019,7 +1019,7 @@ def numba_list(xs):
     return xs[0] * xs[1]
 
 
-@pytest.mark.parametrize("f, arg, phrase", [(numba_einsum, np.ones(3), "could not tell this one"),
+@pytest.mark.parametrize("f, arg, phrase", [(numba_einsum, np.ones(3), "write the contraction with @"),
                                             (numba_list, [1.0, 2.0], "separate float or array arguments")])
 def test_numba_refusals_are_located_and_say_what_to_do(f, arg, phrase):
     pytest.importorskip("numba")

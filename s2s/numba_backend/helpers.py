@@ -115,6 +115,8 @@ WHY = {
     "_zeros_like_tree": "the gradient of a tuple, list or dict",
     "_fill_tree": "the gradient of a tuple, list or dict argument",
     "_spread": "the adjoint of sum() over a list",
+    "_einsum_arg_adjoint": "the adjoint of np.einsum",
+    "_einsum_adjoint": "the adjoint of np.einsum",
     "_foreign": "arrays of other libraries",
 }
 
@@ -125,9 +127,12 @@ _SHAPES = ("backend='numba' needs the shape of each array the derivative compute
            "(`out = np.zeros(n)`, then `out[i] = ...`) or keep it a number (`total = 0.0`, `total += x[i]`), or "
            "use the default backend (backend='python')")
 _CONTAINERS = "pass the values as separate float or array arguments, or differentiate with backend='python'"
+_EINSUM = ("Numba compiles no np.einsum: write the contraction with @, np.dot or a loop, or use the default "
+           "backend (backend='python')")
 HINTS = {"_unbroadcast": _SHAPES, "_expand": _SHAPES, "_shaped_like": _SHAPES, "_broadcast_back": _SHAPES,
          "_add": _CONTAINERS, "_zeros_like_tree": _CONTAINERS, "_fill_tree": _CONTAINERS, "_spread": _CONTAINERS,
-         "_foreign": "pass NumPy arrays, or differentiate with backend='python'"}
+         "_foreign": "pass NumPy arrays, or differentiate with backend='python'",
+         "_einsum_arg_adjoint": _EINSUM, "_einsum_adjoint": _EINSUM}
 
 
 STANDALONE_OVERLOADS = {name: overload for name, (_, overload) in TEXTS.items()}
