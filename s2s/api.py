@@ -101,12 +101,11 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
                           f"backend={backend!r}", _function_place(fn),
                           hint="drop checkpoint= (Numba's stacks are arrays), or use backend='python'")
     if mode == "forward":
-        if has_aux or checkpoint is not None or backend != "python":
-            given = "has_aux" if has_aux else "checkpoint" if checkpoint is not None else f"backend={backend!r}"
+        if has_aux or checkpoint is not None:
+            given = "has_aux" if has_aux else "checkpoint"
             raise BadArgument(f"{given} is for reverse mode, not mode='forward'", _function_place(fn),
-                              hint="use mode='reverse' (or 'auto')" + (
-                                  ", or s2s.jvp(f, backend='numba') for forward mode" if backend != "python" else ""))
-        return _forward_gradient(fn, indices, several, with_value, optimize, check)
+                              hint="use mode='reverse' (or 'auto')")
+        return _forward_gradient(fn, indices, several, with_value, optimize, check, backend, numba_options)
     if mode not in ("auto", "reverse"):
         raise BadArgument(f"mode={mode!r}: grad takes mode='auto', 'reverse' or 'forward'")
     options = Options(indices, several, mode, with_value, optimize, has_aux, checkpoint, backend, numba_options)
@@ -163,7 +162,8 @@ def _basis(x: Any):
 
 
 def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, with_value: bool,
-                      optimize: bool, check: bool | None = None) -> Callable:
+                      optimize: bool, check: bool | None = None, backend: str = "python",
+                      numba_options: tuple = ()) -> Callable:
     def gradient(*args: Any, **kwargs: Any) -> Any:
         args = _bind(fn, args, kwargs)
         for i in indices:
@@ -175,8 +175,8 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                 raise BadArgument(f"mode='forward' differentiates real arguments; {_param_names(fn)[i]!r} is "
                                   f"complex", _function_place(fn),
                                   hint="use mode='reverse' (or 'auto'), or s2s.jvp along a direction")
-        options = Options(indices, False, "forward", True, optimize)
-        jvp_function = _current(fn, options, args, check)[1]
+        options = Options(indices, False, "forward", True, optimize, backend=backend, numba_options=numba_options)
+        jvp_function = _current(fn, options, args, check)[1]       # one jvp per basis direction (Numba's too)
         grads, value = [], None
         draws = Draws(fn, args) if sum(np.size(args[i]) for i in indices) > 1 else None
         for i in indices:

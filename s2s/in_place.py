@@ -24,7 +24,7 @@ import operator
 import numpy as np
 
 from . import runtime
-from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_defs, stmt_inputs
+from .ir import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_defs, stmt_inputs, walk
 from .optimize import changed
 from .shapes import Abstract
 from .specialize import _Specializer
@@ -276,8 +276,9 @@ def write_elements_in_place(fn: Function, params: list[Abstract | None] | None,
                             free: dict | None = None) -> Function:
     """fn with its provably unshared element writes marked in place (see the module's docstring). free: the
     facts of the global arrays it reads (s2s/global_shapes.py)."""
-    if params is None or not free and not any(isinstance(a, Abstract) and not a.python for a in params):
-        return fn
+    if params is None or not free and not any(isinstance(a, Abstract) and not a.python for a in params) and not any(
+            isinstance(st, Op) and st.prim is runtime.setitem for st in walk(fn.body)):
+        return fn           # no array argument or global, no element write into an array made inside
     changed(fn)
     found = _Pass(fn, params, free)
     wanted = found.run(fn.body)

@@ -24,8 +24,10 @@ from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_bl
 from .optimize import changed
 from .global_shapes import key_of
 from .shapes import Abstract, Items, _plain, abstract_of, abstract_of_const, infer, join, matmul_shape
+from .sizes import Sizes
 
 _GONE = object()        # a stack whose pushes disagree
+_INT = Abstract((), int)
 
 
 _join = join
@@ -62,6 +64,7 @@ class _Specializer:
         self.folded: set[int] = set()
         self.owned: set[int] = set()        # loop-carried adjoint arrays that only their loop reads
         self.containers = _Containers(self)
+        self.sizes = Sizes(self.sub, self.get)      # integers shapes decide, arrays made from them (sizes.py)
 
     @property
     def uses(self) -> dict[int, int]:
@@ -229,7 +232,7 @@ class _Specializer:
         if op.prim is runtime.push:
             if id(op.args[0]) in self.plain_stacks:
                 self.pushed.setdefault(id(op.args[0]), {})[id(op)] = self.sub(op.args[1])
-            pushed = self.get(op.args[1])
+            pushed = self.full(op.args[1])        # a tuple of integers too: the index `(i, j)` of an element
             key = id(self.sub(op.args[0]))
             before = self.stacks.get(key)
             self.stacks[key] = pushed if before is None or before == pushed else _GONE
@@ -242,7 +245,7 @@ class _Specializer:
                     self.alias[id(op.outs[0])] = constant
                 return [op]
             found = self.stacks.get(id(self.sub(op.args[0])))
-            self.set(op.outs[0], found if isinstance(found, Abstract) else None)
+            self.set(op.outs[0], found if isinstance(found, (Abstract, Items)) else None)
             return [op]
         if len(op.outs) != 1:
             return self.containers.materialize_all(op.args, op.loc, op) + [op] if mode != "none" else [op]
@@ -261,7 +264,7 @@ class _Specializer:
             return []
         ops = rewritten or [op]
         for new in ops:
-            self.set(new.outs[0], infer(new, self.full))
+            self.set(new.outs[0], self.fact(new))
         return ops
 
     def constant_pop(self, stack: Atom) -> Const | None:
@@ -277,6 +280,16 @@ class _Specializer:
             return None
         return first
 
+    def fact(self, op: Op) -> Abstract | Items | None:
+        """op's result's abstract value: shapes.py's rules, else what known sizes decide (sizes.py)."""
+        found = infer(op, self.full)
+        self.sizes.note(op)
+        if found is None:
+            found = self.sizes.made(op)
+            if found is None and type(self.sizes.value(op.outs[0])) is int:
+                found = _INT
+        return found
+
     def new(self, prim: Any, args: list[Atom], like: Op, kwargs: dict | None = None,
             out: Value | None = None) -> Op:
         if out is None:
@@ -287,8 +300,15 @@ class _Specializer:
     def rewrite(self, op: Op, mode: str) -> Atom | list[Op] | None:
         if not op.kwargs and op.args and _plain(op.prim) == 1 and all(
                 isinstance(a, Const) and type(a.value) in (int, float) for a in op.args):
-            return _folded(op)      # `7 - 1`, once a shape made 7 a constant (a loop's bound)
-        rule = _RULES.get(op.prim)
+            return _folded(op)      # `7 - 1`: arithmetic on constants
+        if not _DOT_ND:
+            from .rules.helpers import _dot_nd_left, _dot_nd_right       # numpy.dot's adjoints (any dimensions)
+            _DOT_ND.update({_dot_nd_left: _matmul_adjoint(True, True), _dot_nd_right: _matmul_adjoint(False, True)})
+            _RULES.update(_DOT_ND)
+        try:
+            rule = _RULES.get(op.prim)
+        except TypeError:           # an unhashable primitive
+            return None
         if rule is None:
             return None
         facts = [self.get(a) for a in op.args]
@@ -469,21 +489,8 @@ def _scatter(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op]
     return [zeros, s.new(runtime.setitem, [zeros.outs[0], index, op.args[2]], op, out=op.outs[0])]
 
 
-def _shape_query(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
-    """np.shape(x), np.ndim(x), np.size(x) of an array of known shape: the number or tuple itself (len(x) stays:
-    the emitter writes `for x in xs` for a loop over range(len(xs)))."""
-    X = facts[0] if len(op.args) == 1 and not op.kwargs else None
-    if X is None or X.python:
-        return None
-    if op.prim is np.shape:
-        return Const(tuple(X.shape))
-    if op.prim is np.ndim:
-        return Const(X.ndim)
-    return Const(int(np.prod(X.shape, dtype=np.int64)))
-
-
 def _constant_item(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
-    """An item of a constant tuple (a shape, once _shape_query made it one): `(4, 3)[-1]` is 3."""
+    """An item of a constant tuple: `(4, 3)[-1]` is 3."""
     if len(op.args) != 2 or op.kwargs or not all(isinstance(a, Const) for a in op.args):
         return None
     x, i = op.args[0].value, op.args[1].value
@@ -491,6 +498,8 @@ def _constant_item(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | li
         return None
     return Const(x[i])
 
+
+_DOT_ND: dict = {}         # rules/helpers.py's, added when first needed (rules/ imports s2s)
 
 # what _Containers.op rewrites
 _CONTAINER_PRIMS = {runtime._zeros_like_tree, runtime._scatter, runtime._add, runtime._item, runtime._fill_tree}

@@ -200,6 +200,176 @@ def test_fused_lines_run_as_written_when_an_operand_broadcasts():
         np.testing.assert_array_equal(fused(x, c), python["f_grad"](x, c))
 
 
+# ---------------------------------------------------------------- element loops written for Numba (F15)
+# Arrays made inside from the arguments' sizes (`np.zeros(n)`), written element by element: their shapes are
+# known when the derivative is made (s2s/sizes.py), so it writes them in place and keeps no shape helper.
+
+def spring_chain(x):
+    n = len(x)
+    forces = np.zeros(n)
+    for i in range(n - 1):
+        ext = x[i + 1] - x[i] - 1.0
+        forces[i] += 3.0 * ext
+        forces[i + 1] -= 3.0 * ext
+    return np.dot(forces, forces)
+
+
+def tridiag_solve(d):
+    """Thomas algorithm written by hand."""
+    n = len(d)
+    a = -np.ones(n)
+    b = 4.0 * np.ones(n) + d
+    c = -np.ones(n)
+    rhs = np.arange(1.0, n + 1)
+    cp = np.zeros(n)
+    dp = np.zeros(n)
+    cp[0] = c[0] / b[0]
+    dp[0] = rhs[0] / b[0]
+    for i in range(1, n):
+        m = b[i] - a[i] * cp[i - 1]
+        cp[i] = c[i] / m
+        dp[i] = (rhs[i] - a[i] * dp[i - 1]) / m
+    x = np.zeros(n)
+    x[-1] = dp[-1]
+    for i in range(n - 2, -1, -1):
+        x[i] = dp[i] - cp[i] * x[i + 1]
+    return np.sum(x ** 2)
+
+
+def temperature_time_loop(T_env, T0=90.0, k=0.05):
+    temps = np.zeros(50)
+    temps[0] = T0
+    for t in range(1, 50):
+        temps[t] = temps[t - 1] - k * (temps[t - 1] - T_env)
+    return temps.sum()
+
+
+def kinetics_abc(k1, k2):
+    """A -> B -> C, explicit Euler with a list of concentrations."""
+    conc = [1.0, 0.0, 0.0]
+    h = 0.01
+    for step in range(200):
+        a, b, c = conc
+        da = -k1 * a
+        db = k1 * a - k2 * b
+        dc = k2 * b
+        conc = [a + h * da, b + h * db, c + h * dc]
+    return conc[1]
+
+
+def cholesky_by_hand(S):
+    n = S.shape[0]
+    L = np.zeros_like(S)
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(j):
+                s += L[i, k] * L[j, k]
+            if i == j:
+                L[i, j] = math.sqrt(S[i, i] - s)
+            else:
+                L[i, j] = (S[i, j] - s) / L[j, j]
+    return np.sum(np.log(np.diag(L)))
+
+
+def matvec_by_hand(A, x):
+    n = A.shape[0]
+    y = np.zeros(n)
+    for i in range(n):
+        for j in range(A.shape[1]):
+            y[i] += A[i, j] * x[j]
+    return y @ y
+
+
+_M = RNG.normal(size=(4, 4))
+ELEMENT_LOOPS = [
+    (spring_chain, (np.array([0.0, 1.2, 2.1, 3.3, 4.0]),), 0),
+    (tridiag_solve, (np.array([0.1, 0.2, -0.3, 0.4, 0.5]),), 0),
+    (temperature_time_loop, (20.0,), 0),
+    pytest.param(kinetics_abc, (1.0, 0.5), (0, 1), marks=pytest.mark.slow, id="kinetics_abc"),
+    pytest.param(cholesky_by_hand, (_M @ _M.T + 4 * np.eye(4),), 0, marks=pytest.mark.slow, id="cholesky_by_hand"),
+    pytest.param(matvec_by_hand, (_M, RNG.normal(size=4)), (0, 1), marks=pytest.mark.slow, id="matvec_by_hand"),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", ELEMENT_LOOPS, ids=[getattr(c[0], "__name__", None) for c in ELEMENT_LOOPS])
+def test_element_loops_written_for_numba_compile_and_match_python_and_differences(fn, args, wrt):
+    test_gradient_matches_central_differences_and_python(fn, args, wrt)
+
+
+def test_arrays_made_from_the_arguments_sizes_are_written_in_place_without_shape_helpers():
+    x = np.array([0.0, 1.2, 2.1, 3.3, 4.0])
+    for backend in ("python", "numba"):
+        text = s2s.source(spring_chain, x, backend=backend).split("def spring_chain_grad", 1)[1]
+        assert "setitem(" not in text and "_unbroadcast(" not in text and "_dot_nd" not in text, backend
+        assert "forces[i] = " in text and "dforces[i] = " in text         # O(1) writes, no copy of the array
+    text = s2s.source(temperature_time_loop, 20.0, mode="reverse").split("def temperature_time_loop_grad", 1)[1]
+    assert "setitem(" not in text and "_broadcast_back(" not in text and "dtemps[t] = 0.0" in text
+
+
+def test_a_range_with_a_step_counts_back_and_an_array_written_twice_is_copied():
+    from s2s.numba_backend.ranges import reversed_range
+    import ast
+    for text in ("reversed(range(t4, -1, -1))", "reversed(range(1, 9, 3))", "reversed(range(n + 1, 2, -2))"):
+        rewritten = reversed_range(ast.parse(text).body[0].value, text, {})
+        assert "reversed" not in rewritten
+        for t4, n in ((5, 7), (-2, 0), (0, 1)):
+            assert list(eval(rewritten)) == list(eval(text))
+    source = s2s.source(tridiag_solve, np.ones(5), backend="numba")
+    assert "range(0, t" in source and "def setitem(" in source      # cp and dp were one np.zeros(n): copied
+
+
+def gauss_seidel(b):
+    A = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 0.5], [0.0, 0.5, 2.0]])
+    x = np.zeros(3)
+    for sweep in range(60):
+        for i in range(3):
+            s = 0.0
+            for j in range(3):
+                if j != i:
+                    s += A[i, j] * x[j]
+            x[i] = (b[i] - s) / A[i, i]
+    return x @ x
+
+
+@pytest.mark.slow
+def test_a_sum_a_loop_carries_as_a_number_is_summed_by_numba():
+    b = np.array([1.0, 2.0, 3.0])
+    text = s2s.source(gauss_seidel, b, backend="numba")
+    assert "ds = _unbroadcast(-dv11, s)" in text          # s: 0.0, then a NumPy number: no shape fact
+    test_gradient_matches_central_differences_and_python(gauss_seidel, (b,), 0)
+
+
+def solve_energy(A, b):
+    y = np.linalg.solve(A, b)             # no shape rule: the derivative keeps the helpers
+    return y @ y + np.sum(y)
+
+
+@pytest.mark.slow
+def test_helpers_shapes_do_not_remove_are_chosen_by_numba_types():
+    A, b = np.array([[4.0, 1.0, 0.5], [1.0, 5.0, 1.0], [0.5, 1.0, 3.0]]), np.array([1.0, 2.0, 3.0])
+    text = s2s.source(solve_energy, A, b, wrt=(0, 1), backend="numba")
+    assert "_matmul_left(" in text and "_matmul_right(" in text and "_broadcast_back(" in text
+    test_gradient_matches_central_differences_and_python(solve_energy, (A, b), (0, 1))
+
+
+def early_exit(v):
+    total = 0.0
+    for i in range(len(v)):
+        if v[i] < -5:
+            return total
+        total += v[i] ** 2
+    return total * 2
+
+
+def test_a_return_inside_a_loop_is_refused_at_the_loop_with_a_rewrite():
+    with pytest.raises(NumbaUnsupported) as info:
+        s2s.grad(early_exit, backend="numba")(np.array([1.0, -2.0, 3.0]))
+    message = str(info.value)
+    assert "test_numba.py:" in message and "for i in range(len(v))" in message
+    assert "a `return` inside a loop" in message and "break out of the loop" in message
+
+
 # ---------------------------------------------------------------- differentiating @njit functions
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))

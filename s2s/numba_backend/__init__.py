@@ -6,8 +6,10 @@ the comments quoting the user's code survive and every line still maps to the us
 module, applied in this order by `rewrite.to_numba`:
 
 - unpack.py    parallel assignments of independent values become one line each;
-- helpers.py   s2s's run-time helpers Numba cannot type are replaced by Numba-typable ones or refused;
-- ranges.py    `reversed(range(a, b))` becomes `range(b - 1, a - 1, -1)`;
+- helpers.py   s2s's run-time helpers Numba cannot type are replaced by Numba-typable ones or refused (those
+               that shapes did not remove, typed_helpers.py: overloads chosen by Numba's types);
+- ranges.py    `reversed(range(a, b))` becomes `range(b - 1, a - 1, -1)` (a constant step s: the range back);
+- rewrite.py   a name that starts as None and is saved on a stack (an early `return` in a loop) is refused;
 - ufunc_out.py `np.tanh(t, out=t)` becomes `np.tanh(t, t)` (Numba takes a ufunc's output by position only);
 - scatters.py  `du = du + _scatter(u, i, g)` becomes `du[i] += g` on an adjoint no other name shares;
 - rows.py      `for x in xs` over an argument becomes a loop over indices (contiguous rows);

@@ -8,8 +8,9 @@ import types
 from typing import Any, Callable, Sequence
 
 from .dispatchers import NumbaUnsupported, is_dispatcher, numba_module
-from .helpers import NUMBA_HELPERS, overloaded_helpers
+from .helpers import HINTS, NUMBA_HELPERS, WHY, overloaded_helpers
 from .rewrite import to_numba
+from .typed_helpers import typed_helpers
 from .typed import variable_types
 
 def _namespace(bindings: dict, user_fn: Any, reads_user_names: bool) -> dict:
@@ -38,7 +39,7 @@ def compile_numba(source: str, name: str, user_fn: Any, bindings: dict, label: s
     extra = _namespace(bindings, user_fn, reads_user_names)
     for key, value in extra.items():
         namespace.setdefault(key, value)
-    overloaded = overloaded_helpers(numba)
+    overloaded = {**overloaded_helpers(numba), **typed_helpers(numba)}
     for helper in NUMBA_HELPERS:
         if helper in overloaded and helper in namespace:
             namespace[helper] = overloaded[helper]
@@ -73,6 +74,16 @@ def translated(exc: Exception, source: str, line_map: dict) -> NumbaUnsupported:
                    and not line.strip().startswith(("Failed in", "During:", "File ", "- ", "Resolution failure",
                                                     "There are", ">>>"))), type(exc).__name__)
     generated = lines[lineno - 1].strip() if lineno and lineno <= len(lines) else "the derivative"
+    helper = next((h for h in WHY if f"{h}(" in generated), None)
+    if lineno not in line_map:  # no line of the user's: the first call of a helper that may have caused it
+        found = next(((k, h) for k, line in enumerate(lines, 1) for h in WHY
+                      if k in line_map and f"{h}(" in line and not line.lstrip().startswith("def ")), None)
+        if found is not None:
+            lineno, helper = found
+            generated = lines[lineno - 1].strip()
+    if helper is not None:      # a helper whose overload has no version for these types (typed_helpers.py)
+        return NumbaUnsupported(f"the Numba backend cannot express {WHY[helper]} (`{generated}`)",
+                                line_map.get(lineno) if lineno else None, hint=HINTS.get(helper, ""))
     return NumbaUnsupported(f"the Numba backend cannot compile `{generated}` (Numba: {reason[:300]})",
                             line_map.get(lineno) if lineno else None,
                             hint="write this line with floats and the NumPy functions Numba supports, or "

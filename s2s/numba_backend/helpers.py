@@ -1,25 +1,22 @@
 """s2s's run-time helpers as Numba can type them: written out in the module where the derivative calls them
-(`_seed`, `_scatter`, `_add_outer`), or chosen by type through `numba.extending.overload` (`_zeros_like`,
-`_masked`); and why each helper Numba cannot type is refused."""
+(`_seed`, `_add_outer`), or chosen by type through `numba.extending.overload` (`_zeros_like`, `_masked`, and
+typed_helpers.py's: `setitem`, `_scatter`, `_unbroadcast`, ...); and why each helper Numba cannot type is
+refused, with what to write instead."""
 from __future__ import annotations
 
 import ast
 from typing import Any
 
 from .lines import Source, calls, name_of, refuse
+from .typed_helpers import TEXTS
 
 NUMBA_HELPERS = {
     "_seed": '''def _seed(y):
     """The adjoint 1 of a scalar output (Numba target: the output is a number)."""
     return 1.0
 ''',
-    "_scatter": '''def _scatter(x, index, g):
-    """The adjoint of x[index]: zeros but g at index (Numba target: x is an array)."""
-    out = np.zeros_like(x)
-    out[index] += g
-    return out
-''',
 }
+NUMBA_HELPERS |= {name: text for name, (text, _) in TEXTS.items()}    # typed_helpers.py: chosen by type
 
 # helpers whose Python text is their meaning, compiled by Numba as an overload that picks by type
 NUMBA_HELPERS["_add_outer"] = '''def _add_outer(d, a, b):
@@ -115,19 +112,31 @@ WHY = {
     "_shaped_like": "a value whose shape is not known when the derivative is made",
     "_broadcast_back": "the adjoint of a reduction whose shape is not known when the derivative is made",
     "_add": "adding adjoints of containers (tuples, lists or dicts)",
+    "_zeros_like_tree": "the gradient of a tuple, list or dict",
+    "_fill_tree": "the gradient of a tuple, list or dict argument",
+    "_spread": "the adjoint of sum() over a list",
+    "_einsum_arg_adjoint": "the adjoint of np.einsum",
+    "_einsum_adjoint": "the adjoint of np.einsum",
     "_foreign": "arrays of other libraries",
 }
 
 
-_SHAPES = ("Numba needs every shape known when the derivative is made, and s2s could not tell this one from the "
-           "arguments' shapes: differentiate this function with backend='python' (s2s.source and s2s.export "
-           "need example arguments of the shapes it will be called with)")
+_SHAPES = ("backend='numba' needs the shape of each array the derivative computes, and s2s could not tell this "
+           "one from the arguments' shapes (an array whose shape a loop changes, a number that a loop makes an "
+           "array, or a function s2s has no shape rule for); make it an array of fixed shape before the loop "
+           "(`out = np.zeros(n)`, then `out[i] = ...`) or keep it a number (`total = 0.0`, `total += x[i]`), or "
+           "use the default backend (backend='python')")
+_CONTAINERS = "pass the values as separate float or array arguments, or differentiate with backend='python'"
+_EINSUM = ("Numba compiles no np.einsum: write the contraction with @, np.dot or a loop, or use the default "
+           "backend (backend='python')")
 HINTS = {"_unbroadcast": _SHAPES, "_expand": _SHAPES, "_shaped_like": _SHAPES, "_broadcast_back": _SHAPES,
-         "_add": "pass the values as separate float or array arguments, or differentiate with backend='python'",
-         "_foreign": "pass NumPy arrays, or differentiate with backend='python'"}
+         "_add": _CONTAINERS, "_zeros_like_tree": _CONTAINERS, "_fill_tree": _CONTAINERS, "_spread": _CONTAINERS,
+         "_foreign": "pass NumPy arrays, or differentiate with backend='python'",
+         "_einsum_arg_adjoint": _EINSUM, "_einsum_adjoint": _EINSUM}
 
 
-STANDALONE_OVERLOADS = {
+STANDALONE_OVERLOADS = {name: overload for name, (_, overload) in TEXTS.items()}
+STANDALONE_OVERLOADS |= {
     "_masked": '''@numba.extending.overload(_masked)
 def _masked_typed(contribution, g):
     if isinstance(contribution, numba.types.Array) or isinstance(g, numba.types.Array):

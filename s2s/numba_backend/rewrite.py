@@ -7,7 +7,7 @@ import ast
 from .assemble import assemble
 from .fuse import fuse
 from .helpers import called_helpers, zeros_like_of_numbers
-from .lines import Source, refuse
+from .lines import Source, refuse, stack_of
 from .ranges import count_down
 from .rows import loops_over_rows
 from .scatters import scatters_in_place
@@ -36,8 +36,25 @@ def to_numba(source: str, name: str, line_map: dict, types: Types | None = None)
         preallocate(main, source, edits, types)
         fuse(main, source, edits, types)
     helpers += zeros_like_of_numbers(main, edits)
+    none_on_a_stack(main, line_map)
     for node in ast.walk(main):
         if isinstance(node, (ast.Dict, ast.DictComp, ast.Lambda, ast.GeneratorExp, ast.Try, ast.Raise)):
             raise refuse(f"`{ast.get_source_segment(source, node)}`", line_map, node.lineno)
     helpers.append("_add_outer")
     return assemble(source, main, defs, edits, helpers, line_map)
+
+
+def none_on_a_stack(main: ast.FunctionDef, line_map: dict) -> None:
+    """A name that starts as None and is saved on a stack (the value an early `return` in a loop gives) is
+    refused: Numba types the stack as numbers and fails when it runs, on the None."""
+    nones = {node.targets[0].id: node for node in ast.walk(main) if isinstance(node, ast.Assign)
+             and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+             and isinstance(node.value, ast.Constant) and node.value.value is None}
+    for node in ast.walk(main):
+        pushed = stack_of(node, "append") if isinstance(node, ast.Expr) else None
+        value = node.value.args[0] if pushed and len(node.value.args) == 1 else None
+        if isinstance(value, ast.Name) and value.id in nones:
+            raise refuse("a `return` inside a loop (the derivative saves the value returned, None until the "
+                         "loop returns, and Numba stores no None among numbers)", line_map, nones[value.id].lineno,
+                         hint="break out of the loop and return after it, or use the default backend "
+                              "(backend='python')")
