@@ -174,6 +174,8 @@ class Lowerer:
         self.param_writes: dict[str, Any] = {}
         self.param_versions: set[int] = set()
         self.argument_write: Any = None         # where a parameter's array is first written into (Function)
+        # the loops being lowered, innermost last: the names each carries, and the values at its body's start
+        self.loop_frames: list[tuple[set, dict]] = []
         self.inlined_write: Any = None          # while follow_write runs: where the helper wrote
         self.written: set[int] = set()                  # the objects (bases) those writes went into
         self.held: set[int] = set()                     # values read from an attribute (`b = s.buf`): an object's
@@ -644,7 +646,11 @@ class Lowerer:
             for name in (BRK, RET):       # the test let the body run only while these are false
                 if name in names:
                     self.env[name] = FALSE
-            fill_body()
+            self.loop_frames.append((set(names), dict(self.env)))
+            try:
+                fill_body()
+            finally:
+                self.loop_frames.pop()
         body_stmts, body_env = self.sub_block(fill)
         results = [body_env[n] for n in names]
         if any(r is UNDEF for r in results):
@@ -675,7 +681,11 @@ class Lowerer:
         def fill() -> None:
             self.env[CONT] = FALSE
             bind(index)
-            self.block(node.body)
+            self.loop_frames.append((set(names), dict(self.env)))
+            try:
+                self.block(node.body)
+            finally:
+                self.loop_frames.pop()
         body_stmts, body_env = self.sub_block(fill)
         outs = [self.namer.value(n) for n in names]
         self.merge_bases(node, names, carried, [body_env[n] for n in names], outs, body_stmts)
@@ -1014,6 +1024,15 @@ class Lowerer:
                              f"a write only into one local variable of the caller", node,
                              hint=f"pass a local array (`F = np.zeros_like(x)` then the call), or return the new value")
         name = names[0]
+        if self.loop_frames and name not in self.loop_frames[-1][0] and self.env.get(name) is \
+                self.loop_frames[-1][1].get(name):
+            # `outs.append(...)` inside a helper called in a loop: the loop does not carry `outs` (nothing in it
+            # assigns the name), so the write would be lost after it
+            given_as = f" (its argument {param!r})" if param != name else ""
+            raise self.error(f"{callee.__qualname__} writes into {name!r}{given_as} in a loop that does not assign "
+                             f"{name!r}; s2s follows such a write only where the loop carries it", node,
+                             hint=f"return it from the helper and assign it in the loop (`{name} = "
+                                  f"{callee.__name__}(...)`), or write into it in the loop itself")
         self.inlined_write = written_at
         self.writable(name, node)           # the caller's own checks: views and aliases of it, its own parameters
         self.inlined_write = None

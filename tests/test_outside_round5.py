@@ -560,3 +560,35 @@ def test_a_helper_filling_an_array_it_is_given(fn, mode):
 def test_a_helper_write_the_caller_would_not_see_as_one_array_is_refused(fn, message):
     with pytest.raises(s2s.S2SError, match=message):
         s2s.grad(fn, wrt=1)(np.array([0.5, -0.3, 1.0]), 1.5)
+
+
+# ---- a helper's write into an array or list the caller holds, in a loop that does not carry the caller's
+# variable (a closure appending to the enclosing function's list): refused, never lost; outside a loop, followed
+
+def closure_appends_in_a_loop(x):
+    outs = []
+
+    def step(h):
+        outs.append(h * h)
+        return np.sin(h)
+    h = x
+    for _ in range(3):
+        h = step(h)
+    return np.sum(np.stack(outs)) + np.sum(h)
+
+
+def closure_appends_twice(x):
+    outs = []
+
+    def add(v):
+        outs.append(v * v)
+    add(x)
+    add(2.0 * x)
+    return sum(outs)
+
+
+def test_a_helper_writing_into_what_a_loop_does_not_carry_is_refused():
+    with pytest.raises(s2s.UnsupportedSyntax, match="in a loop that does not assign 'outs'"):
+        s2s.grad(closure_appends_in_a_loop)(np.array([0.3, -0.2]))
+    for mode in MODES:
+        assert s2s.grad(closure_appends_twice, mode=mode)(0.7) == pytest.approx(10 * 0.7)
