@@ -696,6 +696,45 @@ def _is_float(atom: Atom, floats: set[int], joined: bool = False) -> bool:
     return id(atom) in floats
 
 
+def _known_floats(fn: Function, float_params: Sequence[int]) -> set[int]:
+    """The values known to be floats (or float arrays, or complex): the parameters float_params, what
+    _floats_made says an operation makes of them, a branch's result that is a float on both sides, and a loop's
+    carried value that starts as one and that every iteration leaves as one (assumed, then checked: an assumption
+    that fails is dropped and the loop's body looked at again)."""
+    floats: set[int] = {id(fn.params[i]) for i in float_params if i < len(fn.params)}
+
+    def block(b: Block) -> None:
+        for stmt in b.stmts:
+            if type(stmt) is Op:
+                if len(stmt.outs) == 1 and _floats_made(stmt, floats):
+                    floats.add(id(stmt.outs[0]))
+            elif isinstance(stmt, If):
+                block(stmt.then)
+                block(stmt.orelse)
+                for out, one, other in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                    if _is_float(one, floats, True) and _is_float(other, floats, True):
+                        floats.add(id(out))
+            else:
+                loop(stmt)
+
+    def loop(stmt: While | For) -> None:
+        assumed = [k for k, i in enumerate(stmt.inits) if _is_float(i, floats, True)]
+        before = set(floats)
+        while True:
+            floats.update(id(stmt.carried[k]) for k in assumed)
+            for inner in stmt_blocks(stmt):
+                block(inner)
+            held = [k for k in assumed if _is_float(stmt.body.results[k], floats, True)]
+            if held == assumed:
+                break
+            assumed = held
+            floats.intersection_update(before)          # what the failed assumption made: looked at again
+        floats.update(id(stmt.outs[k]) for k in assumed)
+
+    block(fn.body)
+    return floats
+
+
 def _floats_made(op: Op, floats: set[int]) -> bool:
     """Whether op's result is a float (or a float array) for sure: true division, a math function with a float
     result, a ufunc with float results only, or arithmetic with a float operand (an int array times 0.5)."""
@@ -754,7 +793,7 @@ def simplify(fn: Function, float_params: Sequence[int] = ()) -> Function:
     """Constants folded, identities (`x * 1`) and double negations removed, items read back from the container
     they were put in. An identity with a float (`x * 1.0`, `x + 0.0`, `x / 1`) needs x known to be a float: one
     of float_params (the differentiated arguments), or made by an operation that gives floats (see _floats_made)."""
-    floats: set[int] = {id(fn.params[i]) for i in float_params if i < len(fn.params)}
+    floats = _known_floats(fn, float_params)
     mapping: dict[int, Atom] = {}
     negations: dict[int, Atom] = {}      # -x -> x, to undo double negation
     booleans: set[int] = set()           # values known to be True or False
@@ -792,12 +831,6 @@ def simplify(fn: Function, float_params: Sequence[int] = ()) -> Function:
                     block(inner)
                 if isinstance(stmt, If):
                     _forward_boolean_phis(stmt, booleans, mapping)
-                    pairs = zip(stmt.then.results, stmt.orelse.results)
-                else:           # a loop that may not run: its init, and what an iteration leaves
-                    pairs = zip(stmt.inits, stmt.body.results)
-                for out, (one, other) in zip(stmt.outs, pairs):
-                    if _is_float(one, floats, True) and _is_float(other, floats, True):
-                        floats.add(id(out))
                 kept.append(stmt)
                 continue
             if mapping:
@@ -840,8 +873,6 @@ def simplify(fn: Function, float_params: Sequence[int] = ()) -> Function:
             if flags & _COMPARES:
                 for o in stmt.outs:
                     booleans.add(id(o))
-            elif len(stmt.outs) == 1 and _floats_made(stmt, floats):
-                floats.add(id(stmt.outs[0]))
             if prim in _CONTAINERS_READ_BACK:       # what _fold_container looks through
                 for o in stmt.outs:
                     defining[id(o)] = stmt

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import s2s
+from conftest import code
 
 MODES = ["reverse", "forward"]
 
@@ -592,3 +593,28 @@ def test_a_helper_writing_into_what_a_loop_does_not_carry_is_refused():
         s2s.grad(closure_appends_in_a_loop)(np.array([0.3, -0.2]))
     for mode in MODES:
         assert s2s.grad(closure_appends_twice, mode=mode)(0.7) == pytest.approx(10 * 0.7)
+
+
+def horner_carried(x, coefficients):
+    y = 0.0
+    for c in coefficients:
+        y = y * x + c
+    return y
+
+
+def int_start_carried(x):
+    s = np.arange(3)
+    for i in range(2):
+        s = s * 1.0
+        s[i] = x * (i + 1)
+    return np.sum(s * s)
+
+
+def test_an_identity_with_a_float_on_a_loop_carried_value():
+    # y starts as 0.0 and every iteration leaves a float: `1.0 * y` is y (Horner's tangent); s starts as an
+    # integer array: `s * 1.0` stays, or s[i] = x would truncate
+    source = code(s2s.source(horner_carried, 0.9, [0.5, -1.0, 2.0]))
+    assert "1.0 *" not in source
+    assert s2s.grad(horner_carried)(0.9, [0.5, -1.0, 2.0]) == pytest.approx(2 * 0.5 * 0.9 - 1.0)
+    for mode in MODES:
+        assert s2s.grad(int_start_carried, mode=mode, check=False)(0.7) == pytest.approx(2 * 0.7 + 8 * 0.7)
