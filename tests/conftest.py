@@ -40,3 +40,16 @@ def make_fn():
 def pytest_addoption(parser):
     parser.addoption("--fuzz-examples", type=int, default=int(os.environ.get("S2S_FUZZ_EXAMPLES", "200")),
                      help="how many random programs tests/test_fuzz.py checks (default 200, or S2S_FUZZ_EXAMPLES)")
+
+
+def central(f, x, eps=1e-6):
+    """The gradient of a scalar function of one array (or number) by central differences."""
+    if np.ndim(x) == 0:
+        return (f(x + eps) - f(x - eps)) / (2 * eps)
+    x = np.asarray(x, dtype=float)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g

@@ -12,14 +12,11 @@ import pytest
 
 import s2s
 import s2s.pipeline
+from conftest import central
 
 MODES = ["reverse", "forward"]
 GENERIC = ("_scatter(", "_written(", "_overwritten(", "_shaped_like(", "_unbroadcast(", "setitem(",
            "_broadcast_back(", "_matmul_left(", "_matmul_right(", "_expand(", "_add(")
-
-
-def central(f, x, eps=1e-6):
-    return (f(x + eps) - f(x - eps)) / (2 * eps)
 
 
 def generic_helpers(source):
@@ -128,19 +125,10 @@ def attention(Wq):
     return np.sum(out ** 2)
 
 
-def central_array(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_attention_with_global_q_k_v(mode):
     g = s2s.grad(attention, mode=mode)(W0)
-    assert g == pytest.approx(central_array(attention, W0), rel=1e-5, abs=1e-8)
+    assert g == pytest.approx(central(attention, W0), rel=1e-5, abs=1e-8)
     assert generic_helpers(s2s.source(attention, W0, mode=mode)) == []
 
 

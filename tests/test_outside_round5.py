@@ -6,22 +6,9 @@ import numpy as np
 import pytest
 
 import s2s
-from conftest import code
+from conftest import central, code
 
 MODES = ["reverse", "forward"]
-
-
-def central(f, x, eps=1e-6):
-    """The gradient of a scalar function of one array (or number) by central differences."""
-    if np.ndim(x) == 0:
-        return (f(x + eps) - f(x - eps)) / (2 * eps)
-    x = np.asarray(x, dtype=float)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
 
 
 # ---- K12: d/dx x ** 0 is 0 at x = 0 too (it was 0 * inf = nan, or ZeroDivisionError for floats)

@@ -7,15 +7,7 @@ import numpy as np
 import pytest
 
 import s2s
-
-
-def central(f, x, eps=1e-6):
-    out = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[k] = eps
-        out[k] = (f(x + e) - f(x - e)) / (2 * eps)
-    return out
+from conftest import central
 
 
 def spring_chain(x):
