@@ -19,8 +19,10 @@ The printer gives the Wengert-list text form; `verify` checks the invariants.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 import operator
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Union
 
@@ -49,8 +51,35 @@ class Value:
     name: str
     hint: str = ""
 
+    def __post_init__(self) -> None:
+        kept = _KEPT.values
+        if kept is not None:
+            kept.append(self)
+
     def __repr__(self) -> str:
         return self.name
+
+
+class _Kept(threading.local):
+    values: list | None = None
+
+
+# While a derivative is made (values_kept), every value made stays alive until it is done: the passes key their
+# tables by id(), and a value one of them drops must not hand its id to a new one, which would read as the old
+# one (its shape, its alias: an order-dependent wrong derivative)
+_KEPT = _Kept()
+
+
+@contextlib.contextmanager
+def values_kept() -> Iterator[None]:
+    if _KEPT.values is not None:        # nested: the outermost keeps them
+        yield
+        return
+    _KEPT.values = []
+    try:
+        yield
+    finally:
+        _KEPT.values = None
 
 
 @dataclass(frozen=True)

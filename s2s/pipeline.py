@@ -26,7 +26,7 @@ from .emit import emit_module
 from .errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
 from .forward import PARAMETER, forward_function
 from .frontend import parse_function
-from .ir import Const, Function, Op, Value, clone_function, verify, walk
+from .ir import Const, Function, Op, Value, clone_function, values_kept, verify, walk
 from . import complex_values, dtypes, foreign, global_shapes, mutation, numba_backend, runtime, selfcheck, sequences
 from .naming import Namer
 from .lower import lower
@@ -127,7 +127,7 @@ def resolve_mode(options: Options, kinds: Sequence[Kind], names: Sequence[str] =
 def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
     """shapes: the arguments' abstract values (s2s/shapes.py) when the derivative is specialized on them; then
     on the global arrays' too (checked on entry: s2s/global_shapes.py)."""
-    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"):
+    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept():
         return _derivative_ir(fn, options, param_kinds, shapes)
 
 
@@ -313,7 +313,7 @@ def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: 
 
 def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
              args: tuple | None = None) -> tuple[str, Callable]:
-    with complex_values.arguments(args):         # their dtypes say which values may be complex
+    with complex_values.arguments(args), values_kept():      # args' dtypes say which values may be complex
         derivative = derivative_ir(fn, options, param_kinds, shapes)
         root = root_function(fn)
         emitted = emit_module(derivative, _defaults(fn, derivative),

@@ -98,3 +98,15 @@ def test_primal_ir_is_single_assignment():
 def test_the_suite_verifies_the_ir_after_every_pass():
     import s2s.api
     assert s2s.api.verify_every_pass()
+
+
+def test_values_made_while_a_derivative_is_made_stay_alive_until_it_is_done():
+    # the passes key their tables by id(): a value one drops must not hand its id to a new one
+    import gc
+    from s2s.ir import Value, values_kept
+    with values_kept():
+        ids = {id(Value(f"v{i}")) for i in range(1000)}      # each dropped at once
+        gc.collect()
+        assert len(ids) == 1000                             # no id was reused
+    outside = {id(Value(f"w{i}")) for i in range(1000)}
+    assert len(outside) < 1000                              # (outside, CPython reuses them at once)
