@@ -117,6 +117,11 @@ def erf(g, ans, x):
     return g * (2 / math.sqrt(math.pi)) * math.exp(-x * x)
 
 
+@adjoint(math.erfc)
+def erfc(g, ans, x):
+    return -g * (2 / math.sqrt(math.pi)) * math.exp(-x * x)
+
+
 @adjoint(math.fabs)
 def fabs(g, ans, x):
     return g * math.copysign(1.0, x) if x != 0 else 0.0 * g
@@ -124,7 +129,7 @@ def fabs(g, ans, x):
 
 elementwise(math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.atan2, math.sinh, math.cosh,
             math.tanh, math.exp, math.expm1, math.log, math.log1p, math.log2, math.log10, math.sqrt, math.pow,
-            math.hypot, math.erf, math.fabs, math.copysign)
+            math.hypot, math.erf, math.erfc, math.fabs, math.copysign)
 
 @adjoint(math.copysign)
 def copysign(g, ans, x, y):

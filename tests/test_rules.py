@@ -101,6 +101,7 @@ DOMAINS = {
     math.pow: [(1.5, 2.5), (0.3, -1.5)],
     math.hypot: [(0.5, 1.2), (-3.0, 4.0)],
     math.erf: [(0.3,), (-2.1,), (0.0,)],
+    math.erfc: [(0.3,), (-2.1,), (0.0,)],
     math.fabs: [(1.5,), (-0.3,)],
     math.fmod: [(4.3, 1.5), (-4.3, 1.5), (0.7, -2.1)],
     math.copysign: [("math.copysign(x, -1.0) + math.copysign(2.0 * x, y)", (1.5, 0.7)), ("math.copysign(x, y)",
@@ -346,6 +347,7 @@ if scipy is not None:
     DOMAINS.update({
         sp.expit: [(A(2, 3),), (0.3,)], sp.logit: [(U(3) * 0.5 + 0.5,)],
         sp.gamma: [(P(3) + 0.5,), (-0.5,)], sp.gammaln: [(P(3),), (A(3) * 3.0 + 7.0,)],
+        math.gamma: [(2.5,), (-0.5,)], math.lgamma: [(2.5,), (7.0,)],
         sp.psi: [(P(3),)], sp.polygamma: [("scipy.special.polygamma(1, x)", (P(3),)),
                                           ("scipy.special.polygamma(2, x)", (P(2),))],
         sp.rgamma: [(P(3),)], sp.multigammaln: [("scipy.special.multigammaln(x, 3)", (P(2) + 2.0,)),
