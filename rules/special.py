@@ -43,16 +43,6 @@ def gammaln(g, ans, x):
     return g * sp.digamma(x)
 
 
-@adjoint(math.gamma)                    # the math module's, with SciPy's digamma
-def math_gamma(g, ans, x):
-    return g * ans * sp.digamma(x)
-
-
-@adjoint(math.lgamma)
-def math_lgamma(g, ans, x):
-    return g * sp.digamma(x)
-
-
 @adjoint(sp.digamma)
 def digamma(g, ans, x):                 # the trigamma function polygamma(1, x) = zeta(2, x)
     return g * sp.zeta(2.0, x)
@@ -214,7 +204,7 @@ def yv(g, ans, v, x):
     return None, g * 0.5 * (sp.yv(v - 1.0, x) - sp.yv(v + 1.0, x))
 
 
-elementwise(sp.polygamma, sp.multigammaln, sp.zeta, math.gamma, math.lgamma)
+elementwise(sp.polygamma, sp.multigammaln, sp.zeta)
 nondifferentiable(sp.gammasgn)          # the sign of gamma: piecewise constant
 
 # ---- reductions: logsumexp, softmax, log_softmax

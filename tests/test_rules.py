@@ -347,7 +347,6 @@ if scipy is not None:
     DOMAINS.update({
         sp.expit: [(A(2, 3),), (0.3,)], sp.logit: [(U(3) * 0.5 + 0.5,)],
         sp.gamma: [(P(3) + 0.5,), (-0.5,)], sp.gammaln: [(P(3),), (A(3) * 3.0 + 7.0,)],
-        math.gamma: [(2.5,), (-0.5,)], math.lgamma: [(2.5,), (7.0,)],
         sp.psi: [(P(3),)], sp.polygamma: [("scipy.special.polygamma(1, x)", (P(3),)),
                                           ("scipy.special.polygamma(2, x)", (P(2),))],
         sp.rgamma: [(P(3),)], sp.multigammaln: [("scipy.special.multigammaln(x, 3)", (P(2) + 2.0,)),
