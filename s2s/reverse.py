@@ -70,6 +70,14 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
                                 f"value inside the function (its fields would carry the derivative)", loc,
                                 hint=f"build the {prim.__name__} outside the function and pass it in, or pass the "
                                      f"value to its methods as an argument")
+    if (getattr(prim, "__module__", None) or "").startswith("s2s.") and what == "tangent":
+        # s2s's own functions met by forward mode: s2s.jvp or s2s.vjp called inside, a method of an object known
+        # only when the code runs (its vjp), differentiated once more
+        return NoDerivativeRule(f"s2s does not take a second derivative through {name} here (a derivative s2s makes "
+                                f"when the code runs: s2s.jvp or s2s.vjp called inside the function, or a method of "
+                                f"an object known only then)", loc,
+                                hint="use s2s.hvp or s2s.hessian on the function itself, call a gradient made once at "
+                                     "module level (dloss = s2s.grad(loss)), or pass the object's arrays as arguments")
     owner = getattr(prim, "__self__", None)
     if type(owner).__module__.startswith("scipy.stats") and getattr(owner, "name", None):
         # a method of a scipy.stats distribution: named by the distribution (the generic method is every one's)

@@ -605,3 +605,16 @@ def test_an_identity_with_a_float_on_a_loop_carried_value():
     assert s2s.grad(horner_carried)(0.9, [0.5, -1.0, 2.0]) == pytest.approx(2 * 0.5 * 0.9 - 1.0)
     for mode in MODES:
         assert s2s.grad(int_start_carried, mode=mode, check=False)(0.7) == pytest.approx(2 * 0.7 + 8 * 0.7)
+
+
+# ---- K20: a second derivative through a derivative s2s makes when the code runs says so, without asking the user
+# to register rules for s2s's own functions
+
+def nested_jvp(w):
+    return s2s.jvp(lambda u: np.sum(np.tanh(u) ** 2), (w,), (np.ones(3),))[1]
+
+
+def test_second_order_through_an_inner_jvp_is_refused_by_what_it_is():
+    with pytest.raises(s2s.NoDerivativeRule, match="second derivative through s2s.api.jvp") as info:
+        s2s.jvp(nested_jvp, (np.ones(3),), (np.ones(3),))
+    assert "s2s.hvp" in info.value.hint and "@s2s.tangent" not in info.value.hint
