@@ -25,7 +25,6 @@ _PYTHON = (bool, int, float, complex)
 class Abstract:
     shape: tuple
     dtype: Any          # a numpy.dtype, or bool/int/float/complex for a Python number
-    value: Any = None   # a Python int the shapes decide (`n = u.shape[0]`, `len(u) - 1`), or a constant's: sizes
 
     @cached_property
     def python(self) -> bool:
@@ -71,101 +70,9 @@ def abstract_of(x: Any) -> Abstract | Items | None:
 _NUMBERS = {t: Abstract((), t) for t in _PYTHON}       # one each: facts are compared, never changed
 
 
-def abstract_of_const(value: Any) -> Abstract | Items | None:
-    """A constant's abstract value: an int carries its value (`np.zeros(3)`, `n - 1`), an argument's never does
-    (a derivative is specialized on shapes, not on the values of int arguments)."""
-    if type(value) is int:
-        return Abstract((), int, value)
-    if type(value) is tuple and value and all(type(v) is int for v in value) and len(value) <= 64:
-        return Items("tuple", tuple(range(len(value))), tuple(Abstract((), int, v) for v in value))
-    return abstract_of(value)
-
-
 def join(a: Any, b: Any) -> Any:
-    """What two abstract values have in common (at a branch's end, a loop's carried value): the value of an int
-    only if both have the same one."""
-    if a == b:
-        return a
-    if type(a) is Abstract and type(b) is Abstract and a.shape == b.shape and a.dtype == b.dtype:
-        return Abstract(a.shape, a.dtype)
-    return None
-
-
-def _size(a: Any) -> int | None:
-    """The Python int a stands for, when the shapes decide it."""
-    return a.value if type(a) is Abstract and type(a.value) is int else None
-
-
-def _sizes(a: Any) -> tuple | None:
-    """A shape given as `n` or `(n, m)` (a tuple made when the code runs), when every size is known."""
-    n = _size(a)
-    if n is not None:
-        return (n,)
-    if isinstance(a, Items) and a.kind in ("tuple", "list"):
-        sizes = tuple(_size(v) for v in a.items)
-        return sizes if None not in sizes else None
-    return None
-
-
-_INT_ARITHMETIC = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
-                   operator.floordiv: operator.floordiv, operator.mod: operator.mod, operator.neg: operator.neg,
-                   min: min, max: max, int: int}
-_FILLED = {np.zeros: 0.0, np.empty: 0.0, np.ones: 1.0}
-
-
-def _sized(op: Op, inputs: list) -> Abstract | Items | None:
-    """Ints the shapes decide (`u.shape`, `len(u)`, `u.size`, and arithmetic on them), and the arrays made with
-    such sizes (`np.zeros(n)`, `np.empty((n, m))`, `np.full(n, v)`, `np.arange(n)`, `np.linspace(a, b, n)`)."""
-    prim = op.prim
-    if prim is getattr and len(op.args) == 2 and isinstance(op.args[1], Const) and type(inputs[0]) is Abstract \
-            and not inputs[0].python:
-        x, name = inputs[0], op.args[1].value
-        if name == "shape":
-            return Items("tuple", tuple(range(x.ndim)), tuple(Abstract((), int, n) for n in x.shape))
-        if name in ("size", "ndim"):
-            return Abstract((), int, int(np.prod(x.shape)) if name == "size" else x.ndim)
-        return None
-    if op.kwargs and prim not in _FILLED and prim is not np.full:
-        return None
-    if prim in (len, np.size, np.ndim, np.shape) and len(inputs) == 1 and type(inputs[0]) is Abstract \
-            and not inputs[0].python and (inputs[0].ndim or prim is not len):
-        x = inputs[0]
-        if prim is np.shape:
-            return Items("tuple", tuple(range(x.ndim)), tuple(Abstract((), int, n) for n in x.shape))
-        return Abstract((), int, x.shape[0] if prim is len else int(np.prod(x.shape)) if prim is np.size else x.ndim)
-    if prim in _INT_ARITHMETIC and inputs and all(_size(a) is not None for a in inputs):
-        try:
-            return Abstract((), int, _INT_ARITHMETIC[prim](*(a.value for a in inputs)))
-        except Exception:               # noqa: BLE001 - n // 0: no value
-            return None
-    if (prim in _FILLED or prim is np.full) and inputs:
-        shape = _sizes(inputs[0])
-        if shape is None or any(n < 0 for n in shape) or set(op.kwargs) - {"dtype"} \
-                or len(inputs) > (2 if prim is np.full else 1):
-            return None
-        dtype = op.kwargs.get("dtype", Const(None))
-        if not isinstance(dtype, Const):
-            return None
-        fill = _FILLED.get(prim)
-        if prim is np.full:
-            value = inputs[1] if len(inputs) > 1 else None
-            if type(value) is not Abstract or value.shape != ():
-                return None
-            fill = value.proto()
-        try:
-            made = np.full((1,), fill, dtype=dtype.value)
-        except Exception:               # noqa: BLE001
-            return None
-        return Abstract(shape, made.dtype)
-    if prim is np.arange and 1 <= len(inputs) <= 3 and all(_size(a) is not None for a in inputs):
-        try:
-            return Abstract((len(range(*(a.value for a in inputs))),), np.arange(1).dtype)
-        except Exception:               # noqa: BLE001 - a zero step
-            return None
-    if prim is np.linspace and len(inputs) == 3 and _size(inputs[2]) is not None and _size(inputs[2]) >= 0 and \
-            all(type(a) is Abstract and a.shape == () for a in inputs[:2]):
-        return Abstract((inputs[2].value,), np.result_type(inputs[0].proto(), inputs[1].proto(), float))
-    return None
+    """What two abstract values have in common (at a branch's end, a loop's carried value)."""
+    return a if a == b else None
 
 
 def _numbers(x: Any) -> bool:
@@ -397,14 +304,7 @@ def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract |
     if not op.kwargs:       # arithmetic, and math functions of numbers: straight to _elementwise (as below)
         plain = _plain(prim)
         if plain and all(type(a) is Abstract for a in inputs) and (plain == 1 or all(a.python for a in inputs)):
-            found = _elementwise(prim, inputs)
-            if found is not None and found.dtype is int and all(type(a.value) is int for a in inputs):
-                return _sized(op, inputs) or found          # `n - 1` with n = len(u): a size too
-            return found
-    if _is_sized(prim):
-        sized = _sized(op, inputs)
-        if sized is not None:
-            return sized
+            return _elementwise(prim, inputs)
     if prim in (runtime.make_tuple, runtime.make_list) and not op.kwargs:
         return Items("tuple" if prim is runtime.make_tuple else "list", tuple(range(len(inputs))), tuple(inputs))
     if prim is operator.getitem and isinstance(inputs[0], Items) and isinstance(op.args[1], Const) \
@@ -468,16 +368,7 @@ def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract |
     return None
 
 
-_SIZED = {getattr, len, np.size, np.ndim, np.shape, *_INT_ARITHMETIC, *_FILLED, np.full, np.arange, np.linspace}
-
-
-def _is_sized(prim: Any) -> bool:
-    try:
-        return prim in _SIZED
-    except TypeError:               # an unhashable primitive
-        return False
-
-__all__ = ["Abstract", "AnyShape", "Items", "abstract_of", "abstract_of_const", "infer", "join", "matmul_shape",
+__all__ = ["Abstract", "AnyShape", "Items", "abstract_of", "infer", "join", "matmul_shape",
            "shape_key"]
 
 

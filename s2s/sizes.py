@@ -21,8 +21,8 @@ from .shapes import Abstract
 
 _INT_OPERATORS = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
                   operator.floordiv: operator.floordiv, operator.neg: operator.neg, operator.mod: operator.mod}
-_CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.full, np.arange, np.eye, np.identity, np.diag, np.diagonal,
-                 runtime._diag_adjoint}
+_CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.full, np.arange, np.linspace, np.eye, np.identity, np.diag,
+                 np.diagonal, runtime._diag_adjoint}
 _LIMIT = 1 << 31         # sizes beyond this are not shapes anyone allocates: no fact
 
 
@@ -119,6 +119,11 @@ class Sizes:
                     max(0, int(np.ceil((stop - start) / step)))        # without making the array
                 return Abstract((n,), np.dtype(dtype) if dtype is not None else np.result_type(*values)) \
                     if n < _LIMIT else None
+            if prim is np.linspace:         # np.linspace(a, b, n) of numbers: n of them, floats
+                if len(values) != 3 or not _integer(values[2]) or not 0 <= values[2] < _LIMIT or \
+                        not all(type(v) in (int, float) for v in values[:2]):
+                    return None
+                return Abstract((int(values[2]),), np.dtype(dtype if dtype is not None else float))
             shape = _shape(values[0])
             if shape is None:
                 return None

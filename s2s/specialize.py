@@ -23,7 +23,7 @@ from .ir import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_bl
     uses_in, walk
 from .optimize import changed
 from .global_shapes import key_of
-from .shapes import Abstract, Items, _plain, abstract_of, abstract_of_const, infer, join, matmul_shape
+from .shapes import Abstract, Items, _plain, abstract_of, infer, join, matmul_shape
 from .sizes import Sizes
 
 _GONE = object()        # a stack whose pushes disagree
@@ -96,7 +96,7 @@ class _Specializer:
         if type(atom) is Value:
             return self.env.get(id(atom))
         if isinstance(atom, Const):
-            return abstract_of_const(atom.value)
+            return abstract_of(atom.value)
         return self.env.get(id(atom))
 
     def get(self, atom: Atom) -> Abstract | None:
@@ -240,7 +240,7 @@ class _Specializer:
         if op.prim is runtime.pop and len(op.outs) == 1:
             constant = self.constant_pop(op.args[0])
             if constant is not None:        # the loop bound a shape made a constant: the pop is that number
-                self.set(op.outs[0], abstract_of_const(constant.value))
+                self.set(op.outs[0], abstract_of(constant.value))
                 if mode != "none":
                     self.alias[id(op.outs[0])] = constant
                 return [op]
