@@ -73,9 +73,9 @@ class _Forward:
         return z
 
     def full(self, t: Atom, like: Atom, out: list[Stmt], loc: Loc | None) -> Atom:
-        if not (isinstance(t, Value) and id(t) in self.lazy):
+        if id(t) not in self.lazy:
             return t
-        expanded = self.fresh(t.hint)
+        expanded = self.fresh(t.hint if isinstance(t, Value) else tangent_hint(like) if isinstance(like, Value) else "")
         out.append(Op(runtime._expand, [t, like], [expanded], loc=loc))
         return expanded
 
@@ -168,7 +168,9 @@ class _Forward:
         if isinstance(total, Value) and not total.hint:
             total.hint = tangent_hint(ans)
             total.name = self.fresh(total.hint).name
-        if all_lazy and isinstance(total, Value):
+        if all_lazy:
+            if isinstance(total, Const):    # a constant tangent (the seed 1.0) broadcast to ans: its own object,
+                total = Const(total.value)  # marked, so that a reduction or the output expands it
             self.lazy.add(id(total))
         self.tan[id(ans)] = total
 
@@ -283,7 +285,7 @@ def forward_function(fn: Function, seeds: dict[int, Any], param_kinds: list, wit
     tangent = fwd.tangent(output)
     if tangent is None:
         tangent = fwd.zero(output, tail, fn.loc)
-    elif isinstance(tangent, Value) and id(tangent) in fwd.lazy:
+    elif id(tangent) in fwd.lazy:
         filled = fwd.fresh(tangent.hint)
         tail.append(Op(runtime._fill, [tangent, output], [filled], loc=fn.loc))
         tangent = filled

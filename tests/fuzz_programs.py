@@ -45,8 +45,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-CATEGORIES = ("containers", "arrays", "elements", "carried", "helpers", "names")
-MODES = ("reverse", "reverse-noopt", "forward", "forward-noopt")
+CATEGORIES = ("containers", "arrays", "elements", "carried", "helpers", "names", "broadcast")
+# "auto" is the default mode, the path every user takes: along one float argument it is the seeded forward mode
+MODES = ("auto", "reverse", "reverse-noopt", "forward", "forward-noopt")
 
 
 @dataclass
@@ -919,6 +920,66 @@ def carried(seed: int) -> Program:
     return Program("\n".join(lines) + "\n", args, (0, 1), "carried", ["arrays" if arrays else "floats"], seed)
 
 
+# ---------------------------------------------------------------- floats broadcast against constant arrays
+
+# shapes: "s" a float, "v" a vector of 3, "m" a 2x3 matrix; each form maps the shapes of its operands to its own
+_BROADCAST_FORMS: list[tuple[str, tuple[str, ...], str]] = [
+    ("{0} + {1}", ("m", "s"), "m"), ("{1} - {0}", ("v", "s"), "v"), ("{0} * {1}", ("m", "v"), "m"),
+    ("{0} + {1}", ("v", "v"), "v"), ("{1} + {0}", ("m", "s"), "m"), ("{0} / (2.0 + {1} ** 2)", ("m", "s"), "m"),
+    ("np.sum({0})", ("m",), "s"), ("np.sum({0}, axis=0)", ("m",), "v"), ("np.mean({0}, axis=1)", ("m",), "v2"),
+    ("np.sum({0}, axis=-1, keepdims=True)", ("m",), "m"), ("np.mean({0})", ("v",), "s"),
+    ("{0} @ {1}", ("m", "v"), "v2"), ("np.dot({0}, {1})", ("v", "v"), "s"), ("{0}.T @ {1}", ("m", "v2"), "v"),
+    ("np.outer({1}, {0})", ("v", "v2"), "m"), ("np.max({0}, axis=0)", ("m",), "v"), ("np.cumsum({0})", ("v",), "v"),
+    ("np.tanh({0})", ("m",), "m"), ("np.exp(-{0} * {0})", ("v",), "v"), ("np.sin({0})", ("s",), "s"),
+    ("np.full_like({1}, {0})", ("s", "v"), "v"), ("np.broadcast_to({0}, (2, 3))", ("s",), "m"),
+    ("np.where({1} > 0.0, {0}, {1})", ("s", "v"), "v"), ("np.reshape({0}, (3, 2))[:2].T", ("m",), "m"),
+    ("{0} + np.zeros((2, 3))", ("s",), "m"), ("np.concatenate([{0}, {1}])", ("v", "v2"), "v5"),
+    ("np.linalg.norm({0})", ("v",), "s"), ("np.sum({0} ** 2) * {1}", ("m", "s"), "s"), ("{0}[1]", ("m",), "v"),
+    ("np.prod({0} * 0.5 + 1.0)", ("v",), "s"), ("np.sum({0}, axis=(0, 1))", ("m",), "s"),
+]
+_SUM_OF = {"s": "{}", "v": "np.sum({})", "v2": "np.sum({})", "v5": "np.sum({})", "m": "np.sum({})"}
+
+
+def broadcast(seed: int) -> Program:
+    """f(x, y, A, u): floats x and y, differentiated, broadcast against arrays A (2x3) and u (3,) that are not;
+    reductions (with axis keywords), products and concatenations of the results; an `if` on a float. The default
+    mode differentiates along x alone: a seeded forward mode, whose constant tangent must take the broadcast
+    shape (issue 27, item 0: `np.sum(z + x)` gave 1.0 instead of 6.0)."""
+    rng = random.Random(seed)
+    names: dict[str, str] = {"x": "s", "y": "s", "A": "m", "u": "v"}
+    lines = ["def f(x, y, A, u):"]
+    tags: list[str] = []
+    for k in range(rng.randint(2, 5)):
+        with_float = [f for f in _BROADCAST_FORMS if "s" in f[1]]
+        form, operands, result = rng.choice(with_float if k == 0 or rng.random() < 0.4 else _BROADCAST_FORMS)
+        picked = []
+        for shape in operands:
+            pool = [n for n, sh in names.items() if sh == shape]
+            made = [n for n in pool if n.startswith("t")]
+            if made and rng.random() < 0.6:      # chain the results: the float reaches them
+                pool = made
+            elif shape == "s" and rng.random() < 0.7:
+                pool = [n for n in pool if n in ("x", "y")] or pool
+            picked.append(rng.choice(pool) if pool else {"s": "x", "v": "u", "m": "A", "v2": "A[:, 0]"}[shape])
+        target = f"t{k}"
+        line = f"    {target} = {form.format(*picked)}"
+        if rng.random() < 0.2:
+            line = f"    if x > {const(rng)}:\n    " + line + f"\n    else:\n        {target} = {form.format(*picked)} * 0.5"
+            tags.append("if")
+        lines.append(line)
+        names[target] = result
+        tags.append(form.split("(")[0])
+    made = [n for n in names if n.startswith("t")]
+    terms = [_SUM_OF[names[n]].format(n) for n in rng.sample(made, rng.randint(1, len(made)))]
+    if rng.random() < 0.3:
+        terms.append(rng.choice(["np.sum(A + x)", "np.sum(u - x) * y", "np.mean(A * x + u)"]))
+    lines.append("    return " + " + ".join(terms))
+    nrng = np.random.default_rng(seed)
+    args = (random_float(rng), random_float(rng), np.round(nrng.uniform(-1, 1, (2, 3)), 3),
+            np.round(nrng.uniform(-1, 1, 3), 3))
+    return Program("\n".join(lines) + "\n", args, (0, 1), "broadcast", tags, seed)
+
+
 # ---------------------------------------------------------------- names that look like generated ones
 
 ODD_NAMES = ["dx", "x_dot", "t1", "x_stack", "dv1", "v1", "dy", "t2", "dx_dot", "d", "g", "ans", "dt1", "x1", "x2",
@@ -972,7 +1033,7 @@ def odd_names(seed: int) -> Program:
 
 
 GENERATORS: dict[str, Callable[[int], Program]] = {"containers": containers, "arrays": arrays, "elements": elements,
-                                                   "carried": carried,
+                                                   "carried": carried, "broadcast": broadcast,
                                                    "helpers": helpers, "names": odd_names}
 
 
@@ -1114,19 +1175,23 @@ def check_mode(program: Program, f: Callable, value: float, fd: dict[int, np.nda
     optimize = not mode.endswith("noopt")
     scale = max([abs(value)] + [float(np.max(np.abs(d))) for d in fd.values() if d.size])
     try:
-        if mode.startswith("reverse"):
-            got_value, grads = s2s.value_and_grad(f, wrt=program.diff, optimize=optimize, check=True, mode="reverse")(
+        if mode == "auto" or mode.startswith("reverse"):
+            wrt, explicit = program.diff, {"mode": "reverse"}
+            if mode == "auto":      # the default mode; along one float argument, if there is one
+                wrt = next(((i,) for i in program.diff if isinstance(program.args[i], float)), wrt)
+                explicit = {}
+            got_value, grads = s2s.value_and_grad(f, wrt=wrt, optimize=optimize, check=True, **explicit)(
                 *copy.deepcopy(program.args))
             if not close(got_value, value, scale):
                 return Outcome("wrong", f"value {got_value!r} instead of {value!r}", "value")
-            for i, g in zip(program.diff, grads):     # the numbers first: a wrong structure must not hide them
+            for i, g in zip(wrt, grads):     # the numbers first: a wrong structure must not hide them
                 try:
                     flat = flatten(g)
                 except Exception:
                     flat = None
                 if flat is None or flat.shape != fd[i].shape or not close(flat, fd[i], scale):
                     return Outcome("wrong", f"gradient of argument {i}: {g!r} instead of {fd[i]!r}", "gradient")
-            for i, g in zip(program.diff, grads):
+            for i, g in zip(wrt, grads):
                 if (d := same_structure(g, program.args[i])):
                     return Outcome("wrong", f"argument {i}: {d}", "structure: " + re.sub(r"\d+", "N", d))
         elif mode == "hvp":

@@ -171,6 +171,41 @@ def test_one_float_gradients_against_central_differences(mode):
     assert s2s.grad(scaled_sum, mode=mode)(0.5, X) == pytest.approx(np.sum(X * (1 - np.tanh(0.5 * X) ** 2)))
 
 
+def broadcast_sum(x, z):
+    return np.sum(z + x)
+
+
+def broadcast_square(x, z):
+    t = z + x
+    return np.sum(t) * np.sum(t)
+
+
+def broadcast_cubed(x, z):
+    return np.sum(z - x) ** 3 + np.mean(np.broadcast_to(x, z.shape))
+
+
+@pytest.mark.parametrize("mode", ["auto", "reverse", "forward"])
+def test_a_float_broadcast_against_an_array(mode):
+    """Issue 27, item 0: the default mode's seeded forward mode folded its seed 1.0 without the broadcast shape,
+    so `np.sum(z + x)` gave 1.0 instead of z.size (and `np.sum(t) * np.sum(t)` 24 instead of 144)."""
+    z = np.ones((2, 3))
+    assert s2s.grad(broadcast_sum, mode=mode)(1.0, z) == pytest.approx(6.0, rel=1e-12)
+    assert s2s.grad(broadcast_square, mode=mode)(1.0, z) == pytest.approx(144.0, rel=1e-12)
+    z = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    s = np.sum(z - 0.3)
+    assert s2s.grad(broadcast_cubed, mode=mode)(0.3, z) == pytest.approx(-18 * s ** 2 + 1.0, rel=1e-12)
+    assert s2s.grad(broadcast_cubed, mode=mode)(0.3, z) == pytest.approx(central(broadcast_cubed, (0.3, z), 0),
+                                                                        rel=1e-6)
+
+
+def test_a_float_broadcast_against_an_array_to_second_order():
+    z = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    s = np.sum(z - 0.3)
+    assert s2s.grad(s2s.grad(broadcast_cubed))(0.3, z) == pytest.approx(216 * s, rel=1e-10)
+    assert s2s.hessian(broadcast_cubed)(0.3, z) == pytest.approx(216 * s, rel=1e-10)
+    assert s2s.grad(s2s.grad(broadcast_square))(1.0, np.ones((2, 3))) == pytest.approx(72.0, rel=1e-12)
+
+
 def test_reverse_choices_against_closed_forms():
     g1, g2 = s2s.grad(seed, wrt=(0, 1))(2.0, 5.0)
     assert (g1, g2) == pytest.approx((1 / 2.0 + 5.0, 2.0 - math.cos(5.0)), rel=1e-12)

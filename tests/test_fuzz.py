@@ -84,8 +84,10 @@ def blocks(draw, names: list[str], arrays: bool, depth: int, in_loop: bool, inde
 
 
 @st.composite
-def programs(draw) -> tuple[str, bool]:
-    arrays = draw(st.booleans())
+def programs(draw) -> tuple[str, bool | str]:
+    """arrays: False (two floats), True (two arrays) or "mixed" (a float x and an array y: the float
+    broadcasts, which mode="auto"'s seeded forward mode along x must expand; issue 27, item 0)."""
+    arrays = draw(st.sampled_from([False, True, "mixed"]))
     helper_body = draw(expressions(["a", "b"], arrays, 1, calls=False))
     names = ["x", "y", "z"]
     lines = ["def helper(a, b):", f"    return {helper_body}", "", "", "def f(x, y):", "    z = x * 0.5"]
@@ -95,8 +97,10 @@ def programs(draw) -> tuple[str, bool]:
     return "\n".join(lines) + "\n", arrays
 
 
-def _arguments(arrays: bool, seed: int) -> tuple:
+def _arguments(arrays: bool | str, seed: int) -> tuple:
     rng = np.random.default_rng(seed)
+    if arrays == "mixed":
+        return float(rng.uniform(-1.0, 1.0)), rng.uniform(-1.0, 1.0, size=3)
     if arrays:
         return rng.uniform(-1.0, 1.0, size=(2, 3)), rng.uniform(-1.0, 1.0, size=3)
     return float(rng.uniform(-1.0, 1.0)), float(rng.uniform(-1.0, 1.0))
@@ -124,13 +128,17 @@ def check_program(source: str, arrays: bool, seed: int = 0, usable=assume) -> bo
         warnings.simplefilter("ignore", RuntimeWarning)
         value = f(*args)
         usable(np.isfinite(value) and abs(value) < 1e6)
-        reverse = s2s.grad(f, wrt=(0, 1))(*args)
+        reverse = s2s.grad(f, wrt=(0, 1), mode="reverse")(*args)
         forward = s2s.grad(f, wrt=(0, 1), mode="forward")(*args)
+        # the default mode, the path every user takes: along one float it is the seeded forward mode
+        auto = [s2s.grad(f, wrt=i)(*args) for i in (0, 1)]
         for i in (0, 1):
             coarse, fine = _central(f, args, i, 1e-4), _central(f, args, i, 1e-6)
             # a branch that flips near the point makes the differences disagree: no derivative there
             usable(np.allclose(coarse, fine, rtol=1e-3, atol=1e-5))
             assert np.allclose(reverse[i], forward[i], rtol=1e-9, atol=1e-12), (source, reverse, forward)
+            assert np.allclose(reverse[i], auto[i], rtol=1e-9, atol=1e-12), (source, reverse, auto)
+            assert np.shape(auto[i]) == np.shape(args[i])
             assert np.allclose(reverse[i], fine, rtol=1e-4, atol=1e-6), (source, reverse, fine)
             assert np.shape(reverse[i]) == np.shape(args[i])
     return True
