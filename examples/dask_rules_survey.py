@@ -6,7 +6,7 @@ float array argument a chunked Dask array, and sorted into:
               function, or the call, as numpy.dot of a float and a Dask array): not a question of derivatives;
   lazy     -- the gradient is Dask arrays (nothing computed while it was built) equal to NumPy's gradient;
   refused  -- a clear error: the derivative needs a NumPy function Dask lacks, or a helper of rules/ asks
-              for values (s2s.foreign.ForeignArrayError, which names it), or Dask raises (NotImplementedError,
+              for values (s2s.driver.foreign.ForeignArrayError, which names it), or Dask raises (NotImplementedError,
               TypeError, ValueError, or any error from inside Dask's own code);
   WRONG    -- a NumPy result (a silent conversion), a gradient that differs from NumPy's, or any other error.
 Run: python examples/dask_rules_survey.py [--verbose]   (it exits with status 1 if any case is WRONG)
@@ -25,9 +25,9 @@ import dask.array as da
 import numpy as np
 
 import s2s
-from s2s import foreign
-from s2s.foreign import ForeignArrayError
-from s2s.ir import prim_name
+from s2s.driver import foreign
+from s2s.driver.foreign import ForeignArrayError
+from s2s.ir.core import prim_name
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 import conftest  # noqa: E402  (the suite's function_from_source)

@@ -1,6 +1,6 @@
 """Rules for complex arguments, where the real rule does not hold (the function is not holomorphic).
 
-Autograd's convention (s2s/complex_values.py): the gradient of a real f(z) is df/dx - i df/dy, so that a
+Autograd's convention (s2s/analysis/complex_values.py): the gradient of a real f(z) is df/dx - i df/dy, so that a
 holomorphic function's adjoint is g * f'(z), as for reals. These rules are used instead of the real ones
 (rules/numpy_functions.py, numpy_more.py) when an argument may be complex; they give the real rule's value
 on real arguments too. Tangents are the real-linear differentials (d|z| = Re(conj(z) dz) / |z|).
@@ -10,8 +10,8 @@ import operator
 
 import numpy as np
 
-from s2s.complex_values import complex_adjoint, complex_tangent
-from s2s.registry import adjoint, elementwise, helper, linear, nondifferentiable
+from s2s.analysis.complex_values import complex_adjoint, complex_tangent
+from s2s.rules.registry import adjoint, elementwise, helper, linear, nondifferentiable
 from s2s.runtime import _broadcast_back, _reduced_size
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from s2s.registry import defined_as
+from s2s.rules.registry import defined_as
 
 
 @defined_as(np.ptp)

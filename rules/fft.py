@@ -1,4 +1,4 @@
-"""Rules for numpy.fft: the transforms (complex results, autograd's convention: s2s/complex_values.py) and the
+"""Rules for numpy.fft: the transforms (complex results, autograd's convention: s2s/analysis/complex_values.py) and the
 shifts, which permute elements (linear, each the other's inverse).
 
 Every transform is linear, so its tangent is the transform of the tangent. Adjoints (as autograd/numpy/fft.py):
@@ -14,7 +14,7 @@ Axes given twice are refused (as autograd), when the derivative runs.
 """
 import numpy as np
 
-from s2s.registry import adjoint, helper, linear, nondifferentiable
+from s2s.rules.registry import adjoint, helper, linear, nondifferentiable
 
 
 def _fit(y, like):

@@ -1,11 +1,11 @@
 """Helpers that the rules of rules/ call, copied into derivative code like s2s.runtime's (NumPy only).
 
-Each is registered with `s2s.registry.helper`; its own rule (linear or tangent) sits in
+Each is registered with `s2s.rules.registry.helper`; its own rule (linear or tangent) sits in
 rules/runtime_helpers.py, so that derivative code using it can be differentiated again.
 """
 import numpy as np
 
-from s2s.registry import helper, nondifferentiable
+from s2s.rules.registry import helper, nondifferentiable
 from s2s.runtime import _axes, _broadcast_back, _foreign, _prod_of_others, _unbroadcast
 
 

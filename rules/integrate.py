@@ -22,7 +22,7 @@ import numpy as np
 import scipy.integrate
 
 from s2s.errors import UnsupportedSyntax
-from s2s.registry import UNKNOWN, adjoint, refused, several_results, tangent
+from s2s.rules.registry import UNKNOWN, adjoint, refused, several_results, tangent
 
 # the keyword arguments of odeint that set the solver, passed on to the ODEs of the derivatives
 _SOLVER = ("rtol", "atol", "tcrit", "h0", "hmax", "hmin", "ixpr", "mxstep", "mxhnil", "mxordn", "mxords")

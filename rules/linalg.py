@@ -13,7 +13,7 @@ differentiated as if the rank were constant (the formula of Golub and Pereyra, a
 """
 import numpy as np
 
-from s2s.registry import adjoint, several_results, tangent, template
+from s2s.rules.registry import adjoint, several_results, tangent, template
 from s2s.rules.helpers import _matrix_axes, _norm_kind
 from s2s.runtime import _broadcast_back
 
@@ -350,7 +350,7 @@ for _part in (_eye, _t, _norm_direction, _phi, _svd_f, _pinv_adjoint):
 # diagonal (0 on it): dw = diag(P), dv = v (F o P) - v Re(diag(v^H v (F o P))) (the second term keeps the
 # columns' norm; their phase is whatever LAPACK picks, so only phase-invariant uses of v have a derivative: as
 # autograd and JAX). The adjoint is autograd's grad_eig, the transpose of this under the complex convention
-# (s2s/complex_values.py). Repeated eigenvalues: F divides by zero, giving inf/NaN adjoints for v (the vectors
+# (s2s/analysis/complex_values.py). Repeated eigenvalues: F divides by zero, giving inf/NaN adjoints for v (the vectors
 # are not unique there), as autograd (which adds 1e-20) and JAX; a use of w alone stays finite. A real matrix: the
 # adjoint's real part (the transform keeps it: the adjoint of a real value is real).
 

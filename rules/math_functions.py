@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from s2s.registry import adjoint, elementwise, nondifferentiable
+from s2s.rules.registry import adjoint, elementwise, nondifferentiable
 
 # ---- trigonometric
 

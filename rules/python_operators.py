@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from s2s import runtime
-from s2s.registry import adjoint, elementwise, linear, nondifferentiable, tangent
+from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, tangent
 from s2s.runtime import _overwritten, _scatter, _spread, _written
 
 # ---- arithmetic

@@ -4,7 +4,7 @@ Forward mode over the code of a gradient (a Hessian-vector product, a second der
 these helpers; they are linear in the adjoint they spread, sum or move.
 """
 from s2s import runtime
-from s2s.registry import linear, nondifferentiable, tangent
+from s2s.rules.registry import linear, nondifferentiable, tangent
 from s2s.runtime import _einsum_adjoint
 
 linear(runtime._unbroadcast, runtime._expand, runtime._fill, runtime._broadcast_back, runtime._cumsum_adjoint,

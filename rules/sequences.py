@@ -1,4 +1,4 @@
-"""Rules for tuples and lists joined with `+` and repeated with `*` (see s2s/sequences.py).
+"""Rules for tuples and lists joined with `+` and repeated with `*` (see s2s/passes/sequences.py).
 
 A list's adjoint is a list of its items' adjoints (0.0 for none): the adjoint of a concatenation is split
 by position, that of a repetition is the sum of its copies' adjoints.
@@ -8,8 +8,8 @@ import builtins
 import numpy as np
 
 from s2s import runtime
-from s2s.desugar.helpers import list_pop
-from s2s.registry import adjoint, linear, nondifferentiable, several_results, tangent
+from s2s.frontend.desugar.helpers import list_pop
+from s2s.rules.registry import adjoint, linear, nondifferentiable, several_results, tangent
 from s2s.rules.helpers import _listed_tangent, _unlisted, _unpopped
 from s2s.runtime import _head, _joined, _sum_copies, _tail, _zeros_like_tree
 
@@ -44,7 +44,7 @@ def listed_tangent(t, ans, items):
     return _listed_tangent(t, items, ans)
 
 
-# ---- xs.pop(i) as a statement (s2s/lower.py): the list without item i, whose adjoint gets none
+# ---- xs.pop(i) as a statement (s2s/ir/lower.py): the list without item i, whose adjoint gets none
 
 @adjoint(list_pop)
 def list_pop_adjoint(g, ans, items, index=-1):
@@ -55,7 +55,7 @@ linear(list_pop)
 several_results(list_pop, kind=lambda args, kwargs: ("list", None))
 
 
-# ---- np.r_[...] and np.c_[...]: their items reshaped, then concatenated (s2s/sequences.py)
+# ---- np.r_[...] and np.c_[...]: their items reshaped, then concatenated (s2s/passes/sequences.py)
 
 @adjoint(runtime._r_item, runtime._c_item)
 def reshaped_item(g, ans, x):
@@ -66,7 +66,7 @@ linear(runtime._r_item, runtime._c_item)
 linear(runtime._head, runtime._tail, runtime._sum_copies, runtime._joined)
 
 
-# ---- a number read on the right of a swap `a[i], a[j] = a[j], a[i]` (s2s/lower.py): the identity
+# ---- a number read on the right of a swap `a[i], a[j] = a[j], a[i]` (s2s/ir/lower.py): the identity
 
 
 @adjoint(runtime._element_read)
@@ -77,7 +77,7 @@ def element_read(g, ans, x):
 linear(runtime._element_read)
 
 
-# ---- `x.item()` (s2s/lower.py): the one number of x, its adjoint in x's shape
+# ---- `x.item()` (s2s/ir/lower.py): the one number of x, its adjoint in x's shape
 
 
 @adjoint(runtime.item)

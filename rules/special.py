@@ -11,7 +11,7 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from s2s.registry import adjoint, elementwise, nondifferentiable, tangent
+from s2s.rules.registry import adjoint, elementwise, nondifferentiable, tangent
 from s2s.runtime import _broadcast_back, _unbroadcast
 
 _SQRT_PI = 1.7724538509055159

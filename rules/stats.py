@@ -11,7 +11,7 @@ import numpy as np
 import scipy.special as sp
 import scipy.stats as st
 
-from s2s.registry import adjoint, template, elementwise, tangent
+from s2s.rules.registry import adjoint, template, elementwise, tangent
 
 _LOG_SQRT_2PI = 0.9189385332046727
 

@@ -1,3 +1,3 @@
-from .cli import main
+from s2s.cli import main
 
 raise SystemExit(main())

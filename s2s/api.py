@@ -1,7 +1,7 @@
 """The public API: grad, value_and_grad, jvp, vjp, hvp, hessian, jacobian, source, ir, export.
 
 Each takes the user's function (a function, lambda, bound method, partial, callable object or @njit dispatcher),
-checks its options, and hands it to the pipeline (s2s/pipeline.py) through a dispatcher (s2s/dispatch.py).
+checks its options, and hands it to the pipeline (s2s/driver/pipeline.py) through a dispatcher (s2s/driver/dispatch.py).
 """
 from __future__ import annotations
 
@@ -13,24 +13,23 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .callables import as_function
-from .activity import kind_of
-from .checkpoint import checked_option
-from .display import Source
-from .replay import Draws
-from .emit import emit_module
-from .errors import BadArgument, NonScalarOutput
-from .ir import format_function
-from . import complex_values, numba_backend, runtime
-from .optimize import PASSES
-from .shapes import abstract_of, shape_key  # noqa: F401  (shape_key: reached as s2s.api.shape_key)
-from .specialize import shape_checks
-from .dispatch import dispatcher, stale
+from s2s.driver.callables import as_function
+from s2s.analysis.activity import kind_of
+from s2s.transforms.checkpoint import checked_option
+from s2s.tools.display import Source
+from s2s.driver.replay import Draws
+from s2s.emit.python import emit_module
+from s2s.errors import BadArgument, NonScalarOutput
+from s2s.ir.core import format_function
+from s2s.analysis import complex_values
+from s2s.backends import numba as numba_backend
+from s2s import runtime
+from s2s.passes.optimize import PASSES
+from s2s.analysis.shapes import abstract_of, shape_key  # noqa: F401  (shape_key: reached as s2s.api.shape_key)
+from s2s.passes.specialize import shape_checks
+from s2s.driver.dispatch import dispatcher, stale
 # and the pipeline's names that tools, benchmarks and tests reach through s2s.api
-from .pipeline import (MODES, Options, __version__, _CACHE, _bind, _check_differentiable, _param_names,
-                       _refuse_early, _resolve_wrt, _signature, _verify_reading, call, compiled, derivative_ir,
-                       function_ir, generate, lowered, primal_ir, resolve_mode, root_function, specializes,
-                       verify_every_pass, _defaults, _header, _function_place, _NON_SCALAR_HINT)  # noqa: F401
+from s2s.driver.pipeline import MODES, Options, __version__, _CACHE, _bind, _check_differentiable, _param_names, _refuse_early, _resolve_wrt, _signature, _verify_reading, call, compiled, derivative_ir, function_ir, generate, lowered, primal_ir, resolve_mode, root_function, specializes, verify_every_pass, _defaults, _header, _function_place, _NON_SCALAR_HINT  # noqa: F401
 
 
 def _current(fn: Callable, *rest: Any) -> tuple:
@@ -484,7 +483,7 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     if order == 2:
         mode = "hvp"
     options = _options_for(fn, wrt, mode, with_value, True)
-    if backend == "numba":          # Numba's derivative checks no globals on entry (s2s/global_shapes.py)
+    if backend == "numba":          # Numba's derivative checks no globals on entry (s2s/analysis/global_shapes.py)
         options = dataclasses.replace(options, backend=backend)
     example = _example_args(fn, args)
     with complex_values.arguments(example):

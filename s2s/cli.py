@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from .shapes import AnyShape
+from s2s.analysis.shapes import AnyShape
 
-from .api import __version__, export, ir, source
-from .errors import S2SError
+from s2s.api import __version__, export, ir, source
+from s2s.errors import S2SError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -176,7 +176,7 @@ def _graph_parser() -> argparse.ArgumentParser:
 
 
 def graph_main(argv: list[str]) -> int:
-    from .graph import graph
+    from s2s.tools.graph import graph
     args = _graph_parser().parse_args(argv)
     try:
         fn = load_function(args.target)
@@ -196,7 +196,7 @@ def graph_main(argv: list[str]) -> int:
 
 
 def rules_main(argv: list[str]) -> int:
-    from .testing import rule_table
+    from s2s.testing.checks import rule_table
     parser = argparse.ArgumentParser(
         prog="s2s rules", description="List every registered derivative rule: the function, the module of its "
                                       "rule, and the modes it supports (reverse, forward), one per line.")

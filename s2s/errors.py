@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .ir import Loc
+    from s2s.ir.core import Loc
 
 
 class S2SError(Exception):

@@ -1164,14 +1164,14 @@ def refusal(exc: BaseException) -> Outcome:
     if type(exc).__name__ == "InvalidIR":
         return Outcome("crash", first, exception_signature(exc))
     loc = getattr(exc, "loc", None)
-    if loc is not None and re.search(r"[/\\]s2s[/\\][a-z_]+\.py", str(getattr(loc, "file", "") or first.split(": ")[0])):
+    if loc is not None and re.search(r"[/\\]s2s[/\\]([a-z_]+[/\\])*[a-z_]+\.py", str(getattr(loc, "file", "") or first.split(": ")[0])):
         return Outcome("misrefused", first, exception_signature(exc))
     return Outcome("refused", first, exception_signature(exc))
 
 
 def check_mode(program: Program, f: Callable, value: float, fd: dict[int, np.ndarray], mode: str) -> Outcome:
     import s2s
-    from s2s.selfcheck import ReadingMismatch
+    from s2s.driver.selfcheck import ReadingMismatch
     optimize = not mode.endswith("noopt")
     scale = max([abs(value)] + [float(np.max(np.abs(d))) for d in fd.values() if d.size])
     try:

@@ -10,7 +10,7 @@ import pytest
 import s2s
 from conftest import code
 import s2s.api
-import s2s.pipeline
+import s2s.driver.pipeline
 
 
 def poly(x):
@@ -20,13 +20,13 @@ def poly(x):
 @pytest.fixture
 def generations(monkeypatch):
     calls = []
-    original = s2s.pipeline.generate
+    original = s2s.driver.pipeline.generate
 
     def counting(fn, options, kinds, *shapes):
         calls.append(fn.__name__)
         return original(fn, options, kinds, *shapes)
-    monkeypatch.setattr(s2s.pipeline, "generate", counting)
-    monkeypatch.setattr(s2s.pipeline, "_CACHE", type(s2s.pipeline._CACHE)())
+    monkeypatch.setattr(s2s.driver.pipeline, "generate", counting)
+    monkeypatch.setattr(s2s.driver.pipeline, "_CACHE", type(s2s.driver.pipeline._CACHE)())
     monkeypatch.setenv("S2S_CHECK", "0")       # the checking mode compiles a second, value-returning variant
     return calls
 
@@ -38,8 +38,8 @@ def test_cache_hit_costs_no_transform(generations, monkeypatch):
 
     def fail(*args):
         raise AssertionError("parsed again")
-    monkeypatch.setattr(s2s.pipeline, "parse_function", fail)
-    monkeypatch.setattr(s2s.pipeline, "primal_ir", fail)
+    monkeypatch.setattr(s2s.driver.pipeline, "parse_function", fail)
+    monkeypatch.setattr(s2s.driver.pipeline, "primal_ir", fail)
     assert g(3.0) == 25.0
     assert generations == ["poly"]
 

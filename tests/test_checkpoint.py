@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s.checkpoint import _resume, _revolve
+from s2s.transforms.checkpoint import _resume, _revolve
 
 # ---------------------------------------------------------------- the schedule
 

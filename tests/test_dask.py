@@ -15,7 +15,7 @@ import dask  # noqa: E402
 
 import s2s  # noqa: E402
 from s2s.errors import S2SError  # noqa: E402
-from s2s.foreign import ForeignArrayError  # noqa: E402
+from s2s.driver.foreign import ForeignArrayError  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
@@ -147,7 +147,7 @@ def test_what_dask_cannot_do_lazily_is_a_clear_error_not_a_computation():
 def test_only_the_thread_running_derivative_code_is_refused():
     """While derivative code runs on Dask arrays, a computation asked for by another thread goes on."""
     import threading
-    from s2s import foreign
+    from s2s.driver import foreign
     other = da.ones(10, chunks=5).sum()
     results = []
 

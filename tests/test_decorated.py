@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s.check import numerical_gradient
+from s2s.testing.gradcheck import numerical_gradient
 
 
 def scaled(k):

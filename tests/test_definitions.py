@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s.check import numerical_gradient
+from s2s.testing.gradcheck import numerical_gradient
 
 rng = np.random.default_rng(1)
 x = rng.normal(size=6)
@@ -60,7 +60,7 @@ def _moved(args, a, k, step):
 
 
 def test_each_definition_gives_the_library_value():
-    from s2s import registry
+    from s2s.rules import registry
     for name, (f, args) in cases.items():
         value, _ = s2s.value_and_grad(f)(*args)
         np.testing.assert_allclose(value, f(*args), rtol=1e-12, atol=1e-12)

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s.desugar import closures, comprehensions, containers, objects, reductions, signature, statements
-from s2s.desugar.context import Context
-from s2s.frontend import Facts, read_function
+from s2s.frontend.desugar import closures, comprehensions, containers, objects, reductions, signature, statements
+from s2s.frontend.desugar.context import Context
+from s2s.frontend.reader import Facts, read_function
 
 
 def rewritten(fn, *rewrites, facts=None) -> str:

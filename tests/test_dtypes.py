@@ -1,4 +1,4 @@
-"""Floats written into integer arrays (s2s/dtypes.py), and complex outputs of real arguments in reverse mode.
+"""Floats written into integer arrays (s2s/analysis/dtypes.py), and complex outputs of real arguments in reverse mode.
 
 A float written into an integer array is truncated, so it keeps no derivative: the second outside tester found
 arrays made integer by np.arange, an int list, np.full with an int, np.zeros_like of an int array and a copy of

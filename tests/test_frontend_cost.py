@@ -1,10 +1,10 @@
 """The front end's cost (issue 15, item 7): reading, parsing, desugaring and lowering a function do work linear in
 its size, and the shortcuts that make them fast give what the slow paths gave.
 
-- s2s/parsing.py's direct ast-to-gast converter builds gast.parse's tree, node for node, field for field, with
+- s2s/frontend/parsing.py's direct ast-to-gast converter builds gast.parse's tree, node for node, field for field, with
   the same locations; its index of a file's definitions gives inspect.getsourcelines' lines.
 - a desugaring rewrite whose construct does not occur is not run (with S2S_VERIFY=1, as in this suite, every
-  skipped rewrite also runs on a copy and must leave it unchanged: s2s/desugar/__init__.py).
+  skipped rewrite also runs on a copy and must leave it unchanged: s2s/frontend/desugar/__init__.py).
 - the nodes the front end walks grow as the function does (no count of time: the machines are shared).
 """
 from __future__ import annotations
@@ -24,7 +24,8 @@ import gast
 import pytest
 
 import s2s
-from s2s import api, parsing
+from s2s import api
+from s2s.frontend import parsing
 
 ROOT = pathlib.Path(s2s.__file__).resolve().parent
 

@@ -352,7 +352,7 @@ def test_user_regression(source, args, diff, modes, accepted):
 
 
 def test_unrolled_loops_over_tuples_keep_the_values_they_map_alive():
-    """F21 (session 3): s2s/unroll.py keyed its map from a dropped loop's results to their unrolled values by id()
+    """F21 (session 3): s2s/passes/unroll.py keyed its map from a dropped loop's results to their unrolled values by id()
     while nothing held the dropped loop, so a value made later could reuse an id and be replaced (InvalidIR in
     optimized modes). The fuzzer's program, as it found it; the same in a fresh process:
     `python tests/fuzz_programs.py -n 1 --start 70062 --category helpers`."""

@@ -2,7 +2,7 @@
 
 Their shapes and dtypes decide the helpers as an argument's do (no `_scatter`, `_written`, `_shaped_like`...), and
 the derivative checks them on entry: a global rebound to another shape, dtype or a list, or reshaped in place, is
-never served by a derivative made for the old shape (s2s/global_shapes.py). Gradients against central
+never served by a derivative made for the old shape (s2s/analysis/global_shapes.py). Gradients against central
 differences in both modes; work is counted (derivatives made, helpers and stacks in the code), never timed.
 """
 import math
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import s2s
-import s2s.pipeline
+import s2s.driver.pipeline
 from conftest import central
 
 MODES = ["reverse", "forward"]
@@ -27,13 +27,13 @@ def generic_helpers(source):
 def generations(monkeypatch):
     """The derivatives made (each a transform), counted."""
     calls = []
-    original = s2s.pipeline.generate
+    original = s2s.driver.pipeline.generate
 
     def counting(fn, options, kinds, *rest):
         calls.append(fn.__name__)
         return original(fn, options, kinds, *rest)
-    monkeypatch.setattr(s2s.pipeline, "generate", counting)
-    monkeypatch.setattr(s2s.pipeline, "_CACHE", type(s2s.pipeline._CACHE)())
+    monkeypatch.setattr(s2s.driver.pipeline, "generate", counting)
+    monkeypatch.setattr(s2s.driver.pipeline, "_CACHE", type(s2s.driver.pipeline._CACHE)())
     monkeypatch.setenv("S2S_CHECK", "0")       # the checking mode makes a second, value-returning variant
     return calls
 
@@ -243,10 +243,10 @@ def test_the_check_raises_global_changed_when_called_directly():
     """The generated function itself refuses a global of another shape (the dispatcher makes it anew)."""
     global G
     G = np.array([0.5, -1.0, 2.0])
-    _, function = s2s.pipeline.compiled(scaled, s2s.pipeline.Options((0,), mode="reverse"), (0.3,), check=False)
+    _, function = s2s.driver.pipeline.compiled(scaled, s2s.driver.pipeline.Options((0,), mode="reverse"), (0.3,), check=False)
     try:
         G = np.zeros(4)
-        with pytest.raises(s2s.global_shapes.GlobalChanged, match="'G'"):
+        with pytest.raises(s2s.analysis.global_shapes.GlobalChanged, match="'G'"):
             function(0.3)
     finally:
         G = np.array([0.5, -1.0, 2.0])

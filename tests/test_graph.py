@@ -9,7 +9,7 @@ import pytest
 
 import s2s
 from s2s.cli import load_function, main
-from s2s.graph import Graph, GraphvizUnavailable
+from s2s.tools.graph import Graph, GraphvizUnavailable
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 HAVE_DOT = shutil.which("dot") is not None

@@ -7,7 +7,7 @@ import pytest
 import s2s
 from s2s.api import Options, derivative_ir, primal_ir
 from s2s.errors import InvalidIR
-from s2s.ir import Block, Const, Function, Op, Value, verify
+from s2s.ir.core import Block, Const, Function, Op, Value, verify
 
 
 def seed(x1, x2):
@@ -73,7 +73,7 @@ def test_verifier_rejects_use_before_definition():
 
 
 def test_verifier_rejects_wrong_yield_count():
-    from s2s.ir import If
+    from s2s.ir.core import If
     x, y = Value("x"), Value("y")
     branch = If(Const(True), Block([], [x]), Block([], []), [y])
     fn = Function("f", [x], Block([branch], [y]))
@@ -82,7 +82,7 @@ def test_verifier_rejects_wrong_yield_count():
 
 
 def test_verifier_rejects_values_out_of_scope():
-    from s2s.ir import If
+    from s2s.ir.core import If
     x, inner, out = Value("x"), Value("inner"), Value("out")
     branch = If(Const(True), Block([Op(operator.neg, [x], [inner])], [x]), Block([], [x]), [out])
     fn = Function("f", [x], Block([branch], [inner]))
@@ -103,7 +103,7 @@ def test_the_suite_verifies_the_ir_after_every_pass():
 def test_values_made_while_a_derivative_is_made_stay_alive_until_it_is_done():
     # the passes key their tables by id(): a value one drops must not hand its id to a new one
     import gc
-    from s2s.ir import Value, values_kept
+    from s2s.ir.core import Value, values_kept
     with values_kept():
         ids = {id(Value(f"v{i}")) for i in range(1000)}      # each dropped at once
         gc.collect()

@@ -19,7 +19,7 @@ from s2s.errors import S2SError
 
 numba = pytest.importorskip("numba", reason="the Numba backend needs numba: pip install -e '.[numba]'")
 
-from s2s.numba_backend import NumbaUnsupported  # noqa: E402
+from s2s.backends.numba import NumbaUnsupported  # noqa: E402
 
 
 def central(f, args, i, eps=1e-6):
@@ -185,7 +185,7 @@ def f_grad(x, c):
 
 
 def test_fused_lines_run_as_written_when_an_operand_broadcasts():
-    from s2s.numba_backend import to_numba
+    from s2s.backends.numba import to_numba
     vector = {"array(float64, 1d, C)"}
     text, _ = to_numba(EMITTED, "f_grad", {}, {"x": vector, "c": vector, "t1": vector, "y": vector})
     assert "if c.shape == x.shape:  # no operand broadcasts: the 3 lines below as one loop" in text
@@ -202,7 +202,7 @@ def test_fused_lines_run_as_written_when_an_operand_broadcasts():
 
 # ---------------------------------------------------------------- element loops written for Numba (F15)
 # Arrays made inside from the arguments' sizes (`np.zeros(n)`), written element by element: their shapes are
-# known when the derivative is made (s2s/sizes.py), so it writes them in place and keeps no shape helper.
+# known when the derivative is made (s2s/analysis/sizes.py), so it writes them in place and keeps no shape helper.
 
 def spring_chain(x):
     n = len(x)
@@ -308,7 +308,7 @@ def test_arrays_made_from_the_arguments_sizes_are_written_in_place_without_shape
 
 
 def test_a_range_with_a_step_counts_back_and_an_array_written_twice_is_copied():
-    from s2s.numba_backend.ranges import reversed_range
+    from s2s.backends.numba.ranges import reversed_range
     import ast
     for text in ("reversed(range(t4, -1, -1))", "reversed(range(1, 9, 3))", "reversed(range(n + 1, 2, -2))"):
         rewritten = reversed_range(ast.parse(text).body[0].value, text, {})

@@ -187,7 +187,7 @@ def test_full_output_is_refused_with_its_place():
 
 def test_a_nested_function_closing_over_an_active_value_gets_it_through_args():
     """The variables the nested def reads become its trailing parameters, given through odeint's args=
-    (s2s/desugar/odeint_closures.py): the gradient flows through them as through any args."""
+    (s2s/frontend/desugar/odeint_closures.py): the gradient flows through them as through any args."""
     def f(y0, k):
         def rhs(y, t):
             return -k * y

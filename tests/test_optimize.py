@@ -6,10 +6,10 @@ import pytest
 
 import s2s
 from conftest import code
-from s2s.activity import kind_of
+from s2s.analysis.activity import kind_of
 from s2s.api import Options, derivative_ir
-from s2s.ir import verify
-from s2s.optimize import PASSES
+from s2s.ir.core import verify
+from s2s.passes.optimize import PASSES
 from test_modes import CORPUS, _flat
 
 
@@ -147,7 +147,7 @@ def test_unknown_pass_names_are_refused():
         s2s.grad(folded, optimize=("dse",))
 
 
-# ---------------------------------------------------------------- shape-aware emission (s2s/specialize.py)
+# ---------------------------------------------------------------- shape-aware emission (s2s/passes/specialize.py)
 
 UNSPECIALIZED = tuple(p for p in PASSES if p != "specialize")
 
@@ -283,8 +283,8 @@ def test_element_loops_accumulate_in_place_and_stay_right():
 def _dead_code_by_rescanning(block, roots):
     """The definition eliminate_dead_code implements: mark from the roots and the effects, rescanning the whole
     block until nothing changes (a loop reads its carried values and test back), then sweep."""
-    from s2s.ir import For, If, Op, Value, While, stmt_blocks
-    from s2s.optimize import _sweep, is_pure
+    from s2s.ir.core import For, If, Op, Value, While, stmt_blocks
+    from s2s.passes.optimize import _sweep, is_pure
     live = {id(a) for a in roots if isinstance(a, Value)}
     live_stmts = set()
 
@@ -344,8 +344,8 @@ def carried_late(x, n):
                          ids=[f"{c[0].__name__}{i}" for i, c in enumerate(CORPUS)] + ["carried_late"])
 def test_dead_code_in_one_scan_is_the_fixpoint_of_rescanning(fn, args, wrt):
     """One backward scan, each loop rescanned alone until it settles, finds what rescanning everything does."""
-    import s2s.optimize as optimize
-    from s2s.ir import clone_function, format_function
+    import s2s.passes.optimize as optimize
+    from s2s.ir.core import clone_function, format_function
     wrt = wrt if isinstance(wrt, tuple) else (wrt,)
     kinds = [kind_of(a) for a in args]
     for mode in ("reverse", "forward"):

@@ -11,7 +11,7 @@ import pytest
 import s2s
 from scipy.integrate import odeint
 
-from s2s.check import numerical_gradient
+from s2s.testing.gradcheck import numerical_gradient
 
 MODES = ["reverse", "forward"]
 
@@ -354,7 +354,7 @@ def test_super_with_its_class_named():
 
 
 def test_check_true_compares_a_derivative_an_unchecked_call_made_first(monkeypatch):
-    import s2s.pipeline as api
+    import s2s.driver.pipeline as api
     seen = []
     original = api._verify_reading
 
@@ -847,7 +847,7 @@ def test_forward_mode_with_the_numba_backend_runs_one_compiled_jvp_per_direction
 
 def test_numba_refusals_name_the_python_backend():
     pytest.importorskip("numba")
-    from s2s.numba_backend.lines import refuse
+    from s2s.backends.numba.lines import refuse
     error = refuse("`{1: x}`", {}, 1)
     assert "backend='python'" in str(error) and error.hint
 

@@ -1,7 +1,8 @@
-"""The pytest plugin (s2s.pytest_plugin), run in a pytest session inside the test with pytester."""
+"""The pytest plugin (s2s.testing.pytest_plugin), run in a pytest session inside the test with pytester."""
 import pytest
 
-from s2s import registry, rulecheck
+from s2s.rules import registry
+from s2s.testing import rulecheck
 
 pytest_plugins = ["pytester"]
 
@@ -95,7 +96,7 @@ def test_bad(gradcheck):
         "E *x*(0,)*0.895*1.555*",
         "test_s2s_plugin_user.py:*: GradCheckError",
     ])
-    assert "s2s/testing.py" not in result.stdout.str()      # the traceback stops at the user's line
+    assert "s2s/testing/checks.py" not in result.stdout.str()      # the traceback stops at the user's line
 
 
 def test_marker_checks_every_user_rule_at_its_points(pytester):

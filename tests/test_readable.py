@@ -44,9 +44,9 @@ def test_forward_and_reverse_sweeps_of_a_loop_are_commented():
 
 
 def test_every_operation_keeps_its_location_through_the_passes():
-    from s2s.activity import kind_of
+    from s2s.analysis.activity import kind_of
     from s2s.api import Options, derivative_ir
-    from s2s.ir import Op, walk
+    from s2s.ir.core import Op, walk
     for mode in ("reverse", "forward"):
         fn = derivative_ir(cf.nested_break_continue, Options((0,), mode=mode), [kind_of(1.2)])
         ops = [s for s in walk(fn.body) if isinstance(s, Op) and s.prim.__module__ != "s2s.runtime"]

@@ -10,7 +10,7 @@ import pytest
 
 import s2s
 import s2s.api
-import s2s.pipeline
+import s2s.driver.pipeline
 
 
 # ---------------------------------------------------------------- numerics
@@ -77,12 +77,12 @@ def test_float32_in_float32_out():
 def test_eight_threads_first_call_transform_once(make_fn, monkeypatch):
     f = make_fn("def f(x):\n    return x * x * x\n")
     calls = []
-    original = s2s.pipeline.generate
+    original = s2s.driver.pipeline.generate
 
     def counting(*args):
         calls.append(1)
         return original(*args)
-    monkeypatch.setattr(s2s.pipeline, "generate", counting)
+    monkeypatch.setattr(s2s.driver.pipeline, "generate", counting)
     monkeypatch.setenv("S2S_CHECK", "0")       # the checking mode would make a value-returning variant too
     gradient = s2s.grad(f)
     barrier = threading.Barrier(8)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import s2s
-import s2s.desugar.helpers
+import s2s.frontend.desugar.helpers
 import s2s.runtime
 
 try:                                    # SciPy's rules are registered (and tested) when SciPy is installed
@@ -24,8 +24,8 @@ try:                                    # SciPy's rules are registered (and test
     import scipy.stats
 except ImportError:
     scipy = None
-from s2s.ir import prim_name
-from s2s.registry import registered_adjoints
+from s2s.ir.core import prim_name
+from s2s.rules.registry import registered_adjoints
 
 _rng = np.random.default_rng(20261129)
 
@@ -257,14 +257,14 @@ DOMAINS = {
     np.linalg.lstsq: [("np.linalg.lstsq(x, y, rcond=None)[0]", (A(4, 2), A(4))),
                       ("np.linalg.lstsq(x, y)[0]", (A(4, 3), A(4, 2))),
                       ("np.linalg.lstsq(x, y)[1]", (A(4, 2), A(4, 3))), ("np.linalg.lstsq(x, y)[0]", (A(3, 3) + 3 * np.eye(3), A(3)))],
-    # tuples and lists joined and repeated, np.r_ and np.c_, swaps (s2s/sequences.py, rules/sequences.py)
+    # tuples and lists joined and repeated, np.r_ and np.c_, swaps (s2s/passes/sequences.py, rules/sequences.py)
     s2s.runtime.concat: [("t = (x,) + (y * x, y)\nt[0] * t[1] + t[2]", (1.5, -0.5)),
                          ("xs = [x] + [x * y]\nnp.stack(xs)", (A(2), 0.7))],
     s2s.runtime.repeat: [("xs = [x, y] * 2\nxs[0] * xs[3] + xs[2]", (1.5, -0.5))],
     builtins.list: [("ys = list((x, x * y, y))\nys[0] * ys[1] + ys[2]", (1.5, -0.5)),
                     ("rows = list(x)\nrows[0] * rows[1] + rows[1]", (A(2, 3),))],
     builtins.tuple: [("t = tuple([x, x * y])\nt[0] * t[1]", (1.5, -0.5)), ("t = tuple(x)\nt[0] + 2.0 * t[1]", (A(2),))],
-    s2s.desugar.helpers.list_pop: [("ys = [x, x * y, y]\nys.pop(0)\nys[0] * ys[1]", (1.5, -0.5)),
+    s2s.frontend.desugar.helpers.list_pop: [("ys = [x, x * y, y]\nys.pop(0)\nys[0] * ys[1]", (1.5, -0.5)),
                                    ("ys = [x, x * y, y]\nys.pop()\nys[0] * ys[-1]", (1.5, -0.5))],
     s2s.runtime._r_item: [("np.r_[x, y, 2.0]", (A(2), A(3)))], s2s.runtime._c_item: [("np.c_[x, y]", (A(2), A(2, 2)))],
     s2s.runtime._element_read: [("a = x * 1.0\na[0], a[1] = a[1], a[0]\na * np.arange(3.0)", (A(3),))],
@@ -497,7 +497,7 @@ _COMPLEX_FUNCTIONS = {np.linalg.eig, np.linalg.eigvals, np.vdot} | {getattr(np.f
 
 
 def test_every_rule_has_a_domain():
-    from s2s.registry import find_adjoint
+    from s2s.rules.registry import find_adjoint
     missing = [prim_name(p) for p in registered_adjoints(builtin_only=True) if p not in DOMAINS
                and p not in _COMPLEX_FUNCTIONS and find_adjoint(p).__module__ not in _COMPLEX_RULE_MODULES]
     assert not missing, f"rules without a line in DOMAINS: {missing}"
@@ -608,7 +608,7 @@ def test_every_function_of_issue_14_is_in_the_table():
         names += [("scipy", n, scipy) for n in ISSUE_14_SCIPY]
     missing = [f"{root}.{n}" for root, n, module in names if _named(module, n) not in DOMAINS]
     assert not missing, f"functions of issue 14 without a line in DOMAINS: {missing}"
-    from s2s.registry import find_adjoint, find_tangent, is_elementwise, linear_argnums
+    from s2s.rules.registry import find_adjoint, find_tangent, is_elementwise, linear_argnums
     no_tangent = [f"{root}.{n}" for root, n, module in names
                   if find_tangent(_named(module, n)) is None and linear_argnums(_named(module, n)) is None
                   and not is_elementwise(_named(module, n))]
@@ -632,7 +632,7 @@ def test_the_readme_feature_table_counts_each_family_from_the_registry():
     """Each `(N in `rules/x.py`)` of README.md's feature table is the number of functions those files give rules to."""
     import os
     import re
-    from s2s.testing import rule_table
+    from s2s.testing.checks import rule_table
     readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
     table = readme.split("## What is supported", 1)[1].split("\n## ", 1)[0]
     counts: dict = {}

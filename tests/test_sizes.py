@@ -1,4 +1,4 @@
-"""Sizes the arguments' shapes decide (s2s/sizes.py): arrays made from them (`np.zeros(len(x))`) have shapes when
+"""Sizes the arguments' shapes decide (s2s/analysis/sizes.py): arrays made from them (`np.zeros(len(x))`) have shapes when
 the derivative is made, so their element writes are in place (O(1), no copy) and no shape helper stays; a size
 a loop changes is never taken for a constant."""
 from __future__ import annotations

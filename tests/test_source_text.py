@@ -1,4 +1,4 @@
-"""The emitter writes source text itself (s2s/source_text.py), spelled exactly as astor spells the same tree.
+"""The emitter writes source text itself (s2s/emit/source_text.py), spelled exactly as astor spells the same tree.
 
 The generated code is the product and the golden files compare it byte for byte, so the printer is held to
 astor's spelling three ways: random expression trees of every kind the emitter writes, in every place a
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as strategies
 
 import s2s
-from s2s import source_text as st
+from s2s.emit import source_text as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fuzz_programs  # noqa: E402

@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s import registry, rulecheck, testing
-from s2s.testing import GradCheckError, check_grads, sample_points
+from s2s.rules import registry
+from s2s.testing import rulecheck
+from s2s.testing import checks as testing
+from s2s.testing.checks import GradCheckError, check_grads, sample_points
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import s2s
-from s2s import registry
+from s2s.rules import registry
 from s2s.cli import main
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -72,7 +72,7 @@ def test_the_catalogue_lists_rule_modules_and_is_written_between_the_markers(tmp
 
 
 def test_source_is_a_str_that_jupyter_shows_as_python(monkeypatch):
-    from s2s.display import Source
+    from s2s.tools.display import Source
     from s2s.cli import load_function
     f = load_function(os.path.join(ROOT, "examples", "quickstart.py") + ":f")
     text = s2s.source(f, wrt=(0, 1))

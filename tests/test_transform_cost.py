@@ -20,10 +20,10 @@ import random
 import pytest
 
 import s2s
-import s2s.pipeline
-from s2s.compile import collection_paused
-from s2s.emit_names import _Groups, _Segments
-from s2s.ir import Value
+import s2s.driver.pipeline
+from s2s.driver.compile import collection_paused
+from s2s.emit.names import _Groups, _Segments
+from s2s.ir.core import Value
 
 
 def chain(lines: int) -> str:
@@ -160,7 +160,7 @@ def test_the_collector_is_paused_while_a_derivative_is_made_and_on_after(monkeyp
         paused = len(collections)
         assert gc.isenabled()
         collections.clear()
-        monkeypatch.setattr(s2s.pipeline, "collection_paused", contextlib.nullcontext)
+        monkeypatch.setattr(s2s.driver.pipeline, "collection_paused", contextlib.nullcontext)
         s2s.grad(_function(150, "gc-running"), wrt=(0, 1))(0.3, 0.7)
         running = len(collections)
     finally:
@@ -178,7 +178,7 @@ def _writes_between(n: int):
     import operator
 
     from s2s import runtime
-    from s2s.ir import Block, Const, Function, Loc, Op
+    from s2s.ir.core import Block, Const, Function, Loc, Op
     loc = Loc("<writes>", 1, 0, "y = ...")
     x, arr = Value("x", "x"), Value("arr", "arr")
     stmts, temps = [], []
@@ -198,7 +198,7 @@ def _writes_between(n: int):
 
 
 def _emission_calls(n: int) -> dict:
-    from s2s.emit import emit_module
+    from s2s.emit.python import emit_module
     fn = _writes_between(n)
     profile = cProfile.Profile()
     profile.enable()
@@ -222,11 +222,11 @@ def test_live_ranges_of_values_read_where_they_are_defined_match_the_general_rul
     """_LiveRanges keeps only the last read of a value defined once and read in its own scope; the general
     rule (each read a segment from the definition it sees, merged) gives the same segments."""
     import fuzz_programs
-    from s2s.activity import kind_of
+    from s2s.analysis.activity import kind_of
     from s2s.api import Options, derivative_ir
-    from s2s.emit import _Emitter
-    from s2s.emit_names import _LiveRanges
-    from s2s.ir import Op
+    from s2s.emit.python import _Emitter
+    from s2s.emit.names import _LiveRanges
+    from s2s.ir.core import Op
 
     class General(_LiveRanges):
         def define_once(self, values, at, scopes=None, innermost=-1):
@@ -267,10 +267,10 @@ def test_live_ranges_of_values_read_where_they_are_defined_match_the_general_rul
 
 def _copies_agree(rule, count: int) -> bool:
     """copy_rule and inline_rule give the same statements, names and results for rule called with count values."""
-    from s2s.inline import inline_rule
-    from s2s.ir import Block, Function, format_function
-    from s2s.naming import Namer
-    from s2s.rule_copies import copy_rule
+    from s2s.transforms.rule_inline import inline_rule
+    from s2s.ir.core import Block, Function, format_function
+    from s2s.ir.naming import Namer
+    from s2s.transforms.rule_copies import copy_rule
 
     args = [Value(f"a{k}", f"a{k}") for k in range(count)]
     texts = []
@@ -293,8 +293,8 @@ def test_a_rule_copied_by_plan_is_the_rule_inlined():
     primitives, names (asked of the namer in the same order), results and Nones; and with too few arguments
     both refuse alike."""
     import inspect
-    from s2s import registry
-    from s2s.rule_copies import _PLANS
+    from s2s.rules import registry
+    from s2s.transforms.rule_copies import _PLANS
     registry.find_adjoint(abs)
     rules = {rule for table in (registry._ADJOINTS, registry._TANGENTS) for rule in table.values()}
     planned = 0
@@ -353,7 +353,8 @@ def test_the_analyses_sweep_straight_line_code_once(user_path, monkeypatch):
     """Activity marks each value where it is defined (backwards: after its reads): one sweep each way for code
     without loops; the complex-value analysis finds in one sweep that nothing can be complex and runs no fixed
     point; with a loop, activity sweeps again until nothing changes, and a complex argument runs the analysis."""
-    from s2s import activity, complex_values
+    from s2s.analysis import activity
+    from s2s.analysis import complex_values
     sweeps, transfers = [], []
 
     def counted(step):
@@ -412,7 +413,7 @@ def branches(lines: int) -> str:
         for i in range(1, lines // 4)) + f"    return a{lines // 4 - 1}\n"
 
 
-_PASSES = ("s2s/optimize.py", "s2s/specialize.py", "s2s/shapes.py", "s2s/in_place.py", "s2s/ir.py")
+_PASSES = ("s2s/passes/optimize.py", "s2s/passes/specialize.py", "s2s/analysis/shapes.py", "s2s/passes/in_place.py", "s2s/ir/core.py")
 
 
 def _pass_calls(source: str, tag: str) -> dict:
@@ -452,8 +453,8 @@ def test_a_pass_with_nothing_to_do_finds_out_without_redoing_its_work(user_path,
     """A straight-line function of floats: dead code is looked for once per round of passes (the later calls
     find that no pass changed the function since), and the facts of an operation on numbers are inferred once
     per kind of operation, not once per operation."""
-    import s2s.optimize as optimize
-    import s2s.shapes as shapes
+    import s2s.passes.optimize as optimize
+    import s2s.analysis.shapes as shapes
     scans, inferred = [], []
     real_scan, real_infer = optimize.eliminate_dead_code_in, shapes._elementwise_of
     monkeypatch.setattr(optimize, "eliminate_dead_code_in", lambda *a: scans.append(1) or real_scan(*a))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s.selfcheck import ReadingMismatch
+from s2s.driver.selfcheck import ReadingMismatch
 
 
 def numeric(f, args, i, eps=1e-6):
@@ -318,15 +318,15 @@ def test_a_gradient_has_its_arguments_type():
 # ---------------------------------------------------------------- the checking mode
 
 def test_checking_mode_catches_a_wrong_reading(monkeypatch):
-    import s2s.pipeline
+    import s2s.driver.pipeline
 
     def wrong(x):
         return x * 3.0
 
     def right(x):
         return x * 2.0
-    original = s2s.pipeline.primal_ir
-    monkeypatch.setattr(s2s.pipeline, "primal_ir", lambda fn: original(wrong if fn is right else fn))
+    original = s2s.driver.pipeline.primal_ir
+    monkeypatch.setattr(s2s.driver.pipeline, "primal_ir", lambda fn: original(wrong if fn is right else fn))
     with pytest.raises(ReadingMismatch, match="right differs from Python's: the result is 2.0 in Python, 3.0"):
         s2s.grad(right, check=True)(1.0)
     assert s2s.grad(right, check=False)(1.0) == 3.0       # unchecked, the wrong reading goes through

@@ -1,0 +1,539 @@
+"""Activity analysis, and which values are known to be scalars.
+
+`active_values(fn, wrt)` gives the values that both depend on a differentiated
+parameter (through differentiable primitives) and reach the function's
+result: only they get adjoints or tangents. Constants, integers from `len` or
+`//`, comparisons and everything computed from them are inactive.
+
+`value_kinds(fn, param_kinds)` gives the kind of each value (scalar, array, container structure);
+`scalar_values(fn, param_kinds)` the values known to be Python or
+NumPy scalars, so the transforms can write `0.0` instead of `np.zeros_like(x)`
+and skip unbroadcasting where no broadcasting can happen.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from s2s.analysis import dtypes
+from s2s.rules import registry
+from s2s import runtime
+from s2s.errors import S2SError
+from s2s.analysis.global_shapes import global_is_array
+from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, walk
+
+
+def _differentiable(op: Op) -> bool:
+    return not registry.is_nondifferentiable(op.prim) and op.prim is not runtime.free_name and not _casts_to_integers(op)
+
+
+# the functions that take a dtype, and where it goes positionally (keyed by id: they live as long as NumPy)
+_CASTS = {id(p): k for p, k in ((np.astype, 1), (np.array, 1), (np.asarray, 1), (np.asanyarray, 1),
+                                (np.ascontiguousarray, 1))}
+_MADE_WITH_DTYPE = {id(p): k for p, k in ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.full, 2), (np.zeros_like, 1),
+                                          (np.ones_like, 1), (np.empty_like, 1), (np.full_like, 2))}
+
+
+def _integer_dtype(op: Op, positions: dict[int, int]) -> bool:
+    """Whether op is one of positions' functions given a constant integer or boolean dtype (there or by keyword)."""
+    position = positions.get(id(op.prim))
+    if position is None:
+        return False
+    dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
+    if not isinstance(dtype, Const) or dtype.value is None:
+        return False
+    try:
+        return not np.issubdtype(np.dtype(dtype.value), np.inexact)
+    except TypeError:
+        return False
+
+
+def _casts_to_integers(op: Op) -> bool:
+    """`x.astype(int)`, `np.array(x, dtype=bool)`: integers hold no derivative (as int(x) holds none)."""
+    return _integer_dtype(op, _CASTS)
+
+
+def integer_arrays(fn: Function) -> set[int]:
+    """Values that are arrays of an integer or boolean dtype (s2s/analysis/dtypes.py): a float written into one is
+    truncated, so it carries no derivative, nor does anything made from it."""
+    return dtypes.integer_arrays(fn)
+
+
+def _fixpoint(step: Callable[[], bool]) -> None:
+    while step():
+        pass
+
+
+def varied_values(fn: Function, wrt: list[int]) -> set[int]:
+    """Values that depend on the parameters wrt through differentiable primitives. One sweep in program order
+    marks a value where it is defined, after everything it reads; only a mark that reaches back (a loop's
+    update to its carried value, a push onto a stack) makes another sweep necessary."""
+    varied = {id(fn.params[i]) for i in wrt}
+    integers = integer_arrays(fn)
+    differentiable: dict[int, bool] = {}      # id(prim) -> not declared nondifferentiable (prims outlive the call)
+    push, setitem, free_name = runtime.push, runtime.setitem, runtime.free_name
+
+    def is_varied(atom: Atom) -> bool:
+        return isinstance(atom, Value) and id(atom) in varied
+
+    def mark(values: list[Value]) -> bool:
+        new = [v for v in values if id(v) not in varied]
+        varied.update(id(v) for v in new)
+        return bool(new)
+
+    def reads_varied(op: Op) -> bool:
+        for a in op.args:
+            if a.__class__ is not Const and id(a) in varied:
+                return True
+        return any(is_varied(a) for a in op.kwargs.values()) if op.kwargs else False
+
+    def block(b: Block) -> bool:
+        late = False                    # a mark a sweep in program order may have read before it was made
+        for stmt in b.stmts:
+            if stmt.__class__ is Op:
+                prim = stmt.prim
+                if prim is push:           # a stack varies once a varying value is pushed on it
+                    if is_varied(stmt.args[1]):
+                        late |= mark([stmt.args[0]])
+                elif prim is setitem and id(stmt.outs[0]) in integers:
+                    if is_varied(stmt.args[0]):      # a float written into an integer array is truncated
+                        mark(stmt.outs)
+                elif reads_varied(stmt):
+                    ok = differentiable.get(id(prim))
+                    if ok is None:
+                        ok = differentiable[id(prim)] = not registry.is_nondifferentiable(prim) and \
+                            prim is not free_name
+                    if ok and not _casts_to_integers(stmt):
+                        for o in stmt.outs:
+                            if id(o) not in integers:       # made integer (s2s/analysis/dtypes.py): no derivative
+                                varied.add(id(o))
+            elif isinstance(stmt, If):
+                late |= block(stmt.then) | block(stmt.orelse)
+                mark([o for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
+                      if is_varied(a) or is_varied(b_)])
+            else:
+                mark([c for c, i in zip(stmt.carried, stmt.inits) if is_varied(i)])
+                if isinstance(stmt, While):
+                    late |= block(stmt.test)
+                late |= block(stmt.body)
+                late |= mark([c for c, r in zip(stmt.carried, stmt.body.results) if is_varied(r)])
+                mark([o for o, c in zip(stmt.outs, stmt.carried) if id(c) in varied])
+        return late
+
+    _fixpoint(lambda: block(fn.body))
+    return varied
+
+
+def useful_values(fn: Function) -> set[int]:
+    """Values from which a result can be reached through differentiable primitives. One sweep backwards marks
+    a value after every read of it; only a mark that reaches back (a loop body's read of a carried value, a pop
+    from a stack) makes another sweep necessary."""
+    useful: set[int] = set()
+    differentiable: dict[int, bool] = {}      # id(prim) -> not declared nondifferentiable
+    push, pop, free_name = runtime.push, runtime.pop, runtime.free_name
+
+    def mark(atoms: list[Atom]) -> bool:
+        new = [a for a in atoms if isinstance(a, Value) and id(a) not in useful]
+        useful.update(id(a) for a in new)
+        return bool(new)
+
+    def is_useful(v: Value) -> bool:
+        return id(v) in useful
+
+    def block(b: Block) -> bool:
+        late = False
+        for stmt in reversed(b.stmts):
+            if stmt.__class__ is Op:
+                prim = stmt.prim
+                if prim is push:
+                    if is_useful(stmt.args[0]):
+                        mark([stmt.args[1]])
+                    continue
+                for o in stmt.outs:
+                    if id(o) in useful:
+                        break
+                else:
+                    continue
+                ok = differentiable.get(id(prim))
+                if ok is None:
+                    ok = differentiable[id(prim)] = not registry.is_nondifferentiable(prim) and prim is not free_name
+                if ok and not _casts_to_integers(stmt):
+                    for a in stmt.args:
+                        if a.__class__ is not Const and id(a) not in useful:
+                            useful.add(id(a))
+                            late |= prim is pop
+                    if stmt.kwargs:
+                        late |= mark(list(stmt.kwargs.values())) and prim is pop
+            elif isinstance(stmt, If):
+                for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                    if is_useful(o):
+                        mark([a, b_])
+                late |= block(stmt.then) | block(stmt.orelse)
+            else:
+                mark([c for c, o in zip(stmt.carried, stmt.outs) if is_useful(o)])
+                before = [is_useful(c) for c in stmt.carried]
+                for c, r, i in zip(stmt.carried, stmt.body.results, stmt.inits):
+                    if is_useful(c):
+                        mark([r, i])
+                late |= block(stmt.body)
+                late |= before != [is_useful(c) for c in stmt.carried]    # read in the body: r and i again
+        return late
+
+    mark(fn.body.results)
+    _fixpoint(lambda: block(fn.body))
+    return useful
+
+
+def active_values(fn: Function, wrt: list[int]) -> set[int]:
+    return varied_values(fn, wrt) & useful_values(fn)
+
+
+# ---------------------------------------------------------------- scalars
+
+_SCALAR_RESULT = {len, float, int, round, bool, math.floor, math.ceil, math.trunc, math.isnan, math.isinf,
+                  np.size, np.ndim}
+_SCALAR_IF_SCALAR_ARGS = {abs, min, max, pow, builtins.sum}
+_ARRAY_MAKERS = {np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.arange, np.linspace, np.logspace}
+# reductions that give a scalar when no axis is given
+_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.linalg.norm,
+                    np.linalg.det, np.trace}
+
+
+def _is_scalar_const(atom: Atom) -> bool:
+    # None and UNDEFINED stand for "no value yet" (a return value before the return): they never vary
+    return isinstance(atom, Const) and (isinstance(atom.value, (int, float, bool, np.generic))
+                                        or atom.value is None or atom.value is UNDEFINED)
+
+
+# "scalar" | "array" | ("tuple" | "list", kinds or None) | ("list*", kind of every item)
+# | ("dict", ((key, kind), ...)) | "slice" (a slice made when the function runs) | "other"
+Kind = Any
+_SCALAR_TYPES = {float, int, np.float64, np.float32}
+NUMERIC = ("scalar", "array")
+
+
+def kind_of(value: Any) -> Kind:
+    """What s2s specializes derivative code on: scalars, arrays, and the structure of containers."""
+    if isinstance(value, (int, float, complex, bool, np.number, np.bool_)):
+        return "scalar"
+    if isinstance(value, np.ndarray) or runtime._foreign(value):      # NumPy's, Dask's, CuPy's
+        return "array"
+    if isinstance(value, list) and value and set(map(type, value)) <= _SCALAR_TYPES:
+        return ("list*", "scalar")              # a list of numbers, whatever its length
+    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+        # a namedtuple: a tuple whose fields s2s/passes/sequences.py reads by position (p.w is p[0])
+        return ("tuple", tuple(kind_of(v) for v in value), type(value)._fields)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(kind_of(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, kind_of(v)) for k, v in value.items()))
+    return "other"
+
+
+def is_container(kind: Kind) -> bool:
+    return isinstance(kind, tuple)
+
+
+def _join(a: Kind, b: Kind) -> Kind:
+    if a == b:
+        return a
+    if a in NUMERIC and b in NUMERIC:
+        return "array"
+    if is_container(a) and is_container(b) and a[0] == b[0]:
+        return (a[0], None)
+    if is_container(a) and is_container(b) and {a[0], b[0]} == {"list", "list*"}:
+        return ("list", None)            # a list of numbers on one path, a list on the other
+    return "other"
+
+
+def const_kind(value: Any) -> Kind:
+    """The kind of a constant: a number, None (no value yet), an array, or a tuple or list of them."""
+    if value is None or value is UNDEFINED:
+        return "scalar"
+    if isinstance(value, (tuple, list)) and not isinstance(value, str) and len(value) < 1000:
+        return (type(value).__name__ if type(value) in (tuple, list) else "tuple",
+                tuple(const_kind(v) for v in value))
+    if isinstance(value, np.ndarray):
+        return "array"
+    return "scalar" if isinstance(value, (int, float, complex, bool, np.generic)) else "other"
+
+
+def _concat_kind(a: Kind, b: Kind) -> Kind:
+    if not (is_container(a) and is_container(b)):
+        return "other"
+    if a[0] == "list*" or b[0] == "list*":
+        items = {a[1] if a[0] == "list*" else k for k in (a[1] or ("other",))} | \
+                {b[1] if b[0] == "list*" else k for k in (b[1] or ("other",))}
+        return ("list*", items.pop()) if len(items) == 1 else ("list", None)
+    if a[1] is None or b[1] is None:
+        return (a[0], None)
+    return (a[0], a[1] + b[1])
+
+
+def _repeat_kind(a: Kind, count: Any) -> Kind:
+    if not is_container(a) or a[0] == "list*":
+        return a if is_container(a) else "other"
+    if a[1] is None or not isinstance(count, int):
+        return (a[0], None)
+    return (a[0], a[1] * max(count, 0))
+
+
+def _element(kind: Kind, key: Any) -> Kind:
+    if isinstance(key, slice) and is_container(kind):       # a slice of a tuple or list is a tuple or list
+        if kind[0] == "dict":
+            return "other"
+        if kind[0] == "list*" or kind[1] is None:
+            return kind
+        return (kind[0], tuple(kind[1][key]))
+    if not is_container(kind) or kind[1] is None:
+        return "other"
+    if kind[0] == "list*":
+        return kind[1]
+    items = [k for _, k in kind[1]] if kind[0] == "dict" else list(kind[1])
+    if key is None:              # an index known only at run time: the items' common kind, if they share one
+        return items[0] if items and all(k == items[0] for k in items) else "other"
+    if kind[0] == "dict":
+        return dict(kind[1]).get(key, "other")
+    try:
+        return kind[1][key]
+    except (IndexError, TypeError):
+        return "other"
+
+
+def value_kinds(fn: Function, param_kinds: list[Kind]) -> dict[int, Kind]:
+    """The kind of every value. Optimistic for loops: a carried value keeps its start's kind unless an
+    update has another; that joins the two and restarts the pass."""
+    widened: dict[int, Kind] = {}
+    while True:
+        kinds, violations = _kind_pass(fn, param_kinds, widened)
+        if not violations:
+            return kinds
+        widened.update(violations)
+
+
+def global_is_scalar(owner: Any, name: str) -> bool:
+    """Whether the global variable name of owner's module holds a number now. The derivative is specialized on
+    it: one rebound to something else makes it anew (api.stale)."""
+    owner = getattr(owner, "__func__", owner)
+    if not hasattr(owner, "__globals__") or name in owner.__code__.co_freevars:
+        return False
+    return type(owner.__globals__.get(name)) in _SCALAR_TYPES
+
+
+def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
+    prim = op.prim
+    if prim is runtime.free_name:       # `x += DT` with DT a global float: a number; U a global array: an array
+        owner, name = op.args[1].value, op.args[0].value
+        return "scalar" if global_is_scalar(owner, name) else "array" if global_is_array(owner, name) else "other"
+    args = list(op.args) + list(op.kwargs.values())
+    arg_kinds = [kind(a) for a in args]
+    if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
+        return "scalar"
+    if prim in _FULL_REDUCTIONS and len(op.args) == 1 and op.kwargs.get("axis", Const(None)) == Const(None):
+        return "scalar"
+    if prim is np.shape:           # a tuple of ints whose length the kinds do not know: `x.shape + (2,)`
+        return ("list*", "scalar")
+    if prim in _ARRAY_MAKERS:       # an array, whatever gives its shape: `np.zeros((n, m))`, `np.empty(x.shape)`
+        return "array"
+    if prim in (runtime.make_tuple, runtime.make_list):
+        return ("tuple" if prim is runtime.make_tuple else "list", tuple(arg_kinds))
+    if prim is runtime.make_dict:
+        return ("dict", tuple(zip(op.args[0].value, arg_kinds[1:])))
+    if prim is runtime.list_append:
+        return ("list", None)
+    sequences = [is_container(k) and k[0] in ("tuple", "list", "list*") for k in arg_kinds]
+    if prim is runtime.concat or (prim is operator.add and len(sequences) == 2 and all(sequences)):
+        return _concat_kind(*arg_kinds[:2])
+    if prim is operator.mul and len(sequences) == 2 and any(sequences) and "scalar" in arg_kinds:
+        seq = 0 if sequences[0] else 1
+        count = op.args[1 - seq].value if isinstance(op.args[1 - seq], Const) else None
+        return _repeat_kind(arg_kinds[seq], count)
+    if prim is runtime.repeat:
+        count = op.args[1].value if isinstance(op.args[1], Const) else None
+        return _repeat_kind(arg_kinds[0], count)
+    if prim is runtime.setitem:
+        container = arg_kinds[0]
+        if container == "array" or not is_container(container):
+            return container
+        if container[0] == "list*" and arg_kinds[2] == container[1] and not isinstance(
+                op.args[1], Const) or (container[0] == "list*" and isinstance(op.args[1], Const)
+                                       and isinstance(op.args[1].value, int) and arg_kinds[2] == container[1]):
+            return container
+        if container[0] == "dict" and container[1] is not None and isinstance(op.args[1], Const):
+            entries = dict(container[1])
+            entries[op.args[1].value] = arg_kinds[2]
+            return ("dict", tuple(entries.items()))
+        return (container[0], None)
+    if prim is runtime._shaped_like:
+        return "array" if "array" in arg_kinds else "scalar" if all(k == "scalar" for k in arg_kinds) else "other"
+    if prim in _SHAPED_BY:         # helpers of derivative code: the kind of the value whose shape they take
+        donor = arg_kinds[_SHAPED_BY[prim]] if len(arg_kinds) > _SHAPED_BY[prim] else "other"
+        return donor if donor in NUMERIC else "other"
+    if prim is builtins.slice:      # `xs[-m:]` with m known when it runs: a slice of a tuple or list is one
+        return "slice"
+    if prim is operator.getitem:
+        if arg_kinds[0] == "array":
+            return "array"
+        if len(arg_kinds) > 1 and arg_kinds[1] == "slice" and is_container(arg_kinds[0]):
+            container = arg_kinds[0]
+            return container if container[0] == "list*" else "other" if container[0] == "dict" else (container[0], None)
+        return _element(arg_kinds[0], op.args[1].value if isinstance(op.args[1], Const) else None)
+    elementwise = prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
+        getattr(prim, "__module__", None) in ("_operator", "operator")
+        and prim not in (operator.getitem, operator.contains))
+    if elementwise and all(k == "scalar" for k in arg_kinds):
+        return "scalar"
+    if (prim is builtins.list or prim is builtins.tuple) and len(arg_kinds) == 1 and not op.kwargs:
+        items = arg_kinds[0]            # the same items (an array's rows, of a rank the kinds do not know)
+        if items == "array":
+            return ("list*", "array") if prim is builtins.list else ("tuple", None)
+        if is_container(items) and items[0] in ("tuple", "list", "list*"):
+            if items[0] == "list*":
+                return items if prim is builtins.list else ("tuple", None)
+            return items if items[0] == prim.__name__ else (prim.__name__, items[1])
+        return "other"
+    if prim is builtins.sorted and arg_kinds:       # a list of the items, in another order: their kind
+        items = arg_kinds[0]
+        if items == "array" or (is_container(items) and items[0] == "list*"):
+            return ("list*", "scalar" if items == "array" else items[1])
+        if is_container(items) and items[1] is not None and len(set(items[1])) == 1:
+            return ("list*", items[1][0])
+        return ("list", None)
+    try:
+        declared = registry.result_kind(prim, [a.value if isinstance(a, Const) else registry.UNKNOWN for a in op.args],
+                                        {k: a.value if isinstance(a, Const) else registry.UNKNOWN
+                                         for k, a in op.kwargs.items()})
+    except S2SError as error:       # a rule refusing the call's arguments (odeint's full_output): at its place
+        raise type(error)(error.message, error.loc or op.loc, error.hint) from None
+    if declared is not None:       # a tuple or list of arrays (numpy.linalg.eigh, numpy.split): rules/ declare it
+        return declared
+    numpy_function = (getattr(prim, "__module__", None) or "").startswith("numpy") or isinstance(prim, np.ufunc)
+    if (elementwise or numpy_function) and all(k in NUMERIC for k in arg_kinds[:1]):
+        return "array"
+    return "other"
+
+
+_SHAPED_BY = {runtime._unbroadcast: 1, runtime._expand: 1, runtime._fill: 1, runtime._broadcast_back: 1,
+              runtime._scatter: 0, runtime._masked: 0, runtime._masked_tangent: 0, runtime.zeros_like: 0,
+              runtime._matmul_left: 1, runtime._matmul_right: 2, runtime._dot_left: 1, runtime._dot_right: 2}
+
+
+def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
+               ) -> tuple[dict[int, Kind], dict[int, Kind]]:
+    kinds: dict[int, Kind] = {id(p): k for p, k in zip(fn.params, param_kinds)}
+    violations: dict[int, Kind] = {}
+    # id(prim) -> "scalar" (its result is a scalar whatever it gets), True (elementwise: a scalar of scalars)
+    # or False (the general case): looked up once per function (its prims live as long as it does)
+    classes: dict[int, Any] = {}
+
+    def kind(atom: Atom) -> Kind:
+        if isinstance(atom, Const):
+            return const_kind(atom.value)
+        return kinds.get(id(atom), "other")
+
+    def block(b: Block) -> None:
+        for stmt in b.stmts:
+            if stmt.__class__ is Op:
+                prim = stmt.prim
+                known = classes.get(id(prim))
+                if known is None:
+                    known = classes[id(prim)] = _prim_class(prim)
+                k = None
+                if known is True and not stmt.kwargs:     # elementwise: a scalar of scalars
+                    k = "scalar"
+                    for a in stmt.args:
+                        if (const_kind(a.value) if a.__class__ is Const else kinds.get(id(a), "other")) != "scalar":
+                            k = None
+                            break
+                elif known == "scalar":
+                    k = "scalar"
+                if k is None:
+                    k = _op_kind(stmt, kind)
+                for o in stmt.outs:
+                    kinds[id(o)] = k
+            elif isinstance(stmt, If):
+                block(stmt.then)
+                block(stmt.orelse)
+                for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                    kinds[id(o)] = _join(kind(a), kind(b_))
+            else:
+                if isinstance(stmt, For):
+                    kinds[id(stmt.index)] = "scalar"
+                for c, i in zip(stmt.carried, stmt.inits):
+                    kinds[id(c)] = widened.get(id(c), kind(i))
+                if isinstance(stmt, While):
+                    block(stmt.test)
+                block(stmt.body)
+                for c, r, o in zip(stmt.carried, stmt.body.results, stmt.outs):
+                    joined = _join(kinds[id(c)], kind(r))
+                    if joined != kinds[id(c)]:
+                        violations[id(c)] = joined
+                    kinds[id(o)] = kinds[id(c)]
+
+    block(fn.body)
+    return kinds, violations
+
+
+def _prim_class(prim: Any) -> Any:
+    """What _op_kind says of prim before it looks at the arguments: "scalar" when it always gives a scalar (a
+    function of _SCALAR_RESULT or of math), True when it is elementwise (a scalar of scalars; none of the
+    special cases of _op_kind applies to it then), False otherwise."""
+    if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
+        return "scalar"
+    return prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
+        getattr(prim, "__module__", None) in ("_operator", "operator")
+        and prim not in (operator.getitem, operator.contains))
+
+
+def scalar_values(fn: Function, param_kinds: list[Kind]) -> set[int]:
+    return {key for key, k in value_kinds(fn, param_kinds).items() if k == "scalar"}
+
+
+# ---------------------------------------------------------------- floats
+
+def _float_producing(prim: object) -> bool:
+    """A function whose result is a float whatever numbers it gets (exp, log, true division...)."""
+    if isinstance(prim, np.ufunc):
+        return all(t.split("->")[-1][-1:] in "efdgFDGO" for t in prim.types)
+    return prim is operator.truediv or getattr(prim, "__module__", None) == "math"
+
+
+def float_values(fn: Function, float_params: list[int]) -> set[int]:
+    """Values known to be floats (or float arrays): what they hold can be overwritten by float results.
+    One sweep in program order; what a function does with floats is looked up once per function."""
+    floats = {id(fn.params[i]) for i in float_params}
+    producing: dict[int, bool] = {}      # id(prim) -> makes floats of anything (prims live while fn does)
+    passing: dict[int, bool] = {}        # id(prim) -> its result is a float when an argument is
+    pop, free_name = runtime.pop, runtime.free_name
+
+    def block(b: Block) -> None:
+        for stmt in b.stmts:
+            if stmt.__class__ is not Op:
+                for inner in stmt_blocks(stmt):
+                    block(inner)
+                continue
+            prim = stmt.prim
+            makes = producing.get(id(prim))
+            if makes is None:
+                makes = producing[id(prim)] = _float_producing(prim)
+            if not makes:
+                keeps = passing.get(id(prim))
+                if keeps is None:
+                    keeps = passing[id(prim)] = not registry.is_nondifferentiable(prim) and \
+                        prim is not pop and prim is not free_name
+                if not keeps:
+                    continue
+                for a in stmt.args:
+                    if (isinstance(a.value, float) if a.__class__ is Const else id(a) in floats):
+                        break
+                else:
+                    continue
+            for o in stmt.outs:
+                floats.add(id(o))
+
+    block(fn.body)
+    return floats

@@ -1,0 +1,236 @@
+"""Which arrays hold integers (or booleans) and which hold floats, as far as the function's own code decides.
+
+A float written into an integer array is truncated: after `a = np.arange(5); a[0] = v` the array keeps no
+derivative of v, and nothing computed from a does. So the transform must know, at every write `a[i] = v` of a value
+that carries a derivative, which of the two a is:
+
+- `integer_arrays(fn)`: the arrays the code makes integer or boolean (`np.arange(5)`, `np.array([1, 2])`,
+  `np.full(3, 2)`, `np.zeros(3, dtype=int)`, `x.astype(int)`, `np.zeros_like` of one, a copy, reshape or slice of
+  one, ...): activity gives a write into them, and everything made from them, no derivative.
+- `guard_writes(fn, wrt)`: where the code does not decide (an array argument that is not differentiated, what a
+  library function returns), a check before the write, when it runs: an integer array there is refused
+  (`RefusedWhenRun`, at the user's line), a float one goes on. Arrays the code makes float (`np.zeros(n)`,
+  `x.copy()` of a differentiated x, arithmetic with a float array) need no check.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from s2s.analysis import global_shapes
+from s2s.rules import registry
+from s2s import runtime
+from s2s.ir.core import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
+
+INT, FLOAT = "int", "float"          # integer or boolean; inexact (float or complex). Absent: not decided.
+
+_CASTS = {np.astype: 1, np.array: 1, np.asarray: 1, np.asanyarray: 1, np.ascontiguousarray: 1}
+_FILLED = {np.zeros: 1, np.ones: 1, np.empty: 1, np.full: 2}             # value: the position of dtype
+_LIKE = {np.zeros_like: 1, np.ones_like: 1, np.empty_like: 1, np.full_like: 2}
+# the class of their first argument: the same elements, or some of them
+_SAME = {np.copy, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d,
+         np.atleast_3d, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.roll, np.tile, np.repeat,
+         np.broadcast_to, np.diag, np.diagonal, np.triu, np.tril, operator.getitem, runtime.setitem}
+_JOINED = {np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, runtime.make_list, runtime.make_tuple}
+# what makes a list, tuple or dict (a float written into one stays a float)
+_CONTAINERS = {runtime.make_list, runtime.make_tuple, runtime.make_dict, runtime.list_append, runtime.concat,
+               runtime.repeat, builtins.list, builtins.dict}
+_WRITES = {runtime.setitem, runtime.list_append}        # the same object, written into
+# Python's functions that return integers whatever they are given
+_INTEGER_RESULTS = {builtins.len, builtins.int, builtins.round, math.floor, math.ceil, math.trunc, operator.floordiv}
+
+
+def dtype_class(dtype: Any) -> str | None:
+    try:
+        return FLOAT if np.issubdtype(np.dtype(dtype), np.inexact) else INT
+    except TypeError:
+        return None
+
+
+def _const_class(value: Any) -> str | None:
+    if isinstance(value, (bool, int, np.integer, np.bool_)):
+        return INT
+    if isinstance(value, (float, complex, np.inexact)):
+        return FLOAT
+    if isinstance(value, np.ndarray):
+        return dtype_class(value.dtype)
+    if isinstance(value, (list, tuple)) and value:
+        classes = {_const_class(v) for v in value}
+        return FLOAT if FLOAT in classes else INT if classes == {INT} else None
+    return None
+
+
+def _given_dtype(op: Op, position: int) -> Any:
+    """op's dtype argument (by keyword or at position): a Const, or None when not given; False if not a Const."""
+    dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
+    if dtype is None or (isinstance(dtype, Const) and dtype.value is None):
+        return None
+    return dtype if isinstance(dtype, Const) else False
+
+
+def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
+    """The class (INT or FLOAT) of every value the code decides, by id; floats: ids of values known to be float
+    (the differentiated parameters)."""
+    found: dict[int, str] = dict.fromkeys(floats, FLOAT)
+    undecided: set[int] = set()        # loop-carried values the body makes another class
+
+    def of(atom: Any) -> str | None:
+        if isinstance(atom, Const):
+            return _const_class(atom.value)
+        return found.get(id(atom)) if isinstance(atom, Value) else None
+
+    def joined(atoms: list) -> str | None:
+        seen = {of(a) for a in atoms}
+        return FLOAT if FLOAT in seen else INT if seen == {INT} else None
+
+    def op_class(op: Op) -> str | None:
+        prim = op.prim
+        if prim in _CASTS:
+            dtype = _given_dtype(op, _CASTS[prim])
+            if dtype is None:
+                return of(op.args[0]) if op.args and prim is not np.astype else None
+            return dtype_class(dtype.value) if dtype else None
+        if prim in _FILLED or prim in _LIKE:
+            dtype = _given_dtype(op, _FILLED.get(prim, _LIKE.get(prim)))
+            if dtype is not None:
+                return dtype_class(dtype.value) if dtype else None
+            if prim is np.full:
+                return of(op.kwargs.get("fill_value", op.args[1] if len(op.args) > 1 else None))
+            return FLOAT if prim in _FILLED else of(op.args[0]) if op.args else None
+        if prim is np.arange:
+            return None if op.kwargs else joined(op.args)
+        if prim in _SAME:
+            return of(op.args[0]) if op.args else None
+        if prim in _JOINED:         # a list display's items; a concatenation's list
+            return joined(list(op.args)) if prim in (runtime.make_list, runtime.make_tuple) else \
+                of(op.args[0]) if op.args else None
+        if prim in _INTEGER_RESULTS or registry.is_nondifferentiable(prim):
+            return None
+        # a function with a derivative given a float array (or a float) computes in floats: NumPy's promotion
+        return FLOAT if any(of(a) == FLOAT for a in [*op.args, *op.kwargs.values()]) else None
+
+    def set_class(values: list, cls: str | None) -> bool:
+        changed = False
+        for v in values:
+            if cls is not None and id(v) not in undecided and found.get(id(v)) != cls:
+                changed = True
+                found[id(v)] = cls
+        return changed
+
+    def block(b: Block) -> bool:
+        changed = False
+        for stmt in b.stmts:
+            if isinstance(stmt, Op):
+                changed |= set_class(stmt.outs, op_class(stmt))
+            elif isinstance(stmt, If):
+                changed |= block(stmt.then) | block(stmt.orelse)
+                for o, a, c in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                    changed |= set_class([o], of(a) if of(a) == of(c) else None)
+            else:
+                loops.append(stmt)
+                for c, i in zip(stmt.carried, stmt.inits):   # a class the body keeps (checked after it)
+                    changed |= set_class([c], of(i))
+                for inner in stmt_blocks(stmt):
+                    changed |= block(inner)
+                for c, r, o in zip(stmt.carried, stmt.body.results, stmt.outs):
+                    if of(r) != of(c) and id(c) in found:      # the body makes it something else: not decided
+                        del found[id(c)]
+                        undecided.add(id(c))
+                        changed = True
+                    changed |= set_class([o], of(c))
+        return changed
+
+    loops: list = []                # without loops one sweep settles every class (each read after its definition)
+    while block(fn.body) and loops:     # loops: until the classes settle (a carried value only loses its class)
+        pass
+    return found
+
+
+def integer_arrays(fn: Function) -> set[int]:
+    """Ids of the values the code makes integer or boolean."""
+    return {k for k, v in classes(fn).items() if v == INT}
+
+
+def guard_writes(fn: Function, wrt: list[int], shapes: Any = None) -> Function:
+    """fn with a check (runtime._assert_inexact) on each array of a class the code does not decide that a value
+    with a derivative is written into: where the array is made (before a loop that writes into it, not in it).
+    shapes: the arguments' abstract values (s2s/analysis/shapes.py), when the derivative is specialized on them."""
+    if not any(isinstance(s, Op) and s.prim is runtime.setitem for s in _ops(fn.body)):
+        return fn
+    from s2s.analysis.activity import varied_values
+    varied = varied_values(fn, wrt)
+    known = {id(fn.params[i]) for i in wrt}
+    for param, abstract in zip(fn.params, shapes or ()):
+        if abstract is not None and isinstance(getattr(abstract, "dtype", None), np.dtype):
+            known.add(id(param)) if dtype_class(abstract.dtype) == FLOAT else None
+    if shapes is not None:      # and the global float arrays it reads, checked on entry (s2s/analysis/global_shapes.py)
+        known.update(id(s.outs[0]) for s in _ops(fn.body) if isinstance(s, Op) and s.prim is runtime.free_name
+                     and len(s.outs) == 1 and global_shapes.checked_inexact(s))
+    found = classes(fn, frozenset(known))
+    made: dict[int, Any] = {}              # value id: the Op that makes it, or (loop, position) of a carried value
+    for stmt in _ops(fn.body):
+        if isinstance(stmt, Op):
+            made.update((id(o), stmt) for o in stmt.outs)
+        elif isinstance(stmt, (For, While)):
+            made.update((id(c), (stmt, k)) for k, c in enumerate(stmt.carried))
+            made.update((id(o), (stmt, k, "out")) for k, o in enumerate(stmt.outs))
+
+    def written_from(result: Any, carried: Value) -> bool:
+        """Whether a loop body's result is its carried value with elements written (the same array)."""
+        while isinstance(result, Value) and isinstance(made.get(id(result)), Op) \
+                and made[id(result)].prim in _WRITES:
+            result = made[id(result)].args[0]
+        return result is carried
+
+    def origin(array: Value) -> Value:
+        """The value to check for array: through writes, and out of loops that only write into it."""
+        while True:
+            maker = made.get(id(array))
+            if isinstance(maker, Op) and maker.prim in _WRITES and isinstance(maker.args[0], Value):
+                array = maker.args[0]
+            elif isinstance(maker, tuple) and len(maker) == 3:      # after a loop: its carried value
+                array = maker[0].carried[maker[1]]
+            elif isinstance(maker, tuple) and isinstance(maker[0].inits[maker[1]], Value) and \
+                    written_from(maker[0].body.results[maker[1]], array):
+                array = maker[0].inits[maker[1]]
+            else:
+                return array
+
+    checks: dict[int, tuple[Value, Any]] = {}
+    for stmt in _ops(fn.body):
+        if isinstance(stmt, Op) and stmt.prim is runtime.setitem and isinstance(stmt.args[0], Value) \
+                and isinstance(stmt.args[2], Value) and id(stmt.args[2]) in varied and id(stmt.args[0]) not in found:
+            array = origin(stmt.args[0])
+            maker = made.get(id(array))
+            if not (isinstance(maker, Op) and maker.prim in _CONTAINERS):     # a list or dict keeps floats
+                checks.setdefault(id(array), (array, stmt.loc))
+    if not checks:
+        return fn
+
+    def check(array: Value) -> Op:
+        value, loc = checks.pop(id(array))
+        return Op(runtime._assert_inexact, [value, Const(value.hint or "the array")], [], loc=loc)
+
+    def block(b: Block, carried: list) -> None:
+        stmts = [check(v) for v in carried if id(v) in checks]     # a carried value the loop may make another
+        for stmt in b.stmts:
+            stmts.append(stmt)
+            for inner in stmt_blocks(stmt):
+                block(inner, list(getattr(stmt, "carried", ())) if inner is getattr(stmt, "body", None) else [])
+            stmts.extend(check(o) for o in stmt.outs if id(o) in checks)
+        b.stmts = stmts
+
+    block(fn.body, [p for p in fn.params if id(p) in checks])
+    assert not checks, "every written array is made somewhere"
+    return fn
+
+
+def _ops(b: Block):
+    for stmt in b.stmts:
+        yield stmt
+        for inner in stmt_blocks(stmt):
+            yield from _ops(inner)

@@ -1,0 +1,294 @@
+"""Objects a method call may have changed: refused where s2s would not follow the change.
+
+`a = Acc(); a.add(x * 2); sum(a.vals)`: a method of an object known only when the code runs is called as Python
+calls it, and differentiated through s2s's vjp/jvp of the bound method, made and run when its rule runs (s2s/desugar/
+derivatives.py): after the call, in reverse mode after the whole function. That reading is exact only for a method
+that writes nothing: what a method writes into its object (`self.h = ...`, `self.vals.append(v)`) is not followed,
+and a method run again by its rule would find the state its calls left. So
+
+- a read of an object after a method call was given a value with a derivative is refused, at the read;
+- a method call given a value with a derivative runs, at its first call for each class of object, a check that
+  s2s's reading of the method writes into nothing (its object, a list or array it holds, a global) and draws no
+  random number: refused at the call otherwise, naming the write and the call (`a = cell.step(x); b = cell.step(2 * x)`
+  with `self.h = self.h * 0.5 + x` in `step` would otherwise differentiate both calls at the last state).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from s2s.rules import registry
+from s2s import runtime
+from s2s.errors import RefusedWhenRun, S2SError, UnsupportedSyntax
+from s2s.ir.core import Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, stmt_blocks, walk
+
+_HINT = ("pass the state explicitly and return the new one (`h = cell.step(h, x)` with `def step(self, h, x): "
+         "return h * self.decay + x`), or keep the list (or array) in the function")
+
+
+def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
+    ops = [s for s in walk(fn.body) if isinstance(s, Op)]           # in the order the code runs them
+    for op in ops:
+        if op.prim in (setattr, delattr, object.__setattr__):
+            raise UnsupportedSyntax(f"s2s does not follow {getattr(op.prim, '__name__', op.prim)}(...), which "
+                                    f"changes an object", op.loc, hint=_HINT)
+    calls = [k for k, s in enumerate(ops) if getattr(s.prim, "_s2s_effect", False) and len(s.args) > 1
+             and isinstance(s.args[0], Value)]
+    if not calls:
+        return fn
+    _check_writes_into_results(fn.body, {id(o): op for op in ops for o in op.outs}, _carried_starts(fn.body))
+    from s2s.analysis.activity import varied_values
+    from s2s.frontend.desugar import derivatives
+    varied = varied_values(fn, wrt)
+    method_calls = set(map(id, derivatives._METHOD_CALLS.values()))
+
+    def differentiated(op: Op) -> bool:
+        return any(isinstance(a, Value) and id(a) in varied for a in op.args[2:])
+
+    changed: dict[int, Op] = {}
+    checked: list[int] = []             # positions in ops of the calls given a differentiated value
+    for k, op in enumerate(ops):
+        obj = op.args[0] if op.args and isinstance(op.args[0], Value) else None
+        if obj is None:
+            continue
+        effect = getattr(op.prim, "_s2s_effect", False)
+        if effect and differentiated(op):
+            changed.setdefault(id(obj), op)
+            if id(op.prim) in method_calls:         # the method is checked to write nothing when it first runs
+                op.prim = checked_method_call(len(op.args) - 2, op.loc)
+                checked.append(k)
+        elif id(obj) in changed and (op.prim is getattr or effect):
+            # what the object holds now (an attribute, or a method given no differentiated value): a constant
+            call = changed[id(obj)]
+            method = call.args[1].value if isinstance(call.args[1], Const) else "a method"
+            what = f"reads {op.args[1].value!r} of" if op.prim is getattr and isinstance(op.args[1], Const) else \
+                "calls a method of"
+            where = f" (line {call.loc.line})" if call.loc is not None else ""
+            raise UnsupportedSyntax(
+                f"{what} an object that `.{method}(...)`{where} was given a differentiated value: s2s does not "
+                f"follow what a method writes into its object", op.loc,
+                hint="return the value from the method and use that, or keep the list (or array) in the function")
+    if checked:
+        _check_calls_after(fn.body, ops, checked, method_calls)
+    return fn
+
+
+def _check_calls_after(body: Block, ops: list[Op], checked: list[int], method_calls: set[int]) -> None:
+    """A method call on another object that may run after a call given a differentiated value (later in the code,
+    or in a loop around one) is checked to write nothing definite: `a = stats.weighted(x); feeder.push(5.0)`, with
+    feeder holding stats, would change what the derivative of `stats.weighted` reads when it runs again."""
+    from s2s.frontend.desugar.helpers import call_method
+    loops = _enclosing_loops(body)
+    around = {loop for k in checked for loop in loops.get(id(ops[k]), ())}
+    first = ops[checked[0]]
+    for k, op in enumerate(ops):
+        if k in checked or not (id(op.prim) in method_calls or op.prim is call_method) \
+                or not isinstance(op.args[0], Value) or not (k > checked[0] or around & set(loops.get(id(op), ()))):
+            continue
+        op.prim = checked_method_call(len(op.args) - 2, op.loc, after=first.loc, plain=op.prim is call_method)
+
+
+def _enclosing_loops(block: Block, outer: tuple = ()) -> dict[int, tuple]:
+    """For each operation, the loops (by id) around it."""
+    found: dict[int, tuple] = {}
+    for stmt in block.stmts:
+        if isinstance(stmt, Op):
+            found[id(stmt)] = outer
+            continue
+        inner = outer + (id(stmt),) if isinstance(stmt, (For, While)) else outer
+        for sub in stmt_blocks(stmt):
+            found.update(_enclosing_loops(sub, inner))
+    return found
+
+
+# ---------------------------------------------------------------- a method given a differentiated value
+
+_CHECKED_CALLS: dict[tuple, Any] = {}
+
+
+def checked_method_call(arity: int, loc: Loc | None, after: Loc | None = None, plain: bool = False) -> Any:
+    """derivatives.method_call(arity) for one call site, given a differentiated value (after None), or running
+    after one that was (at after): before Python runs the method, `writes_nothing` checks it (once per class of
+    object and arguments' kinds), naming this call if it writes. plain: helpers.call_method's form (keywords)."""
+    key = (arity, loc, after, plain)
+    made = _CHECKED_CALLS.get(key)
+    if made is not None:
+        return made
+    from s2s.frontend.desugar import derivatives
+    from s2s.frontend.desugar.helpers import call_method
+
+    def call(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        writes_nothing(obj, name, loc, args, after)
+        return call_method(obj, name, *args, **kwargs)
+    call.__name__ = call.__qualname__ = "call_method" if plain else f"method_call_{arity}"
+    call._s2s_effect = True             # type: ignore[attr-defined]
+    if not plain:
+        method = derivatives.method_call(arity)
+        registry.adjoint(call)(registry.find_adjoint(method))
+        registry.tangent(call)(registry.find_tangent(method))
+    _CHECKED_CALLS[key] = call
+    return call
+
+
+_VERDICTS: dict[tuple, Any] = {}       # (class, method, its attributes' classes) -> None, or the refusal
+
+
+def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after: Loc | None = None) -> None:
+    """Refuse `obj.name(...)` (at loc) if s2s's reading of the method writes into something (or, given a
+    differentiated value, when after is None, if s2s does not read it or it draws a random number): the rule of a
+    call given a differentiated value runs its method again, later, and would not see the writes."""
+    from s2s.analysis.activity import kind_of
+    kinds = tuple(kind_of(a) for a in args)
+    strict = after is None
+    method = getattr(type(obj), name, None)         # the class's function: a method replaced later is read anew
+    try:
+        key = (type(obj), name, method, kinds, strict, tuple((k, type(v)) for k, v in vars(obj).items()))
+    except TypeError:                   # no __dict__ (slots, a library's object): its own class
+        key = (type(obj), name, method, kinds, strict, None)
+    if key not in _VERDICTS:
+        _VERDICTS[key] = _verdict(obj, name, list(kinds), strict)
+    found = _VERDICTS[key]
+    if found is None:
+        return
+    what, where = found
+    if where is not None:
+        what += f" at {where}" + (f" (`{where.text.strip()}`)" if where.text else "")
+    if strict:
+        raise UnsupportedSyntax(
+            f"`.{name}(...)` of {type(obj).__name__} is given a differentiated value, but {what}: s2s differentiates "
+            f"such a call by running the method again when the derivative runs, and does not follow what it changes",
+            loc, hint=_HINT)
+    raise UnsupportedSyntax(
+        f"`.{name}(...)` of {type(obj).__name__} may run after a method call given a differentiated value (line "
+        f"{after.line}), but {what}: the derivative of that call runs its method again when the derivative runs, "
+        f"and would see what this one changed", loc, hint=_HINT)
+
+
+_CONTAINERS = (list, dict, set, bytearray, np.ndarray)
+_READS = {"copy", "count", "index", "get", "keys", "values", "items", "__getitem__", "__len__", "__contains__",
+          "__iter__", "__reversed__", "isdisjoint", "issubset", "issuperset", "union", "intersection",
+          "difference", "symmetric_difference"}
+_ARRAY_WRITES = {"fill", "sort", "partition", "put", "itemset", "resize", "setfield", "setflags", "byteswap"}
+
+
+def _verdict(obj: Any, name: str, kinds: list, strict: bool) -> Any:
+    """None if s2s's reading of obj.name writes nothing (strict: and s2s reads it, and it draws nothing and calls no
+    method of an object known only when it runs), else (what it does, where)."""
+    from s2s.driver.callables import as_function
+    from s2s.driver.pipeline import lowered
+    from s2s.driver.selfcheck import draws_random
+    try:
+        fn = lowered(as_function(getattr(obj, name)))
+    except UnsupportedSyntax as exc:
+        if "into an attribute" in str(exc).splitlines()[0]:   # `self.h = ...`, `self.n += ...`, `self.buf[:] = ...`
+            return "the method writes into its object", exc.loc
+        if exc.message.startswith("s2s does not follow `."):       # `self.vals.append(v)`
+            return "the method changes a list, set or object it holds", exc.loc
+        if "held by an object" in exc.message:
+            return "the method writes into an array or list its object holds", exc.loc
+        return (f"s2s does not read the method ({exc.message})", exc.loc) if strict else None
+    except S2SError:                    # no source (a library's method): its rule says so if it runs
+        return None
+    if fn.writes_arguments:             # `items.append(x)` on a list it is given: a run-time call's vjp misses it
+        return "the method writes into an argument it is given", fn.writes_arguments
+    if fn.scalar_checks:                # `b = self.buf; b += x`: refused unless b is a number
+        from s2s.analysis.activity import value_kinds
+        found = value_kinds(fn, kinds)
+        for (value, *others), where, message in fn.scalar_checks:
+            if found.get(id(value)) != "scalar" and (not others or any(found.get(id(o)) != "scalar" for o in others)):
+                return f"the method may write in place ({message})", where
+    for op in walk(fn.body):
+        if not isinstance(op, Op):
+            continue
+        owner = getattr(op.prim, "__self__", None)
+        method = getattr(op.prim, "__name__", "")
+        if isinstance(owner, _CONTAINERS) and (method in _ARRAY_WRITES if isinstance(owner, np.ndarray)
+                                               else method not in _READS):
+            return f"the method changes a {type(owner).__name__} it holds (`.{method}(...)`)", op.loc
+        if not strict:
+            continue
+        if draws_random([op.prim]):
+            return "the method draws a random number", op.loc
+        if getattr(op.prim, "_s2s_effect", False):
+            return "the method calls a method of an object known only when it runs", op.loc
+    return None
+
+
+# ---------------------------------------------------------------- a write into what a method returned
+
+def _carried_starts(block: Block) -> dict[int, list]:
+    """For each loop-carried value and each If's result, the values it may start as or be."""
+    starts: dict[int, list] = {}
+    for stmt in walk(block):
+        if isinstance(stmt, (For, While)):
+            for carried, init, result in zip(stmt.carried, stmt.inits, stmt.body.results[-len(stmt.carried):]
+                                             if stmt.carried else []):
+                starts[id(carried)] = [init, result]
+            for out, carried in zip(stmt.outs, stmt.carried):
+                starts[id(out)] = [carried]
+        elif isinstance(stmt, If):
+            for k, out in enumerate(stmt.outs):
+                starts[id(out)] = [b.results[k] for b in (stmt.then, stmt.orelse) if k < len(b.results)]
+    return starts
+
+
+def _returned_by_a_method(value: Any, defining: dict[int, Op], starts: dict[int, list]) -> Op | None:
+    """The method call on an object known only when the code runs whose result value is (or was written from)."""
+    seen: set[int] = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if not isinstance(v, Value) or id(v) in seen:
+            continue
+        seen.add(id(v))
+        op = defining.get(id(v))
+        if op is None:
+            todo.extend(starts.get(id(v), []))
+        elif op.prim in (runtime.setitem, runtime.list_append):
+            todo.append(op.args[0])
+        elif getattr(op.prim, "_s2s_effect", False) and len(op.args) > 1 and isinstance(op.args[0], Value):
+            return op
+    return None
+
+
+def _check_writes_into_results(block: Block, defining: dict[int, Op], starts: dict[int, list]) -> None:
+    """Before a write into a value a method returned (`vals = s.get_values(); vals.append(x)`), a check when it
+    runs that the value is not what the object holds (the method returned its own list): s2s does not follow the
+    write into the object. A new list or array (`rng.normal(size=3)`) is written into as any other."""
+    stmts: list[Stmt] = []
+    for stmt in block.stmts:
+        for inner in stmt_blocks(stmt):
+            _check_writes_into_results(inner, defining, starts)
+        if isinstance(stmt, Op) and stmt.prim in (runtime.setitem, runtime.list_append):
+            call = _returned_by_a_method(stmt.args[0], defining, starts)
+            if call is not None:
+                method = call.args[1].value if isinstance(call.args[1], Const) else "?"
+                stmts.append(Op(not_held, [stmt.args[0], call.args[0], Const(method), Const(stmt.loc)], [],
+                                loc=stmt.loc))
+        stmts.append(stmt)
+    block.stmts = stmts
+
+
+def not_held(value: Any, obj: Any, method: str, loc: Loc | None) -> None:
+    """Refuse writing into value, which `obj.method(...)` returned, if obj holds it (as an attribute, or an item
+    of a list, tuple or dict attribute)."""
+    try:
+        held = list(vars(obj).values())
+    except TypeError:
+        return
+    for item in list(held):
+        if isinstance(item, (list, tuple)):
+            held.extend(item)
+        elif isinstance(item, dict):
+            held.extend(item.values())
+    if any(item is value for item in held):
+        raise RefusedWhenRun(
+            f"this writes into a {type(value).__name__} that `.{method}()` returned, which its "
+            f"{type(obj).__name__} object holds: s2s does not follow the write into the object", loc,
+            hint="copy it first (`vals = list(s.get_values())`, `.copy()` for an array), or return a copy from the "
+                 "method")
+
+
+not_held._s2s_effect = True         # type: ignore[attr-defined]  # a check: never dropped
+registry.nondifferentiable(not_held)

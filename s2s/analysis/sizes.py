@@ -1,0 +1,168 @@
+"""Sizes the arguments' shapes decide: the integers read from shapes (`len(x)`, `A.shape[0]`, `n - 1`) and the
+shapes of the arrays made from them (`np.zeros(n)`, `np.arange(1.0, n + 1)`, `np.diag(L)`).
+
+s2s/analysis/shapes.py's rules see shapes and dtypes only, so an array made from a number (`forces = np.zeros(len(x))`,
+the way element loops for Numba start) has no shape there, and every helper and element write that depends on
+it stays a run-time helper (s2s/passes/specialize.py) that copies the array (s2s/passes/in_place.py). `Sizes` keeps, beside
+the specializer's facts, the value of each integer that only shapes and constants decide; `made` gives the
+shape of an array constructor whose sizes are known. Nothing here changes the IR or the emitted code: `len(x)`
+stays `len(x)`. A value a loop carries, a loop's index and a popped value have no size (they change).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from s2s import runtime
+from s2s.ir.core import Atom, Const, Op, Value
+from s2s.analysis.shapes import Abstract
+
+_INT_OPERATORS = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
+                  operator.floordiv: operator.floordiv, operator.neg: operator.neg, operator.mod: operator.mod}
+_CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.full, np.arange, np.linspace, np.eye, np.identity, np.diag,
+                 np.diagonal, runtime._diag_adjoint}
+_LIMIT = 1 << 31         # sizes beyond this are not shapes anyone allocates: no fact
+
+
+def _integer(v: Any) -> bool:
+    return type(v) is int or isinstance(v, np.integer)
+
+
+def _shape(v: Any) -> tuple | None:
+    """v as an array shape (an integer or a tuple of them), or None."""
+    items = v if type(v) is tuple else (v,)
+    if all(_integer(n) and 0 <= n < _LIMIT for n in items):
+        return tuple(int(n) for n in items)
+    return None
+
+
+class Sizes:
+    """The known integer (or tuple of integers) of each value an operation on shapes and constants made."""
+
+    def __init__(self, sub: Callable[[Atom], Atom], get: Callable[[Atom], Abstract | None]):
+        self.sub = sub          # the specializer's aliases
+        self.get = get          # the specializer's facts
+        self.values: dict[int, Any] = {}
+
+    def value(self, atom: Atom) -> Any:
+        """atom's known integer, tuple of integers or (for a constant) number; None if unknown."""
+        atom = self.sub(atom)
+        if isinstance(atom, Const):
+            v = atom.value
+            ok = (type(v) in (int, float) or type(v) is tuple and all(type(n) is int for n in v))
+            return v if ok else None
+        return self.values.get(id(atom)) if isinstance(atom, Value) else None
+
+    def note(self, op: Op) -> None:
+        """Remember the value of op's result, when shapes and constants decide it."""
+        if len(op.outs) != 1:
+            return
+        found = self._of(op)
+        if found is not None:
+            self.values[id(op.outs[0])] = found
+        else:           # a loop's body is read again once what it carries is known to change: no stale size
+            self.values.pop(id(op.outs[0]), None)
+
+    def _of(self, op: Op) -> Any:
+        prim, args = op.prim, op.args
+        if op.kwargs:
+            return None
+        if prim in (len, np.shape, np.size, np.ndim) and len(args) == 1:
+            x = self.get(args[0])
+            if x is None or x.python or (prim is len and not x.ndim):
+                return None
+            return {len: lambda: x.shape[0], np.shape: lambda: x.shape, np.ndim: lambda: x.ndim,
+                    np.size: lambda: int(np.prod(x.shape, dtype=np.int64))}[prim]()
+        values = [self.value(a) for a in args]
+        if any(v is None for v in values):
+            return None
+        if prim is operator.getitem and len(args) == 2 and type(values[0]) is tuple and _integer(values[1]):
+            return values[0][values[1]] if -len(values[0]) <= values[1] < len(values[0]) else None
+        if prim in _INT_OPERATORS and all(_integer(v) for v in values) and len(values) in (1, 2):
+            try:
+                found = _INT_OPERATORS[prim](*values)
+            except ZeroDivisionError:
+                return None
+            return found if abs(found) < _LIMIT else None
+        if prim is runtime.make_tuple and all(_integer(v) for v in values):
+            return tuple(values)
+        return None
+
+    def made(self, op: Op) -> Abstract | None:
+        """The shape and dtype of an array constructor whose sizes are known (None otherwise)."""
+        prim = op.prim
+        try:
+            if prim not in _CONSTRUCTORS or len(op.outs) != 1:
+                return None
+        except TypeError:           # an unhashable primitive
+            return None
+        if prim in (np.diag, np.diagonal):
+            return self._diagonal(op)
+        if prim is runtime._diag_adjoint:
+            return self._diag_adjoint(op)
+        if not all(isinstance(a, Const) for a in op.kwargs.values()) or set(op.kwargs) - {"dtype"}:
+            return None
+        values = [self.value(a) for a in op.args]
+        if not values or any(v is None for v in values) and prim is not np.full:
+            return None
+        dtype = op.kwargs["dtype"].value if "dtype" in op.kwargs else None
+        try:
+            if prim is np.arange:
+                if len(values) > 3 or not all(_integer(v) or type(v) is float for v in values):
+                    return None
+                start, stop, step = ([0] + values + [1])[-3:] if len(values) == 1 else (values + [1])[:3]
+                if not step:
+                    return None
+                n = len(range(start, stop, step)) if all(map(_integer, values)) else \
+                    max(0, int(np.ceil((stop - start) / step)))        # without making the array
+                return Abstract((n,), np.dtype(dtype) if dtype is not None else np.result_type(*values)) \
+                    if n < _LIMIT else None
+            if prim is np.linspace:         # np.linspace(a, b, n) of numbers: n of them, floats
+                if len(values) != 3 or not _integer(values[2]) or not 0 <= values[2] < _LIMIT or \
+                        not all(type(v) in (int, float) for v in values[:2]):
+                    return None
+                return Abstract((int(values[2]),), np.dtype(dtype if dtype is not None else float))
+            shape = _shape(values[0])
+            if shape is None:
+                return None
+            if prim in (np.eye, np.identity):
+                if len(values) != 1:
+                    return None
+                return Abstract((shape[0], shape[0]), np.dtype(dtype if dtype is not None else float))
+            if prim is np.full:
+                if len(op.args) != 2 or dtype is None and self.get(op.args[1]) is None:
+                    return None
+                fill = self.get(op.args[1])
+                if dtype is None and (fill.shape != () or not fill.python):
+                    return None         # a NumPy fill value's dtype: left to NumPy's rules
+                dtype = dtype if dtype is not None else fill.dtype
+            elif len(values) != 1:
+                return None
+            return Abstract(shape, np.dtype(dtype if dtype is not None else float))
+        except (TypeError, ValueError):
+            return None
+
+    def _diagonal(self, op: Op) -> Abstract | None:
+        """np.diag(x, k) and np.diagonal(x, k) of an array of known shape."""
+        x = self.get(op.args[0]) if op.args else None
+        if x is None or x.python or op.kwargs or len(op.args) > 2:
+            return None
+        k = self.value(op.args[1]) if len(op.args) == 2 else 0
+        if not _integer(k) or x.ndim not in ((1, 2) if op.prim is np.diag else (2,)):
+            return None
+        if x.ndim == 1:
+            n = x.shape[0] + abs(int(k))
+            return Abstract((n, n), x.dtype)
+        m, n = x.shape
+        return Abstract((max(0, min(m, n - k) if k >= 0 else min(m + k, n)),), x.dtype)
+
+    def _diag_adjoint(self, op: Op) -> Abstract | None:
+        """runtime._diag_adjoint(g, x, k), np.diag's adjoint: x's shape (a matrix), or g's diagonal (a vector)."""
+        g, x = (self.get(a) for a in op.args[:2]) if len(op.args) >= 2 else (None, None)
+        if g is None or x is None or g.python or x.python or op.kwargs:
+            return None
+        if x.ndim == 2 and g.ndim == 1:
+            return Abstract(x.shape, np.result_type(x.dtype, np.float32))
+        return None

@@ -1,0 +1,1 @@
+"""Back ends other than NumPy's Python: Numba."""

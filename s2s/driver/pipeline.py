@@ -1,0 +1,582 @@
+"""The pipeline and its cache: from a function and its arguments' kinds to generated, compiled code.
+
+`derivative_ir` is the whole compiler in order: front end and lowering (or the IR of a derivative s2s made, to
+differentiate it again), the transform, the optimizing passes, each followed by the verifier. `generate` emits and
+compiles its result; `compiled` caches it per function object (weakly: dropping the function frees it) and per
+(wrt, mode, options, argument kinds and, when specialized, shapes), and in the checking mode compares a new
+derivative's reading of the function with Python's.
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+import os
+import threading
+import types
+import weakref
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from s2s.analysis.activity import Kind, float_values, kind_of, scalar_values, value_kinds
+from s2s.driver.compile import collection_paused, compile_function
+from s2s.emit.python import emit_module
+from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
+from s2s.transforms.forward import PARAMETER, forward_function
+from s2s.frontend.reader import parse_function
+from s2s.ir.core import Const, Function, Op, Value, clone_function, values_kept, verify, walk
+from s2s.analysis import complex_values
+from s2s.analysis import dtypes
+from s2s.driver import foreign
+from s2s.analysis import global_shapes
+from s2s.analysis import mutation
+from s2s.backends import numba as numba_backend
+from s2s import runtime
+from s2s.driver import selfcheck
+from s2s.passes import sequences
+from s2s.ir.naming import Namer
+from s2s.ir.lower import lower
+from s2s.passes.in_place import write_elements_in_place
+from s2s.passes.optimize import PASSES, eliminate_common_subexpressions, eliminate_dead_code, eliminate_dead_stacks, hoist_loop_invariants, replace_shape_only_values, simplify, sink_pure_operations, write_in_place
+from s2s.transforms.reverse import reverse_function
+from s2s.analysis.shapes import Abstract, abstract_of, shape_key
+from s2s.passes.specialize import specialize
+from s2s.passes.unroll import unroll
+
+
+__version__ = "0.1.0"
+
+def verify_every_pass() -> bool:
+    """The verifier runs after every pass when S2S_VERIFY=1 (the test suite sets it); otherwise once, at the end.
+    Read when a derivative is made, so that setting it after s2s is imported (a conftest) counts."""
+    return os.environ.get("S2S_VERIFY") == "1"
+
+
+def checked(fn: Function) -> Function:
+    return verify(fn) if verify_every_pass() else fn
+
+MODES = ("auto", "reverse", "forward", "hvp", "vjp")
+# "tangent" is internal: what mode="auto" becomes along one float argument (forward mode seeded with 1.0, the
+# signature and result of the reverse-mode gradient, no tangent parameter); see resolve_mode.
+
+
+@dataclass(frozen=True)
+class Options:
+    wrt: tuple[int, ...]
+    several: bool = False         # wrt was given as a tuple: the gradient is a tuple too
+    mode: str = "reverse"         # reverse: gradient; forward: jvp; hvp: forward over reverse; vjp: cotangent in;
+                                  # auto: tangent (forward, seeded) along one float, else reverse (resolve_mode)
+    with_value: bool = False
+    optimize: Any = True          # True, False, or a tuple of pass names (see optimize.PASSES)
+    has_aux: bool = False         # the function returns (output, aux); aux is passed through
+    checkpoint: Any = None        # reverse mode: snapshots (or a budget "200MB") for the outermost loops
+    backend: str = "python"       # "numba": compiled with numba.njit (numba_backend.py)
+    numba_options: tuple = ()     # the user's @njit options the derivative is compiled with
+
+
+# ---------------------------------------------------------------- the pipeline
+
+_PRIMAL: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
+
+
+def primal_ir(fn: Callable) -> Function:
+    """fn lowered to IR: once per function (and code), then a fresh copy for each transform to work on."""
+    namer = Namer()
+    return clone_function(lowered(fn), lambda v: namer.value(v.hint))
+
+
+def lowered(fn: Callable) -> Function:
+    """fn lowered to IR, made once per function (and code) and cached: for callers that only read it."""
+    cached = _PRIMAL.get(fn) if isinstance(fn, types.FunctionType) else None
+    if cached is None or cached[0] is not fn.__code__:
+        cached = (getattr(fn, "__code__", None), checked(lower(parse_function(fn))))
+        _PRIMAL[fn] = cached
+    return cached[1]
+
+
+def function_ir(fn: Callable, param_kinds: Sequence[Kind]) -> Function:
+    """The IR of fn: lowered from its source, or, for a derivative s2s made, that derivative's IR."""
+    derived = getattr(fn, "__s2s__", None)
+    if derived is not None:
+        inner, options = derived
+        return derivative_ir(inner, options, param_kinds)
+    return primal_ir(fn)
+
+
+def resolve_mode(options: Options, kinds: Sequence[Kind], names: Sequence[str] = ()) -> tuple[Options, str]:
+    """mode="auto" as the mode it stands for with arguments of these kinds, and why (a line of the header).
+
+    One scalar: the derivative is with respect to one argument (wrt a position or a name, or a tuple of one)
+    and that argument is a float (a Python or NumPy float, not an array or a container). Then forward mode,
+    seeded with 1.0, computes the gradient in one sweep and needs no stack ("tangent"); otherwise reverse mode.
+    checkpoint= is reverse mode's; it keeps reverse mode."""
+    if options.mode != "auto":
+        return options, ""
+    shown = ", ".join(names[i] if i < len(names) else f"argument {i}" for i in options.wrt)
+    if options.checkpoint is not None:
+        mode, why = "reverse", "checkpoint= is for reverse mode"
+    elif len(options.wrt) != 1:
+        mode, why = "reverse", f"the derivative is with respect to {len(options.wrt)} arguments ({shown})"
+    elif options.wrt[0] >= len(kinds) or kinds[options.wrt[0]] != "scalar":
+        what = _describe(kinds[options.wrt[0]]) if options.wrt[0] < len(kinds) else "not given"
+        mode, why = "reverse", f"the differentiated argument ({shown}) is {'an' if what[0] in 'aeio' else 'a'} {what}"
+    elif complex_values.is_complex_argument(options.wrt[0]):     # df/dx - i df/dy: both parts, reverse mode
+        mode, why = "reverse", f"the differentiated argument ({shown}) is complex"
+    else:
+        mode, why = "tangent", f"the derivative is with respect to one float ({shown}): no stack"
+    label = "forward" if mode == "tangent" else mode
+    return dataclasses.replace(options, mode=mode), f'# mode="auto" chose {label} mode: {why}.'
+
+
+def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
+    """shapes: the arguments' abstract values (s2s/analysis/shapes.py) when the derivative is specialized on them; then
+    on the global arrays' too (checked on entry: s2s/analysis/global_shapes.py)."""
+    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept():
+        return _derivative_ir(fn, options, param_kinds, shapes)
+
+
+def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
+    kinds = list(param_kinds)
+    auto = options.mode == "auto"
+    options = resolve_mode(options, kinds)[0]
+    base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
+    base = checked(dtypes.guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
+    base = mutation.refuse_hidden_changes(base, list(options.wrt))         # an object a method call changed
+    if base.scalar_checks:
+        found = value_kinds(base, kinds)
+        for (value, *others), loc, message in base.scalar_checks:     # fine if the value is a number, or
+            if found.get(id(value)) != "scalar" and (not others or any(     # every other name holds one
+                    found.get(id(o)) != "scalar" for o in others)):
+                raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
+    if options.has_aux:
+        base = split_aux(base, kinds)
+    if specializes(options):    # loops over containers of known length: unrolled (s2s/passes/unroll.py)
+        base = checked(unroll(base, kinds))
+    if options.optimize:        # fold what the transform need not see (containers read back, constants)
+        base = optimize_ir(base, kinds, [], options.optimize, final=False, shapes=shapes)
+    wrt = list(options.wrt)
+    derivative, fallback = None, ""
+    if options.mode in ("reverse", "tangent") and hasattr(fn, "__s2s__"):
+        # the derivative of a derivative: forward mode over its code, along one scalar argument
+        inner = fn.__s2s__[1]
+        if inner.checkpoint is not None:
+            raise S2SError("s2s differentiates a checkpointed gradient no further",
+                           hint="take the second derivative of the gradient without checkpoint=")
+        if inner.several or inner.with_value or inner.has_aux or inner.mode not in ("reverse", "forward", "auto"):
+            raise NonScalarOutput(f"{root_function(fn).__qualname__}'s derivative returns a tuple (several "
+                                  f"gradients, a value, or aux data), not a number: grad needs a scalar output",
+                                  hint="differentiate one gradient at a time (wrt= one argument), or use "
+                                       "s2s.hessian / s2s.jacobian")
+        if len(wrt) != 1 or options.several or kinds[wrt[0]] != "scalar" or \
+                complex_values.is_complex_argument(wrt[0]):
+            raise S2SError("s2s differentiates a derivative it generated along one scalar argument (a float, not "
+                           "a complex number)",
+                           hint="for array arguments use s2s.hessian, s2s.hvp or s2s.jacobian")
+        derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad")
+    elif options.mode == "tangent":         # mode="auto" along one float: forward mode, seeded, no stack
+        output = base.body.results[0]
+        kind = value_kinds(base, kinds).get(id(output), "other") if isinstance(output, Value) else "constant"
+        try:
+            if kind != "scalar":        # reverse mode refuses what is not a number, and checks arrays when run
+                fallback = f"the output is {'a constant' if kind == 'constant' else 'not known to be a number'}"
+            else:
+                derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad",
+                                              several=options.several)
+        except NoDerivativeRule as exc:       # a function with an adjoint but no tangent rule: reverse mode
+            if not auto:
+                raise
+            fallback = f"forward mode would need a {exc.message.removeprefix('no ')}"
+        if fallback:
+            options = dataclasses.replace(options, mode="reverse")
+    if derivative is not None:
+        pass
+    elif options.mode in ("reverse", "vjp"):
+        derivative = reverse_function(base, wrt, kinds, options.with_value, options.several,
+                                      cotangent=options.mode == "vjp", checkpoint=options.checkpoint)
+    elif options.mode == "forward":
+        derivative = forward_function(base, {i: PARAMETER for i in wrt}, kinds, options.with_value)
+    elif options.mode == "hvp":
+        gradient = optimize_ir(checked(reverse_function(base, wrt, kinds, False, options.several)), kinds, wrt,
+                               options.optimize, final=False, shapes=shapes)
+        derivative = forward_function(gradient, {i: PARAMETER for i in wrt}, kinds, options.with_value, "jvp")
+    else:
+        raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")
+    if shapes is not None and options.mode in ("forward", "hvp") and len(derivative.params) == len(kinds) + len(wrt):
+        shapes = [*shapes, *(shapes[i] for i in wrt)]          # a tangent has its primal's shape
+    result = verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True, shapes=shapes,
+                                free=global_facts(fn, options) if shapes is not None else None))
+    result.auto_fallback = fallback        # type: ignore[attr-defined]  # said in the header (_header)
+    return result
+
+
+def split_aux(fn: Function, kinds: list[Kind]) -> Function:
+    """A function returning (output, aux) as one returning the two separately: only output is differentiated."""
+    result = fn.body.results[0]
+    kind = value_kinds(fn, kinds).get(id(result), "other") if isinstance(result, Value) else "other"
+    if not (isinstance(kind, tuple) and kind[0] in ("tuple", "list") and kind[1] is not None
+            and len(kind[1]) == 2):
+        shown = f"a {kind[0]} of {len(kind[1])}" if isinstance(kind, tuple) and kind[1] is not None else \
+            "something else"
+        raise NonScalarOutput(f"with has_aux=True, {fn.name} must return a pair (output, aux); it returns {shown}",
+                              fn.loc, hint="return (loss, aux), with everything auxiliary in aux (a tuple or dict)")
+    output, aux = Value("output", "output"), Value("aux", "aux")
+    fn.body.stmts.append(Op(operator.getitem, [result, Const(0)], [output], loc=fn.loc))
+    fn.body.stmts.append(Op(operator.getitem, [result, Const(1)], [aux], loc=fn.loc))
+    fn.body.results = [output, aux]
+    return checked(fn)
+
+
+def global_facts(fn: Callable, options: Options) -> dict | None:
+    """The shapes of the global arrays fn reads, as they are now (s2s/analysis/global_shapes.py): specialized on like
+    the arguments' (the derivative checks them on entry). Not for Numba, which freezes globals itself."""
+    if options.backend != "python" or not isinstance(root_function(fn), types.FunctionType):
+        return None
+    return global_shapes.facts(lowered(root_function(fn)))
+
+
+def _float_params(wrt: list[int], shapes: Any) -> list[int]:
+    """The parameters known to hold floats: the differentiated ones, and those the derivative is specialized on
+    as floats or float arrays (what simplify needs to drop `x * 1.0`)."""
+    known = [i for i, a in enumerate(shapes or ()) if isinstance(a, Abstract) and (
+        a.dtype in (float, complex) if a.python else a.dtype.kind in "fc")]
+    return sorted(set(wrt) | set(known))
+
+
+def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, final: bool,
+                shapes: Any = None, free: dict | None = None) -> Function:
+    """The optimizing passes selected by optimize (True: all of PASSES), each followed by the verifier.
+    free: the shapes of the global arrays fn reads (global_facts), with shapes."""
+    selected = set(PASSES) if optimize is True else set(optimize or ())
+    if "simplify" in selected:
+        fn = checked(simplify(fn, _float_params(wrt, shapes)))
+    if "hoist" in selected:
+        fn = checked(hoist_loop_invariants(fn))
+    if "cse" in selected:
+        fn = checked(eliminate_common_subexpressions(fn))
+    if "dce" in selected:
+        fn = checked(eliminate_dead_code(fn))
+    if "shapes" in selected:
+        fn = checked(replace_shape_only_values(fn))
+        if "dce" in selected:
+            fn = checked(eliminate_dead_code(fn))
+    if final and "specialize" in selected and shapes is not None:     # helpers the shapes decide: NumPy
+        fn = checked(specialize(fn, list(shapes), free))
+        fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(fn, _float_params(wrt, shapes)))))
+    if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
+        fn = checked(sink_pure_operations(fn))
+    if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
+        fn = checked(write_in_place(fn, scalar_values(fn, kinds), complex_values.in_place_floats(
+            fn, float_values(fn, wrt))))        # a real array is not written with complex results
+        fn = checked(write_elements_in_place(fn, shapes, free))      # out[i] = v in O(1): s2s/passes/in_place.py
+    return fn
+
+
+def root_function(fn: Callable) -> Callable:
+    """The user's function behind a derivative of a derivative."""
+    while hasattr(fn, "__s2s__"):
+        fn = fn.__s2s__[0]
+    return fn
+
+
+def _describe(kind: Kind) -> str:
+    if isinstance(kind, tuple):
+        if kind[0] == "list*":
+            return "list of numbers"
+        if kind[0] == "dict":
+            return "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in kind[1]) + "}" if kind[1] else "dict"
+        return f"{kind[0]} of {len(kind[1])}" if kind[1] is not None else kind[0]
+    return {"scalar": "float", "array": "array"}.get(kind, "object")
+
+
+def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: Any = None,
+            fallback: str = "") -> str:
+    options, why = resolve_mode(options, kinds, _param_names(fn))
+    if fallback:          # auto chose forward mode, which a function without a tangent rule refused
+        options, why = dataclasses.replace(options, mode="reverse"), f'# mode="auto" chose reverse mode: {fallback}.'
+
+    gradient = "value and gradient" if options.with_value else "gradient"
+    what = {"reverse": gradient, "tangent": gradient,
+            "forward": "value and directional derivative" if options.with_value else "directional derivative",
+            "hvp": "Hessian-vector product", "vjp": "vector-Jacobian product"}[options.mode]
+    root = root_function(fn)
+    if root is not fn:
+        what = f"derivative of a derivative ({what})"
+    where = os.path.basename(root.__code__.co_filename)
+    header = (f"# Generated by s2s {__version__}: the {what} of {root.__qualname__} ({where}:"
+              f"{root.__code__.co_firstlineno}), {'forward' if options.mode == 'tangent' else options.mode} mode.")
+    if kinds:        # the code is specialized on these: it is valid for arguments of these kinds
+        names = _param_names(fn)
+        shown = [f"{a.dtype} array of shape {a.shape}" if a is not None and k == "array" else
+                 "int" if k == "scalar" and a is not None and a.dtype in (int, bool) else _describe(k)
+                 for k, a in zip(kinds, shapes or [None] * len(kinds))]      # shapes: specialized on them
+        header += "\n# For arguments " + ", ".join(f"{n}: {d}" for n, d in zip(names, shown)) + "."
+    if why:
+        header += "\n" + why
+    return header
+
+
+def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
+             args: tuple | None = None) -> tuple[str, Callable]:
+    with complex_values.arguments(args), values_kept():      # args' dtypes say which values may be complex
+        derivative = derivative_ir(fn, options, param_kinds, shapes)
+        root = root_function(fn)
+        emitted = emit_module(derivative, _defaults(fn, derivative),
+                              _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
+    if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
+        return numba_backend.build(emitted, derivative.name, root, options.numba_options,
+                                   numba_backend.call_args(args, options.mode, options.wrt))
+    compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
+                                emitted.reads_user_names)
+    compiled.__s2s_lines__ = emitted.line_map         # type: ignore[attr-defined]
+    return emitted.source, compiled
+
+
+_NON_SCALAR = "grad needs a function with a scalar output"          # runtime._seed's message starts so
+_NON_SCALAR_HINT = "use s2s.jacobian for the whole Jacobian, s2s.vjp (or s2s.jvp) for its products with a vector"
+
+
+def _function_place(fn: Callable) -> Any:
+    """The Loc of fn's definition, for an error about the function as a whole (None if unknown)."""
+    try:
+        parsed = parse_function(root_function(fn))
+        return parsed.loc(parsed.node)
+    except Exception:
+        return None
+
+
+def annotate(exc: BaseException, function: Callable) -> None:
+    """Name, on an exception raised inside generated code, the user's line that code comes from."""
+    code = function.__code__
+    lines = getattr(function, "__s2s_lines__", {})
+    tb, lineno = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    loc = lines.get(lineno)
+    if loc is None:
+        return
+    if isinstance(exc, TypeError) and not isinstance(exc, S2SError) and str(exc).startswith(_NON_SCALAR):
+        # the reverse sweep's seed found an array output: at the function's place, as forward mode says it
+        raise NonScalarOutput(str(exc).split("; use ")[0], loc, hint=_NON_SCALAR_HINT) from exc
+    if isinstance(exc, ValueError) and not isinstance(exc, S2SError) and str(exc).startswith("s2s: "):
+        # a refusal that only the arguments decide, raised by a check in the derivative: located, as an S2SError
+        raise RefusedWhenRun(str(exc)[len("s2s: "):], loc) from exc
+    note = (f"s2s: raised in the derivative of {os.path.basename(loc.file)}:{loc.line}  {loc.text.strip()}  "
+            f"(generated {code.co_filename} line {lineno})")
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:                                       # Python 3.10: no notes; say it in the arguments
+        exc.args = (*exc.args, note)
+
+
+def call(function: Callable, args: tuple) -> Any:
+    try:
+        return foreign.call(function, args)         # Dask arrays: never computed by derivative code
+    except Exception as exc:
+        annotate(exc, function)
+        raise
+
+
+def _param_names(fn: Callable) -> list[str]:
+    code = root_function(fn).__code__
+    return list(code.co_varnames[:code.co_argcount])
+
+
+def _all_param_names(fn: Callable) -> list[str]:
+    """The positional parameters, then the keyword-only ones: the derivative's parameters, in order (_bind)."""
+    code = root_function(fn).__code__
+    return list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+def _resolve_wrt(fn: Callable, wrt: Any) -> tuple[tuple[int, ...], bool]:
+    """(indices, several) for wrt given as a position, a name (keyword-only ones too), or a tuple of them."""
+    positional, names = _param_names(fn), _all_param_names(fn)
+    qualname = root_function(fn).__qualname__
+    several = isinstance(wrt, (tuple, list))
+    items = list(wrt) if several else [wrt]
+    if not items:
+        raise BadArgument("wrt names no argument")
+    indices = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise BadArgument(f"wrt must be an argument position or name, not {item!r}")
+        if isinstance(item, str):
+            if item not in names:
+                raise BadArgument(f"wrt={item!r} names no argument of {qualname}{tuple(names)}")
+            indices.append(names.index(item))
+        else:
+            if not -len(positional) <= item < len(positional):
+                raise BadArgument(f"wrt={item} is out of range: {qualname} has {len(positional)} positional "
+                                  f"arguments {tuple(positional)}", hint="name a keyword-only argument: wrt='name'")
+            indices.append(item % len(positional))
+    if len(set(indices)) != len(indices):
+        raise BadArgument(f"wrt={wrt!r} names an argument twice")
+    return tuple(indices), several
+
+
+def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> None:
+    names = _all_param_names(fn)
+    qualname = root_function(fn).__qualname__
+    for i in wrt:
+        if i >= len(args):
+            raise BadArgument(f"{qualname} was called without its differentiated argument {names[i]!r}")
+        bad = _non_float_leaf(args[i])
+        if bad is not None and (dataclasses.is_dataclass(bad) and not isinstance(bad, type)
+                                or hasattr(bad, "__dict__") and not isinstance(bad, (np.ndarray, np.generic))):
+            kind = "a dataclass" if dataclasses.is_dataclass(bad) else "an object"
+            raise BadArgument(f"argument {names[i]!r} of {qualname} is differentiated but holds {kind}, "
+                              f"{type(bad).__name__}; s2s differentiates floats, float arrays, and tuples (namedtuples "
+                              f"too), lists and dicts of them", _function_place(fn),
+                              hint=f"make {type(bad).__name__} a typing.NamedTuple (its fields read as before: "
+                                   f"{names[i]}.{next(iter(vars(bad)), 'w')}), or pass its fields as separate "
+                                   f"arguments")
+        if bad is not None:
+            value = bad
+            shown = f"an array of {value.dtype}" if isinstance(value, np.ndarray) else \
+                f"{type(value).__name__} {value!r}"
+            raise BadArgument(f"argument {names[i]!r} of {qualname} is differentiated but is {shown}; "
+                              f"s2s differentiates float arguments",
+                              hint="pass a float (2.0, not 2) or a float array")
+
+
+def _non_float_leaf(value: Any) -> Any:
+    """The first leaf of value (an array, a float, or a tuple, list or dict of them) that is not a float."""
+    if type(value) is list and kind_of(value) == ("list*", "scalar"):
+        # a list of numbers, ints among them: its one derivative serves every such list (kind_of), so an int item
+        # is accepted on the first call as on the cached ones after a list of floats
+        return None
+    if isinstance(value, (tuple, list)):
+        return next((bad for v in value if (bad := _non_float_leaf(v)) is not None), None)
+    if isinstance(value, dict):
+        return next((bad for v in value.values() if (bad := _non_float_leaf(v)) is not None), None)
+    if isinstance(value, np.ndarray) or runtime._foreign(value):      # NumPy's, Dask's, CuPy's
+        return None if np.issubdtype(value.dtype, np.inexact) else value        # float or complex
+    return None if isinstance(value, (float, complex, np.inexact)) and not isinstance(value, bool) else value
+
+
+# ---------------------------------------------------------------- the cache
+
+_CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_LOCK = threading.RLock()
+
+
+def _dtypes(value: Any) -> Any:
+    if isinstance(value, np.ndarray) or runtime._foreign(value):     # one derivative for NumPy, Dask, CuPy
+        return value.dtype.str
+    if isinstance(value, (tuple, list)):
+        return tuple(_dtypes(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((k, _dtypes(v)) for k, v in value.items())
+    return type(value)
+
+
+def specializes(options: Options) -> bool:
+    """Whether the derivative is specialized on its arguments' shapes (the pass "specialize" selected)."""
+    return options.optimize is True or bool(options.optimize) and "specialize" in options.optimize
+
+
+def _signature(args: tuple) -> tuple:
+    """What the generated code is specialized on: kinds (scalar, array, container structure) and types."""
+    kinds = tuple(kind_of(a) for a in args)
+    return kinds, tuple(_dtypes(a) if not (isinstance(k, tuple) and k[0] == "list*") else "list*"
+                        for a, k in zip(args, kinds))
+
+
+def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = None) -> tuple[str, Callable]:
+    """(source, function) of fn's derivative for arguments like args: from the cache, or made once.
+    In the checking mode a new derivative's reading of fn is first compared with Python's on args."""
+    signature = _signature(args)
+    shaped = specializes(options)           # the shape pass: arrays' shapes are part of the key
+    with _LOCK:
+        table = _CACHE.setdefault(fn, {})
+        key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None,
+               global_state(fn, options) if shaped else None)
+        entry = table.get(key)
+        if entry is None:
+            _check_differentiable(fn, args, options.wrt)
+            with collection_paused():           # the transform's objects live until it ends: no gc passes
+                entry = table[key] = generate(fn, options, list(signature[0]),
+                                              [abstract_of(a) for a in args] if shaped else None, args)
+        verified = _VERIFIED.setdefault(fn, set())      # made by an unchecked call first: compared now
+        if selfcheck.enabled(check) and key not in verified and not foreign.has_dask(args):  # (Dask: computes)
+            try:
+                _verify_reading(fn, options, args, entry[1])
+            except BaseException:
+                table.pop(key, None)
+                raise
+            verified.add(key)
+        return entry
+
+
+def global_state(fn: Callable, options: Options) -> tuple:
+    """The shapes and dtypes of the global arrays fn reads, as the cache keys on them (global_facts)."""
+    if options.backend != "python" or not isinstance(root_function(fn), types.FunctionType):
+        return ()
+    return global_shapes.state(lowered(root_function(fn)))
+
+
+# the keys, per function, of the derivatives already compared with Python in the checking mode
+_VERIFIED: "weakref.WeakKeyDictionary[Callable, set]" = weakref.WeakKeyDictionary()
+
+
+def _zero_tree(x: Any) -> Any:
+    if isinstance(x, (tuple, list)):
+        items = [_zero_tree(v) for v in x]
+        return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)
+    if isinstance(x, dict):
+        return {k: _zero_tree(v) for k, v in x.items()}
+    return np.zeros_like(x) if isinstance(x, np.ndarray) else 0.0
+
+
+def _verify_reading(fn: Callable, options: Options, args: tuple, function: Callable) -> None:
+    """The checking mode: the value the derivative's forward sweep computes against fn(*args)."""
+    if options.mode in ("forward", "vjp", "auto") and options.with_value:
+        valued = function
+    else:
+        mode = options.mode if options.mode in ("forward", "auto") else "reverse"
+        several = options.several if mode in ("reverse", "auto") else False
+        valued = compiled(fn, Options(options.wrt, several, mode, True, options.optimize, options.has_aux,
+                                      options.checkpoint if mode in ("reverse", "auto") else None),
+                          args, check=False)[1]
+        if options.mode == "vjp":
+            mode = "vjp"
+    # the derivative runs here on copies too: a generator passed in (rng.normal) then draws for the user's own
+    # call what it would have drawn without the check
+    copied = selfcheck.copied(args)
+    if options.mode == "forward":
+        run = lambda expected: call(valued, (*copied, *[_zero_tree(args[i]) for i in options.wrt]))[0]
+    elif options.mode == "vjp":
+        run = lambda expected: call(valued, (*copied, _zero_tree(expected)))[0]
+    else:
+        run = lambda expected: call(valued, copied)[0]
+    root = root_function(fn)
+    prims = [s.prim for s in walk(lowered(root).body) if isinstance(s, Op)]
+    selfcheck.compare(root.__qualname__ if root is fn else f"the derivative of {root.__qualname__}", fn, args,
+                      run, selfcheck.draws_random(prims))
+
+
+def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:
+    """All of fn's arguments, positionally: keywords placed, defaults filled in."""
+    root = root_function(fn)
+    if not kwargs and len(args) == root.__code__.co_argcount and not root.__code__.co_kwonlyargcount:
+        return args
+    bound = inspect.signature(root).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+def _defaults(fn: Callable, derivative: Function) -> tuple:
+    """The defaults a generated signature may carry: the user's, when it takes exactly the user's
+    parameters (a jvp's or vjp's extra parameters come after them, so the wrappers fill defaults in)."""
+    root = root_function(fn)
+    return (root.__defaults__ or ()) if len(derivative.params) == root.__code__.co_argcount else ()
+
+
+def _refuse_early(fn: Callable) -> None:
+    """Unreadable or unsupported functions are refused when wrapped, not at the first call."""
+    if not hasattr(fn, "__s2s__"):
+        with collection_paused():
+            lowered(fn)

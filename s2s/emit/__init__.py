@@ -1,0 +1,1 @@
+"""Emission: an IR function to readable Python source."""

@@ -1,0 +1,672 @@
+"""Code generation: an IR Function to the source of a Python module.
+
+`emit_module(fn, ...)` returns `Emitted(source, bindings)`: the module text
+(imports, the helpers it uses, the function) and the objects its names must be
+bound to when it is not importable by name (the user's own functions, odd
+constants). The module needs nothing from s2s at run time.
+
+Python names come from the user's (s2s/emit/names.py): an SSA value takes its
+variable's name, and values linked by a phi (the versions of one loop variable)
+share one name whenever their lifetimes allow, so the forward sweep reads like
+the user's code; otherwise a copy is written. Temporaries are `t1`, `t2`.
+
+The text is written directly, spelled as astor spells the same tree
+(s2s/emit/source_text.py); astor itself is called only for the rare line it would
+wrap or spell its own way.
+"""
+from __future__ import annotations
+
+import builtins
+import collections
+import inspect
+import math
+import operator
+import os
+import sys
+import textwrap
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from s2s.analysis import global_shapes
+from s2s import runtime
+from s2s.emit import source_text as st
+from s2s.emit.names import python_names as _python_names
+from s2s.errors import S2SError
+from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
+from s2s.emit.nesting import merge_initializations, nested
+
+_BINARY = {     # prim -> (symbol with its spaces, astor's precedence)
+    operator.add: (" + ", 47), operator.sub: (" - ", 47), operator.mul: (" * ", 49), operator.truediv: (" / ", 49),
+    operator.floordiv: (" // ", 49), operator.mod: (" % ", 49), operator.pow: (" ** ", 55),
+    operator.matmul: (" @ ", 49), operator.and_: (" & ", 43), operator.or_: (" | ", 39),
+    operator.xor: (" ^ ", 41), operator.lshift: (" << ", 45), operator.rshift: (" >> ", 45),
+    runtime.concat: (" + ", 47), runtime.repeat: (" * ", 49),
+}
+_UNARY = {operator.neg: ("-", 53), operator.pos: ("+", 53), operator.not_: ("not ", 35), operator.invert: ("~", 53)}
+_COMPARE = {
+    operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+    operator.eq: "==", operator.ne: "!=", operator.is_: "is", operator.is_not: "is not",
+}
+_OPERATOR_OF = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+                np.divide: operator.truediv}
+_MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"), ("np.fft", np.fft, "numpy"))
+_NP_ZEROS_LIKE = ("np.zeros_like", st.ATOM)
+_TRUE = st.constant(True)
+_SPECIAL = {operator.contains, operator.getitem, getattr, runtime.make_tuple, runtime.make_dict, runtime.make_list,
+            runtime.stack_new, runtime.pop, runtime.push, runtime.zeros_like, runtime.free_name}
+
+
+
+
+def to_source(signature: str, body: list[st.Stmt], odd: bool = False) -> tuple[list[str], list[Any]]:
+    """The function's lines and the user's place of each (the printing step, measured as one)."""
+    return st.render(signature, body, odd)
+
+
+# ---------------------------------------------------------------- the emitter
+
+@dataclass
+class Emitted:
+    source: str
+    bindings: dict[str, Any] = field(default_factory=dict)
+    reads_user_names: bool = False      # reads a global or closure variable of the user's by bare name
+    line_map: dict[int, Any] = field(default_factory=dict)     # line of the module -> the user's Loc
+
+
+class _Emitter:
+    def __init__(self, fn: Function, root: Any = None):
+        self.fn = fn
+        self.root = root            # the user's function whose namespace the module's bare names read
+        self.imports: dict[str, str] = {}         # alias -> module
+        self.helpers: dict[str, Any] = {}
+        self.visiting: set[str] = set()
+        self.reads_user_names = False
+        self.odd = False                # a constant astor spells its own way was written (source_text.py)
+        self.swapped = False            # self.atom replaced while a loop's test is written as one expression
+        self.references: dict[int, st.Expr] = {}     # id of an object -> how the module names it
+        self.plain_calls: dict[int, st.Expr] = {}    # id of a primitive written `f(args)` -> f
+        self.skipped: set[int] = set()                      # ops written as part of another statement
+        self.bindings: dict[str, Any] = {}
+        self.inlined: dict[int, Op] = {}
+        reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
+        reserved |= {h.__name__ for h in runtime.EMITTED_HELPERS}
+        self.uses = self._survey(reserved)
+        self._find_inlined()
+        if root is not None:
+            reserved |= set(root.__code__.co_freevars)
+        self.global_locals = self._global_locals(reserved)
+        self.lengths = {id(op.outs[0]): op for op in self.lens if len(op.outs) == 1}    # n = len(xs)
+        self.items = {id(s): item for s in self.fors for item in [self.sequence_item(s)] if item is not None}
+        self.names = _python_names(fn, self.inlined, reserved, self.items)
+        self.named = {k: (v, st.ATOM) for k, v in self.names.items()}      # a value's name as an expression
+
+    def _survey(self, reserved: set[str]) -> "collections.Counter[int]":
+        """One pass over the function: how often each value is read, the operations the emitter looks at
+        again (tuples, `len` calls: self.tuples, self.lens) and the `for` loops (self.fors), in program
+        order; global reads are inlined and their names join `reserved`."""
+        free_name, make_tuple = runtime.free_name, runtime.make_tuple
+        tuples: list[Op] = []
+        lens: list[Op] = []
+        fors: list[For] = []
+        self.tuples, self.lens, self.fors = tuples, lens, fors
+
+        read: list[int] = []            # ids of what is read (constants too: never looked up)
+
+        def block(b: Block) -> None:
+            extend = read.extend
+            for s in b.stmts:
+                if s.__class__ is Op:
+                    extend(map(id, s.args))
+                    if s.kwargs:
+                        extend(map(id, s.kwargs.values()))
+                    prim = s.prim
+                    if prim is free_name:
+                        reserved.add(s.args[0].value)
+                        if len(s.outs) == 1:
+                            self.inlined[id(s.outs[0])] = s         # a global read: written where it is read
+                    elif prim is make_tuple:
+                        if len(s.outs) == 1:
+                            tuples.append(s)
+                    elif prim is len:
+                        lens.append(s)
+                    continue
+                if isinstance(s, If):
+                    read.append(id(s.cond))
+                elif isinstance(s, While):
+                    extend(map(id, s.inits))
+                else:
+                    fors.append(s)
+                    extend(map(id, [s.start, s.stop, s.step, *s.inits]))
+                for inner in stmt_blocks(s):
+                    block(inner)
+            extend(map(id, b.results))
+        block(self.fn.body)
+        return collections.Counter(read)
+
+    def _find_inlined(self) -> None:
+        """Values written as expressions where they are read: global reads, the returned tuple."""
+        returned = {id(a) for a in self.fn.body.results}      # (global reads: found by _survey)
+        inlined: list[Op] = []
+        for stmt in self.tuples:
+            out = stmt.outs[0]
+            if id(out) in returned and self.uses.get(id(out), 0) == 1:
+                self.inlined[id(out)] = stmt
+                inlined.append(stmt)
+        tuples = {id(s.outs[0]): s for s in self.tuples} if inlined else {}
+        top: set[int] | None = None
+        for stmt in inlined:        # (defined in the function's body: it returns them)
+            for a in stmt.args:     # a tuple nested in the returned tuple
+                inner = tuples.get(id(a))
+                if inner is None or self.uses.get(id(a), 0) != 1:
+                    continue
+                if top is None:
+                    top = {id(s) for s in self.fn.body.stmts}
+                if id(inner) in top:
+                    self.inlined[id(a)] = inner
+        self.inlined.update(nested(self.fn, self.uses, self.inlined, self.fors, self.lens))   # t = X @ W; h = t + b
+
+    # ------------------------------------------------------------ atoms and calls
+
+    def atom(self, atom: Atom) -> st.Expr:
+        found = self.named.get(id(atom))
+        if found is not None:
+            return found
+        if isinstance(atom, Const):
+            return self.constant(atom.value)
+        return self.expression(self.inlined[id(atom)])
+
+    def constant(self, value: Any) -> st.Expr:
+        if value is None or isinstance(value, (bool, str, bytes)) or value is Ellipsis:
+            if st.astor_spells_own_way(value):
+                self.odd = True
+            return st.constant(value)
+        if type(value) in (int, float):
+            if isinstance(value, float) and not math.isfinite(value):
+                return st.call(st.name("float"), [st.constant(repr(value))])
+            if value < 0:
+                return st.unary("-", st.UNARY, st.constant(-value))
+            return st.constant(value)
+        if type(value) is complex and value.real == 0 and math.isfinite(value.imag):     # 1j, -2j
+            return st.constant(value) if math.copysign(1.0, value.imag) > 0 else \
+                st.unary("-", st.UNARY, st.constant(complex(0.0, -value.imag)))
+        if isinstance(value, tuple):
+            return st.tuple_([self.constant(v) for v in value])
+        if isinstance(value, slice):
+            return st.call(st.name("slice"), [self.constant(value.start), self.constant(value.stop),
+                                              self.constant(value.step)])
+        return self.reference(value)
+
+    def index(self, atom: Atom) -> st.Expr:
+        """An index inside brackets, where slices are written `a:b:c`."""
+        if isinstance(atom, Const) and isinstance(atom.value, slice):
+            value = atom.value
+            return st.slice_(self.slice_part(value.start), self.slice_part(value.stop), self.slice_part(value.step))
+        if isinstance(atom, Const) and isinstance(atom.value, tuple):
+            return st.tuple_([self.index(Const(v)) for v in atom.value])
+        return self.atom(atom)
+
+    def slice_part(self, value: Any) -> st.Expr | None:
+        return None if value is None else self.constant(value)
+
+    def reference(self, obj: Any) -> st.Expr:
+        """How the module names an object: `math.sin`, `np.sum`, `abs`, or a bound name (once per object:
+        the imports and bindings it adds are made the first time)."""
+        found = self.references.get(id(obj))
+        if found is None:
+            found = self.references[id(obj)] = self._reference(obj)
+        return found
+
+    def _reference(self, obj: Any) -> st.Expr:
+        name = getattr(obj, "__name__", None)
+        if isinstance(name, str):
+            if getattr(builtins, name, None) is obj:
+                return st.name(name)
+            for alias, module, top in _MODULES:
+                if getattr(module, name, None) is obj:
+                    self.imports[alias.split(".")[0]] = top
+                    return st.name(f"{alias}.{name}")
+            if obj is np:
+                self.imports["np"] = "numpy"
+                return st.name("np")
+            if obj is math:
+                self.imports["math"] = "math"
+                return st.name("math")
+        return self.reference_named(obj, name if isinstance(name, str) and name.isidentifier() else "_const")
+
+    def _global_locals(self, reserved: set[str]) -> dict[tuple[int, str], str]:
+        """The local each global array the code is specialized on is read into once, on entry (`U_`)."""
+        found = {}
+        for name, owner, _ in getattr(self.fn, "global_checks", ()):
+            local = f"{name}_"
+            while local in reserved:
+                local += "_"
+            reserved.add(local)
+            found[id(getattr(owner, "__func__", owner)), name] = local
+        if found:
+            reserved.add("_global_array")
+        return found
+
+    def global_checks(self, standalone: bool) -> list[st.Stmt]:
+        """On entry: each global array the code is specialized on, read into its local and checked (its class,
+        shape and dtype): s2s/analysis/global_shapes.py."""
+        stmts = []
+        for name, owner, abstract in getattr(self.fn, "global_checks", ()):
+            local = self.global_locals[id(getattr(owner, "__func__", owner)), name]
+            read = self.free_name_read(name, owner)[0]
+            self.imports["np"] = "numpy"
+            if standalone:
+                stmts.append(st.Stmt(f"{local} = {read}"))
+                test, failed = global_shapes.exported_check(local, name, abstract)
+                stmts.append(st.Stmt(test, "if", [st.Stmt(failed)], []))
+            else:
+                stmts.append(st.Stmt(f"{local} = " + global_shapes.read_text(
+                    read, name, abstract, lambda obj, base: self.reference_named(obj, base)[0])))
+        return stmts
+
+    def free_name(self, name: str, owner: Any) -> st.Expr:
+        """A global or closure variable of owner: the local it was read into on entry when the code is specialized
+        on its shape (global_checks), else read live (free_name_read)."""
+        local = self.global_locals.get((id(getattr(owner, "__func__", owner)), name)) if self.global_locals else None
+        return st.name(local) if local is not None else self.free_name_read(name, owner)
+
+    def free_name_read(self, name: str, owner: Any) -> st.Expr:
+        """A global or closure variable of owner, read live: a bare name in the root function's own
+        namespace, else through the owner's module or closure cell."""
+        code = getattr(owner, "__code__", None)
+        helper = name in _helper_names()        # `_expand = 2.0` in the user's module: not the helper of that name
+        if code is not None and name in code.co_freevars:
+            if owner is self.root and not helper:
+                self.reads_user_names = True
+                return st.name(name)
+            cell = owner.__closure__[code.co_freevars.index(name)]
+            return st.attribute(self.reference_named(cell, f"{name}_cell"), "cell_contents")
+        if not helper and (self.root is None or getattr(owner, "__globals__", None) is self.root.__globals__):
+            self.reads_user_names = True
+            return st.name(name)
+        module = sys.modules.get(owner.__module__)
+        return st.attribute(self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), name)
+
+    def reference_named(self, obj: Any, base: str) -> st.Expr:
+        base = f"{base}_" if base in _helper_names() else base
+        for k in range(1000):
+            candidate = base if k == 0 else f"{base}_{k}"
+            if self.bindings.get(candidate, obj) is obj:
+                self.bindings[candidate] = obj
+                return st.name(candidate)
+        raise AssertionError("too many bound objects")
+
+    def expression(self, op: Op) -> st.Expr:
+        prim, args = op.prim, op.args
+        if prim is runtime.free_name:
+            return self.free_name(args[0].value, args[1].value)
+        atom = self.atom
+        if self.swapped:
+            values = [atom(a) for a in args]
+        elif len(args) == 2:
+            named = self.named
+            left = named.get(id(args[0])) or atom(args[0])
+            right = named.get(id(args[1])) or atom(args[1])
+            binary = _BINARY.get(prim)
+            if binary is not None:       # st.binary, inline: most operations are binary ones
+                symbol, p = binary
+                if p == st.POW:
+                    return st.binary(symbol, p, left, right)
+                return (f"{left[0] if left[1] >= p else '(' + left[0] + ')'}{symbol}"
+                        f"{right[0] if right[1] > p else '(' + right[0] + ')'}", p)
+            values = [left, right]
+        elif len(args) == 1 and not op.kwargs:
+            value = self.named.get(id(args[0])) or atom(args[0])
+            callee = self.plain_calls.get(id(prim))
+            if callee is not None:      # st.call, inline: `math.sin(x)`
+                return (f"{callee[0]}({value[0] if value[1] >= st.ONE_ARG else '(' + value[0] + ')'})", st.ATOM)
+            values = [value]
+        else:
+            named = self.named
+            values = [named.get(id(a)) or atom(a) for a in args]
+        binary = _BINARY.get(prim)
+        if binary is not None and len(values) == 2:
+            return st.binary(binary[0], binary[1], values[0], values[1])
+        keywords = {k: atom(a) for k, a in op.kwargs.items()} if op.kwargs else None
+        callee = self.plain_calls.get(id(prim))
+        if callee is not None:
+            return st.call(callee, values, keywords)
+        unary = _UNARY.get(prim)
+        if unary is not None and len(values) == 1:
+            return st.unary(unary[0], unary[1], values[0])
+        if prim in (operator.is_, operator.is_not) and all(isinstance(a, Const) for a in args):
+            return st.constant(prim(args[0].value, args[1].value))      # `-0.5 is not None` is a warning
+        if prim in _COMPARE and len(values) == 2:
+            return st.compare(_COMPARE[prim], values[0], values[1])
+        if prim is operator.contains:
+            return st.compare("in", values[1], values[0])
+        if prim is operator.getitem:
+            return st.subscript(values[0], self.index(args[1]))
+        if prim is getattr and isinstance(args[1], Const) and isinstance(args[1].value, str):
+            return st.attribute(values[0], args[1].value)
+        if prim is runtime.make_tuple:
+            return st.tuple_(values)
+        if prim is runtime.make_dict:
+            return st.dict_([self.constant(k) for k in args[0].value], values[1:])
+        if prim is runtime.make_list or prim is runtime.stack_new:
+            return st.list_(values)
+        if prim is runtime.pop:
+            return st.call(st.attribute(values[0], "pop"), [])
+        if prim is runtime.push:
+            return st.call(st.attribute(values[0], "append"), [values[1]])
+        if prim is runtime.zeros_like:
+            self.imports["np"] = "numpy"
+            return st.call(_NP_ZEROS_LIKE, values)
+        if prim in runtime.EMITTED_HELPERS:
+            self.use_helper(prim)
+            return st.call(st.name(prim.__name__), values, keywords)
+        callee = self.reference(prim)
+        if not (prim in _BINARY or prim in _UNARY or prim in _COMPARE or prim in _SPECIAL):
+            self.plain_calls[id(prim)] = callee
+        return st.call(callee, values, keywords)
+
+    def use_helper(self, helper: Any) -> None:
+        """Copy a helper into the module, with the helpers it calls, each once."""
+        if helper.__name__ in self.helpers or helper.__name__ in self.visiting:
+            return
+        self.visiting.add(helper.__name__)          # a helper may call itself
+        self.imports["np"] = "numpy"
+        for name in sorted(_names_read(helper.__code__)):      # sorted: the same module every run
+            other = getattr(runtime, name, None)
+            if other in runtime.EMITTED_HELPERS:
+                self.use_helper(other)
+        self.helpers[helper.__name__] = helper
+
+    # ------------------------------------------------------------ statements
+
+    def name_of(self, v: Value) -> str:
+        return self.names[id(v)]
+
+    def copies(self, targets: list[Value], sources: list[Atom]) -> list[st.Stmt]:
+        """Parallel copies target_i = source_i, skipping those that already share a name."""
+        pairs = [(self.name_of(t), s) for t, s in zip(targets, sources)
+                 if not (isinstance(s, Value) and id(s) not in self.inlined and self.name_of(t) == self.names[id(s)])
+                 and not (isinstance(s, Const) and s.value is UNDEFINED)]
+        if not pairs:
+            return []
+        if len(pairs) == 1:
+            return [st.assign([pairs[0][0]], self.atom(pairs[0][1]))]
+        return [st.assign([t for t, _ in pairs], st.tuple_([self.atom(s) for _, s in pairs]))]
+
+    def block(self, block: Block) -> list[st.Stmt]:
+        out: list[st.Stmt] = []
+        inlined, skipped, names, assign, assign_one = self.inlined, self.skipped, self.names, st.assign, st.assign_one
+        for stmt in block.stmts:
+            if stmt.__class__ is Op:
+                outs = stmt.outs
+                if outs and id(outs[0]) in inlined or skipped and id(stmt) in skipped:
+                    continue
+                if stmt.in_place is not None:
+                    emitted = self.in_place(stmt)
+                elif not outs:
+                    emitted = st.Stmt(self.expression(stmt)[0])
+                elif len(outs) == 1:
+                    emitted = assign_one(names[id(outs[0])], self.expression(stmt))
+                else:
+                    emitted = assign([names[id(o)] for o in outs], self.expression(stmt))
+                emitted.loc = stmt.loc
+                out.append(emitted)
+                continue
+            emitted_list = self.stmt(stmt)
+            if stmt.loc is not None:
+                for node in emitted_list:
+                    node.loc = stmt.loc
+            out.extend(emitted_list)
+        return out
+
+    def in_place(self, stmt: Op) -> st.Stmt:
+        """`x[i] = v`, `xs.append(v)`, `x += v`."""
+        if stmt.prim is runtime.setitem:
+            container, index, value = stmt.args
+            target = st.subscript(self.atom(container), self.index(index))
+            return st.Stmt(f"{target[0]} = {self.atom(value)[0]}")
+        if stmt.prim is runtime.list_append:
+            append = st.attribute(self.atom(stmt.args[0]), "append")
+            return st.Stmt(st.call(append, [self.atom(stmt.args[1])])[0])
+        target = self.atom(stmt.args[stmt.in_place])
+        symbol = _BINARY[_OPERATOR_OF.get(stmt.prim, stmt.prim)][0]
+        return st.Stmt(f"{target[0]}{symbol[:-1]}= {self.atom(stmt.args[1 - stmt.in_place])[0]}")
+
+    def stmt(self, stmt: Stmt) -> list[st.Stmt]:
+        """A branch or a loop (operations are written by block)."""
+        if id(stmt) in self.skipped:
+            return []
+        if isinstance(stmt, If):
+            then = self.block(stmt.then) + self.copies(stmt.outs, stmt.then.results)
+            orelse = self.block(stmt.orelse) + self.copies(stmt.outs, stmt.orelse.results)
+            test = self.atom(stmt.cond)
+            if not then and not orelse:
+                return []
+            if not then:
+                test, then, orelse = st.unary("not ", st.NOT, test), orelse, []
+            return [st.Stmt(st.wrap(test, st.TEST), "if", then, orelse)]
+        return self.loop(stmt) + self.copies(stmt.outs, stmt.carried)
+
+    def loop(self, stmt: While | For) -> list[st.Stmt]:
+        before = self.copies(stmt.carried, stmt.inits)
+        item = self.items.get(id(stmt))
+        if item is not None:       # `for c in seq:` when the index serves only to read seq[index]
+            self.skipped.add(id(item))
+        body = self.block(stmt.body) + self.copies(stmt.carried, stmt.body.results)
+        if item is not None:
+            header = f"for {self.name_of(item.outs[0])} in {st.wrap(self.atom(item.args[0]), st.HIGHEST)}:"
+            return before + [st.Stmt(header, "for", body or [st.Stmt("pass")])]
+        if isinstance(stmt, While):
+            test = self.test_expression(stmt.test)
+            if test is None:
+                body = self.block(stmt.test) + [st.Stmt(
+                    st.wrap(st.unary("not ", st.NOT, self.atom(stmt.test.results[0])), st.TEST), "if",
+                    [st.Stmt("break")], [])] + body
+                test = _TRUE
+            return before + [st.Stmt(f"while {st.wrap(test, st.TEST)}:", "while", body or [st.Stmt("pass")])]
+        bounds = [stmt.start, stmt.stop, stmt.step]
+        if isinstance(stmt.step, Const) and stmt.step.value == 1:
+            bounds = bounds[:2]
+            if isinstance(stmt.start, Const) and stmt.start.value == 0:
+                bounds = bounds[1:]
+        iterator = st.call(st.name("range"), [self.atom(b) for b in bounds])
+        if stmt.reverse:
+            iterator = st.call(st.name("reversed"), [iterator])
+        index = self.name_of(stmt.index) if self.uses.get(id(stmt.index)) else "_"
+        return before + [st.Stmt(f"for {index} in {iterator[0]}:", "for", body or [st.Stmt("pass")])]
+
+    def sequence_item(self, stmt: For) -> Op | None:
+        """The op `item = seq[index]` of a loop over range(len(seq)) whose index has no other use."""
+        if stmt.reverse or not (isinstance(stmt.start, Const) and stmt.start.value == 0
+                                and isinstance(stmt.step, Const) and stmt.step.value == 1):
+            return None
+        length = self.lengths.get(id(stmt.stop))
+        if length is None or length.prim is not len or self.uses.get(id(stmt.index)) != 1:
+            return None
+        for op in stmt.body.stmts:          # reading an item of a sequence the loop never changes
+            if (isinstance(op, Op) and op.prim is operator.getitem and op.args[1] is stmt.index
+                    and op.args[0] is length.args[0] and id(op.outs[0]) not in self.inlined):
+                return op
+        return None
+
+    def test_expression(self, test: Block) -> st.Expr | None:
+        """The loop test as one expression, when its statements are pure and each value is read once."""
+        local: dict[int, st.Expr] = {}
+        named = self.atom
+
+        def atom(a: Atom) -> st.Expr:
+            if isinstance(a, Value) and id(a) in local:
+                return local.pop(id(a))
+            return named(a)
+
+        def build(block: Block) -> st.Expr | None:
+            for s in block.stmts:
+                if isinstance(s, Op):
+                    if len(s.outs) != 1 or self.uses.get(id(s.outs[0]), 0) != 1 or s.prim in (
+                            runtime.push, runtime.pop, print):
+                        return None
+                    local[id(s.outs[0])] = self._expression_with(s, atom)
+                elif isinstance(s, If) and len(s.outs) == 1 and self.uses.get(id(s.outs[0]), 0) == 1:
+                    cond = atom(s.cond)
+                    then = build(s.then)
+                    orelse = build(s.orelse)
+                    if then is None or orelse is None:
+                        return None
+                    local[id(s.outs[0])] = _conditional(cond, then, orelse, s)
+                else:
+                    return None
+            return atom(block.results[0]) if len(block.results) == 1 else None
+
+        return build(test)
+
+    def _expression_with(self, op: Op, atom: Any) -> st.Expr:
+        original, swapped = self.atom, self.swapped
+        self.atom, self.swapped = atom, True          # type: ignore[method-assign]
+        try:
+            return self.expression(op)
+        finally:
+            self.atom, self.swapped = original, swapped  # type: ignore[method-assign]
+
+    def module(self, defaults: tuple = (), header: str = "", standalone: bool = False) -> Emitted:
+        body = merge_initializations(self.block(self.fn.body))     # a, b = [], []: one line
+        results = self.fn.body.results
+        value = self.atom(results[0]) if len(results) == 1 else st.tuple_([self.atom(r) for r in results])
+        body.append(st.Stmt(f"return {st.wrap(value, st.RETURN)}"))
+        if self.odd:            # a constant astor spells its own way: every statement through astor
+            _all_odd(body)
+        body[:0] = self.global_checks(standalone)
+        params = [self.name_of(p) for p in self.fn.params]
+        default_texts = [st.wrap(self.constant(d), st.COMMA) for d in defaults]
+        padded = [None] * (len(params) - len(default_texts)) + default_texts
+        signature = f"def {self.fn.name}(" + ", ".join(
+            p if d is None else f"{p}={d}" for p, d in zip(params, padded)) + "):"
+        lines, places = to_source(signature, body, self.odd)
+        signature = lines[0]
+        function_source = "\n".join(lines)
+        imports = [f"import {module} as {alias}" if alias != module else f"import {module}"
+                   for alias, module in sorted(self.imports.items())]
+        bound = [part for name, obj in sorted(self.bindings.items(), key=lambda item: item[0])
+                 if (line := _import_line(name, obj)) for part in line.split("\n")]
+        imports += [*dict.fromkeys(p for p in bound if p.startswith(("import ", "from "))),   # each once,
+                    *(p for p in bound if not p.startswith(("import ", "from ")))]          # then the names bound
+        top = "\n\n".join(part for part in (header, "\n".join(imports)) if part)
+        definitions = [textwrap.dedent(inspect.getsource(helper)).rstrip() for helper in self.helpers.values()]
+        definitions.append(function_source.rstrip())
+        text = "\n\n\n".join(([top] if top else []) + definitions) + "\n"
+        first = text.count("\n", 0, text.index(signature)) + signature.count("\n") + 2
+        line_map = {first + k: loc for k, loc in enumerate(places[1:]) if loc is not None}
+        return Emitted(text, dict(self.bindings), self.reads_user_names, line_map)
+
+    def standalone(self, emitted: Emitted) -> Emitted:
+        """The module with imports for the user's globals it reads, refusing what cannot be imported."""
+        for name, obj in self.bindings.items():
+            if _import_line(name, obj).startswith("#"):
+                raise S2SError(f"cannot export {self.fn.name}: it reads {name}, a {type(obj).__name__} that a "
+                               f"module cannot import", self.fn.loc,
+                               hint="make it a module-level global of your module")
+        names = sorted({s.args[0].value for s in walk(self.fn.body) if isinstance(s, Op)
+                        and s.prim is runtime.free_name and s.args[1].value is self.root})
+        if not names:
+            return emitted
+        module = getattr(self.root, "__module__", None)
+        if module is None or module == "__main__" or module.startswith("_s2s_target_"):
+            module = os.path.splitext(os.path.basename(self.root.__code__.co_filename))[0]
+        if any(name in self.root.__code__.co_freevars for name in names):
+            raise S2SError(f"cannot export {self.fn.name}: it reads a closure variable of "
+                           f"{self.root.__qualname__}", hint="make it a module-level global of your module")
+        line = f"from {module} import {', '.join(names)}"
+        head, sep, rest = emitted.source.partition("\n\n\n")
+        return Emitted(f"{head}\n{line}{sep}{rest}", emitted.bindings, False, emitted.line_map)
+
+
+def _all_odd(stmts: list[st.Stmt]) -> None:
+    for s in stmts:
+        s.odd = True
+        for inner in (s.body, s.orelse):
+            if inner:
+                _all_odd(inner)
+
+
+def _conditional(cond: st.Expr, then: st.Expr, orelse: st.Expr, stmt: If) -> st.Expr:
+    then_const = stmt.then.results[0]
+    else_res = stmt.orelse.results[0]
+    if isinstance(then_const, Const) and then_const.value is False:
+        return st.bool_op("and", [st.unary("not ", st.NOT, cond), orelse])
+    if else_res is stmt.cond:
+        return st.bool_op("and", [cond, then])
+    if then_const is stmt.cond:
+        return st.bool_op("or", [cond, orelse])
+    return st.if_exp(cond, then, orelse)
+
+
+def _names_read(code: types.CodeType) -> set[str]:
+    """The global names a function's code reads, its comprehensions included."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const)
+    return names
+
+
+def _import_line(name: str, obj: Any) -> str:
+    """How a printed module gets an object the generated code names: an import, or a note that it is
+    bound when s2s runs the code (a closure cell, a default value)."""
+    if isinstance(obj, types.ModuleType):
+        return f"import {obj.__name__} as {name}" if obj.__name__ != name else f"import {name}"
+    module_name = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    module = sys.modules.get(module_name) if module_name else None
+    if module is not None and qualname and "." not in qualname and getattr(module, qualname, None) is obj \
+            and module_name != "__main__":
+        return f"from {module_name} import {qualname}" + (f" as {name}" if name != qualname else "")
+    if isinstance(obj, np.ufunc):       # a ufunc knows no module: NumPy's, or SciPy's special functions
+        for home in ("numpy", "scipy.special"):
+            module = sys.modules.get(home)
+            if module is not None and getattr(module, obj.__name__, None) is obj:
+                return f"from {home} import {obj.__name__}" + (f" as {name}" if name != obj.__name__ else "")
+    owner = getattr(obj, "__self__", None)          # a method of a library's object: `scipy.stats.norm.logpdf`
+    if owner is not None and not isinstance(owner, types.ModuleType) and getattr(obj, "__name__", None):
+        path = _public_path(owner)
+        if path is not None and getattr(owner, obj.__name__, None) == obj:
+            return f"import {path[0]}\n{name} = {'.'.join(path)}.{obj.__name__}"
+    return f"# {name}: bound by s2s when it runs this code ({type(obj).__name__})"
+
+
+def _public_path(obj: Any) -> tuple[str, str] | None:
+    """(module, name) under which a module-level object of a library is importable, its shortest public module
+    first (`scipy.stats`, `norm` rather than `scipy.stats._continuous_distns`)."""
+    module_name = type(obj).__module__
+    if not module_name or module_name in ("builtins", "__main__"):
+        return None
+    parts = module_name.split(".")
+    for k in range(1, len(parts) + 1):
+        module = sys.modules.get(".".join(parts[:k]))
+        if module is None or any(p.startswith("_") for p in parts[1:k]):
+            continue
+        found = next((n for n, v in vars(module).items() if v is obj and not n.startswith("_")), None)
+        if found is not None:
+            return module.__name__, found
+    return None
+
+
+def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any = None,
+                standalone: bool = False) -> Emitted:
+    """The module text; standalone: every name it reads is imported (or the export is refused)."""
+    emitter = _Emitter(fn, root)
+    emitted = emitter.module(defaults, header, standalone)
+    if standalone:
+        return emitter.standalone(emitted)
+    return emitted
+
+
+_HELPER_NAMES: list = [0, set()]      # how many helpers were registered when the names were taken, the names
+
+
+def _helper_names() -> set[str]:
+    """The names of the helpers a generated module may define (runtime's, and rules' registered later)."""
+    if _HELPER_NAMES[0] != len(runtime.EMITTED_HELPERS):
+        _HELPER_NAMES[:] = [len(runtime.EMITTED_HELPERS),
+                            {getattr(f, "__name__", "") for f in runtime.EMITTED_HELPERS}]
+    return _HELPER_NAMES[1]

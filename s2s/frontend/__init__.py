@@ -1,0 +1,1 @@
+"""The front end: a function object to its checked, desugared gast tree."""

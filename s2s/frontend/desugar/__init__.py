@@ -1,0 +1,119 @@
+"""Desugaring: the rich surface of Python rewritten into the small core that lowering knows.
+
+Runs between the front end and lowering, on the gast tree of one function
+(`desugar(parsed)` changes `parsed.node` in place). Each construct has its own
+gast-to-gast rewrite in a module of this package, small and testable alone:
+
+- `imports`: `import` inside the function, read when the derivative is made;
+- `loop_else`: `else` on a loop, as a flag its `break`s set;
+- `signature`: keyword-only and positional-only parameters become ordinary
+  ones; `*args` / `**kwargs` of a known length become fixed parameters;
+- `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
+  inactive context managers become calls that run as Python runs them;
+- `odeint_closures`: the variables odeint's right-hand side reads passed through its `args=`;
+- `keyed_extrema`: `max(xs, key=f)` / `min(xs, key=f)` as the loop Python runs;
+- `partials`: a `functools.partial` made in the function and only called: calls of the function it wraps;
+- `closures`: nested `def` and `lambda` become functions of their own (lifted,
+  their free variables passed as arguments at each call); `map` a loop;
+- `comprehensions`: list comprehensions and generator expressions become the
+  loops they are;
+- `containers`: `dict.items/values/keys/get`, `list.extend/insert`;
+- `function_tables`: loops over a dict of functions unrolled, `D[key](x)` as a chain of ifs over its keys;
+- `reversed_items`: `reversed(xs)` of a list, tuple or array as `xs[::-1]`;
+- `zips`: `for p in zip(...)`, a zip of zips, `zip(*rows)` (a transpose), a zip given to list or sorted;
+- `pops`: `y = xs.pop(i)` as `y = xs[i]; xs.pop(i)` (a pop as a statement is lowering's);
+- `chained_writes`: `B[i][j] = v` on a NumPy array as `B[i, j] = v` (checked when it runs);
+- `reductions`: `max(xs)` / `min(xs)` of one sequence as a loop over the two-argument form;
+- `inline_gradients`: `s2s.grad(loss)(w)` inside the function: the gradient made when the derivative is;
+- `objects`: calls through objects (`self.forward(x)`, `layer(x)`), methods of
+  library objects, frozen distributions, loops over lists of layers unrolled;
+  with `starred`: star-arguments and starred targets of a known length;
+- `derivatives`: a call of a gradient s2s made is an operation whose rules are
+  that gradient's own derivatives.
+
+A rewrite places an object it knows when the derivative is made as a
+`gast.Constant` holding it (a lifted function, a method specialized on its
+object); lowering names such a callee statically. Every node a rewrite makes
+carries the location of the user's node it comes from.
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Callable
+
+from s2s.frontend.desugar import chained_writes
+from s2s.frontend.desugar import closures
+from s2s.frontend.desugar import comprehensions
+from s2s.frontend.desugar import containers
+from s2s.frontend.desugar import function_tables
+from s2s.frontend.desugar import imports
+from s2s.frontend.desugar import inline_gradients
+from s2s.frontend.desugar import keyed_extrema
+from s2s.frontend.desugar import loop_else
+from s2s.frontend.desugar import objects
+from s2s.frontend.desugar import odeint_closures
+from s2s.frontend.desugar import partials
+from s2s.frontend.desugar import pops
+from s2s.frontend.desugar import reductions
+from s2s.frontend.desugar import reversed_items
+from s2s.frontend.desugar import signature
+from s2s.frontend.desugar import statements
+from s2s.frontend.desugar import zips
+
+if TYPE_CHECKING:
+    from s2s.frontend.reader import ParsedFunction
+    from s2s.frontend.desugar.context import Context
+
+# (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
+# iteration as in Python.)
+REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
+            keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
+            function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
+            reductions.rewrite, inline_gradients.rewrite, objects.rewrite)
+# each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
+_APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
+            for rewrite in REWRITES}      # (a rewrite without one always runs)
+
+
+def desugar(parsed: "ParsedFunction") -> None:
+    """Run the rewrites in order, each only where its construct occurs: one walk of the tree finds what occurs,
+    and another after each rewrite that ran (the tree changed). With S2S_VERIFY=1 (the test suite), each rewrite
+    skipped also runs on a copy, which it must leave as it was."""
+    from s2s.frontend.desugar.context import Context
+    ctx = Context(parsed)
+    check = os.environ.get("S2S_VERIFY") == "1"
+    changed = False
+    for rewrite in REWRITES:
+        if changed:
+            ctx.scan()
+        applies = _APPLIES.get(rewrite)
+        changed = applies is None or applies(ctx)
+        if changed:
+            rewrite(ctx)
+            ctx.fresh_scan = False
+        elif check:
+            _check_skipped(ctx, rewrite)
+
+
+def _check_skipped(ctx: "Context", rewrite: Callable) -> None:
+    """A rewrite skipped (its `applies` said no) changes nothing: run it on a copy of the tree and compare."""
+    import ast
+
+    import gast
+
+    from s2s.frontend.reader import clone_tree
+    parsed = ctx.parsed
+    before = ast.unparse(gast.gast_to_ast(parsed.node))
+    kept, parsed.node = parsed.node, clone_tree(parsed.node)
+    fresh, ctx.fresh_scan = ctx.fresh_scan, False        # (the scan's calls are the original's, not the copy's)
+    try:
+        rewrite(ctx)
+        after = ast.unparse(gast.gast_to_ast(parsed.node))
+    except Exception as exc:
+        after = f"raised {exc!r}"
+    finally:
+        parsed.node = kept
+        ctx.fresh_scan = fresh
+    if after != before:
+        raise AssertionError(f"desugaring skipped {rewrite.__module__}.rewrite for {parsed.fn.__qualname__}, which "
+                             f"would have changed it: its applies() is wrong")

@@ -1,0 +1,379 @@
+"""What the rewrites share: fresh names, constants placed in the tree, static look-ups, statement walking."""
+from __future__ import annotations
+
+import inspect
+import types
+from typing import TYPE_CHECKING, Any, Callable
+
+import gast
+
+from s2s.frontend import parsing
+from s2s.errors import UnsupportedSyntax
+from s2s.frontend.reader import AttributeOf, ItemOf
+
+if TYPE_CHECKING:
+    from s2s.frontend.reader import ParsedFunction
+
+_LITERALS = (str, bytes, int, float, complex, bool, type(None), type(...))
+_BODIES = ("body", "orelse", "finalbody")
+
+
+class Context:
+    def __init__(self, parsed: "ParsedFunction"):
+        self.parsed = parsed
+        nodes = self.scan()
+        names = [n for n in nodes if type(n) is gast.Name]       # one walk for the three
+        self.used = {n.id for n in names}
+        self.used |= {a.id for a in _all_params(parsed.node.args)}
+        self._resolving: set[str] = set()
+        # the names the function binds, found once (walking the tree at every look-up made desugaring
+        # quadratic in the function's size); a fresh name a rewrite makes is added as it is made
+        self._params = {a.id for a in _all_params(parsed.node.args)}
+        self._stored = {n.id for n in names if isinstance(n.ctx, (gast.Store, gast.Del))}
+        self._assigned = {n.id for n in names if isinstance(n.ctx, gast.Store)}
+        self._local_names = self._params | self._stored
+        self._locals: dict[str, tuple[bool, Any]] = {}
+
+    @property
+    def node(self) -> gast.FunctionDef:
+        return self.parsed.node
+
+    def scan(self) -> list:
+        """Walk the tree once and record what occurs in it (`kinds`: the node types; `calls`; `attributes`: the
+        attribute names read), so that a rewrite whose construct does not occur is not run at all (each rewrite
+        walks the whole function: nine walks of a large straight-line function for nothing)."""
+        root = self.parsed.node
+        nodes = [root]
+        for field in parsing.child_fields(type(root)):
+            value = getattr(root, field, None) if field != "body" else None
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, gast.AST):
+                    nodes.extend(parsing.walk(v))
+        body_nodes, self.ordered_calls = _ordered(root.body)
+        nodes.extend(body_nodes)
+        self.fresh_scan = True      # ordered_calls is the tree's until a rewrite runs (desugar says so)
+        self.kinds = {type(n) for n in nodes}
+        self.calls = [n for n in nodes if type(n) is gast.Call]
+        self.attributes = {n.attr for n in nodes if type(n) is gast.Attribute}
+        self.nested_functions = sum(1 for n in nodes if type(n) is gast.FunctionDef) > 1
+        self.loops = [n for n in nodes if type(n) is gast.For or type(n) is gast.While]
+        return nodes
+
+    def any_call(self, test: Callable[[gast.Call], bool]) -> bool:
+        """Whether test holds for a call of the tree (as scanned)."""
+        return any(test(call) for call in self.calls)
+
+    def error(self, message: str, node: Any, hint: str = "") -> UnsupportedSyntax:
+        return UnsupportedSyntax(message, self.parsed.loc(node), hint=hint)
+
+    def fresh(self, base: str) -> str:
+        """A variable name used nowhere in the function, derived from base (it shows in generated code)."""
+        for k in range(10000):
+            name = base if k == 0 else f"{base}_{k}"
+            if name not in self.used:
+                self.used.add(name)
+                self._stored.add(name)
+                self._assigned.add(name)
+                self._local_names.add(name)
+                return name
+        raise AssertionError("no fresh name")
+
+    def local_names(self) -> set[str]:
+        """The parameters and the names the function binds (kept up to date, not a copy: do not change it)."""
+        return self._local_names
+
+    def assigned(self, name: str) -> bool:
+        """Whether the body rebinds name (then what a caller passed for it is not what it holds)."""
+        return name in self._assigned
+
+    # ------------------------------------------------------------ static values
+
+    def static(self, node: Any) -> tuple[bool, Any]:
+        """(True, object) when the object an expression evaluates to is known now: a free name, a constant
+        placed by a rewrite, a parameter every caller passes the same object for, an attribute of those."""
+        if isinstance(node, gast.Constant):
+            return True, node.value
+        if isinstance(node, gast.Name):
+            known = self.parsed.facts.known
+            if node.id in known and not self.assigned(node.id):
+                return True, known[node.id]
+            if node.id in self._params or node.id in self._stored:
+                if node.id not in self._locals:
+                    self._locals[node.id] = self._static_local(node.id)
+                return self._locals[node.id]
+            return self.parsed.resolve(node.id)
+        if isinstance(node, gast.Subscript):
+            found, base = self.static(node.value)
+            index = self._static_index(node.slice)
+            if found and isinstance(base, (list, tuple)) and index is not None:
+                try:
+                    return True, base[index]
+                except Exception:
+                    return False, None
+            if found and isinstance(base, dict):      # a function from a dict of functions, by a known key
+                known, key = self.static(node.slice)
+                if known and isinstance(key, (str, int)) and callable(base.get(key)):
+                    if isinstance(node.slice, gast.Attribute):        # `self.fns[self.kind]`: the key watched too
+                        owner = self.static(node.slice.value)
+                        if owner[0] and is_user_object(owner[1]):
+                            self._depend_on_attribute(owner[1], node.slice.attr)
+                    dependency = (id(base), key)
+                    if dependency not in self.parsed.attributes:
+                        self.parsed.attributes[dependency] = (ItemOf(base), key, base[key])
+                    return True, base[key]
+        if isinstance(node, gast.Attribute):
+            found, base = self.static(node.value)
+            if found and not isinstance(base, _LITERALS):
+                try:
+                    value = getattr(base, node.attr)
+                except Exception:
+                    return False, None
+                if callable(value) and is_user_object(base) and not isinstance(base, type):
+                    self._depend_on_attribute(base, node.attr)
+                return True, value
+        return False, None
+
+
+    def _depend_on_attribute(self, holder: Any, name: str) -> None:
+        """Remember `holder.name` (a method of an object known now): replaced later, it makes the derivative anew."""
+        key = (id(holder), name)
+        if key not in self.parsed.attributes:
+            self.parsed.attributes[key] = (AttributeOf(holder), name, inspect.getattr_static(holder, name, None))
+
+    def names(self, node: Any, obj: Any) -> bool:
+        """Whether node statically names obj (by identity)."""
+        found, value = self.static(node)
+        return found and value is obj
+
+    def _static_local(self, id_: str) -> tuple[bool, Any]:
+        """A local variable assigned once, from an expression naming an object (not data): `gp = GP`."""
+        if id_ in self._resolving:
+            return False, None
+        assigns = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == id_
+                   and isinstance(n.ctx, (gast.Store, gast.Param))]
+        if len(assigns) != 1 or id_ in {a.id for a in _all_params(self.node.args)}:
+            return False, None
+        value = next((s.value for s in gast.walk(self.node) if isinstance(s, gast.Assign) and len(s.targets) == 1
+                      and s.targets[0] is assigns[0]), None)
+        if value is None:
+            return False, None
+        if isinstance(value, (gast.List, gast.Tuple)):
+            return self._static_functions(id_, value)
+        self._resolving.add(id_)
+        try:
+            found, obj = self.static(value)
+        finally:
+            self._resolving.discard(id_)
+        if found and (is_user_object(obj) or isinstance(obj, types.ModuleType)):
+            return True, obj
+        return False, None
+
+    def _static_functions(self, id_: str, value: gast.expr) -> tuple[bool, Any]:
+        """`fs = [np.sin, np.cos]` assigned once and only iterated (`for g in fs:`): the functions, as a tuple."""
+        loads = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == id_
+                 and isinstance(n.ctx, gast.Load)]
+        iterated = [s for s in gast.walk(self.node) if isinstance(s, gast.For) and isinstance(s.iter, gast.Name)
+                    and s.iter.id == id_]
+        if not value.elts or len(loads) != len(iterated):
+            return False, None
+        self._resolving.add(id_)
+        try:
+            known = [self.static(e) for e in value.elts]
+        finally:
+            self._resolving.discard(id_)
+        if all(found and callable(obj) and not isinstance(obj, type) for found, obj in known):
+            return True, tuple(obj for _, obj in known)
+        return False, None
+
+    @staticmethod
+    def _static_index(node: Any) -> Any:
+        def integer(p: Any) -> Any:
+            if isinstance(p, gast.Constant) and isinstance(p.value, int) and not isinstance(p.value, bool):
+                return p.value
+            if isinstance(p, gast.UnaryOp) and isinstance(p.op, gast.USub):
+                inner = integer(p.operand)
+                return -inner if inner is not None else None
+            return None
+        if isinstance(node, gast.Slice):
+            parts = [None if p is None else integer(p) for p in (node.lower, node.upper, node.step)]
+            given = [p for p in (node.lower, node.upper, node.step) if p is not None]
+            return slice(*parts) if all(integer(p) is not None for p in given) else None
+        return integer(node)
+
+
+def constant(value: Any, like: Any) -> gast.Constant:
+    """A node holding value, at like's place."""
+    node = gast.Constant(value=value, kind=None)
+    return gast.copy_location(node, like)
+
+
+def listed(ctx: Context, items: Any) -> Any:
+    """items, to be read by index as the items iterating over it gives: a display, a comprehension or a range as it
+    is, anything else as list(items) (a dict's items are its keys, an array's its rows)."""
+    import builtins
+    if isinstance(items, (gast.List, gast.Tuple, gast.ListComp, gast.GeneratorExp)) or (
+            isinstance(items, gast.Call) and ctx.names(items.func, builtins.range)):
+        return items
+    return located(gast.Call(func=constant(builtins.list, items), args=[items], keywords=[]), items)
+
+
+def name(id_: str, like: Any, store: bool = False) -> gast.Name:
+    node = gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+    return gast.copy_location(node, like)
+
+
+def located(node: Any, like: Any) -> Any:
+    """node with like's place on every part of it that has none."""
+    for sub in gast.walk(node):
+        if hasattr(sub, "lineno") or isinstance(sub, (gast.expr, gast.stmt)):
+            if getattr(sub, "lineno", None) is None:
+                gast.copy_location(sub, like)
+    return node
+
+
+def is_literal(value: Any) -> bool:
+    return isinstance(value, _LITERALS)
+
+
+def _all_params(args: gast.arguments) -> list:
+    params = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+    params += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return params
+
+
+def is_user_object(obj: Any) -> bool:
+    """An instance of a class the user wrote (not a library's): its methods are inlined."""
+    from s2s.ir.lower import _NOT_INLINED
+    import sys
+    if isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+                        types.MethodType)) or is_literal(obj):
+        return False
+    return is_user_class(type(obj))
+
+
+def is_user_class(cls: type) -> bool:
+    """A class the user wrote (not a library's, nor Python's)."""
+    from s2s.ir.lower import _NOT_INLINED
+    import sys
+    top = (cls.__module__ or "").split(".")[0]
+    return top not in _NOT_INLINED and top not in sys.stdlib_module_names and top != "builtins"
+
+
+# ---------------------------------------------------------------- walking statements
+
+def calls_in_order(body: list) -> list[tuple]:
+    """(call, owner, key) for each call under the statements of body, in the order a NodeTransformer whose
+    visit_Call visits its children first reaches them (inner calls first, left to right): `owner[key]` (a list
+    and an index) or `owner.key` (a node and a field) holds the call, where a rewrite puts its replacement.
+    One walk without a visitor: the reverse of a preorder that takes the children right to left."""
+    return _ordered(body)[1]
+
+
+def _ordered(body: list) -> tuple[list, list]:
+    """(the nodes under body's statements, calls_in_order(body)) in one walk."""
+    nodes: list = []
+    found: list = []
+    stack: list = list(body)          # nodes, and (call, owner, key) for the calls
+    fields_of = parsing.child_fields
+    AST = gast.AST
+    Call = gast.Call
+    while stack:
+        node = stack.pop()
+        if type(node) is tuple:
+            found.append(node)
+            node = node[0]
+        nodes.append(node)
+        for field in fields_of(type(node)):
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for i, v in enumerate(value):
+                    if isinstance(v, AST):
+                        stack.append((v, value, i) if type(v) is Call else v)
+            elif isinstance(value, AST):
+                stack.append((value, node, field) if type(value) is Call else value)
+    found.reverse()
+    return nodes, found
+
+
+def replace(owner: Any, key: Any, node: Any) -> None:
+    if type(key) is int:
+        owner[key] = node
+    else:
+        setattr(owner, key, node)
+
+
+def map_statements(body: list, rewrite: Callable[[Any], list | None]) -> list:
+    """body with rewrite(stmt) applied to every statement, nested ones included (inner bodies first).
+    rewrite returns the statements that replace stmt, or None to keep it."""
+    out: list = []
+    for stmt in body:
+        for field in _BODIES:
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                setattr(stmt, field, map_statements(inner, rewrite))
+        if isinstance(stmt, gast.Try):
+            for handler in stmt.handlers:
+                handler.body = map_statements(handler.body, rewrite)
+        replaced = rewrite(stmt)
+        out.extend([stmt] if replaced is None else replaced)
+    return out
+
+
+def own_expressions(stmt: Any) -> list[tuple[Any, str]]:
+    """(owner, field) of the expressions a statement evaluates once, before its inner bodies run:
+    where an expression may be replaced by a variable computed just before the statement."""
+    if isinstance(stmt, gast.While):
+        return []                          # the test is evaluated again at each iteration
+    if isinstance(stmt, gast.For):
+        return [(stmt, "iter")]
+    if isinstance(stmt, gast.If):
+        return [(stmt, "test")]
+    if isinstance(stmt, (gast.FunctionDef, gast.ClassDef, gast.Try)):
+        return []
+    if isinstance(stmt, gast.With):
+        return [(item, "context_expr") for item in stmt.items]
+    fields = []
+    for field, value in gast.iter_fields(stmt):
+        if field in _BODIES or field == "targets" or field == "target":
+            continue
+        if isinstance(value, gast.expr):
+            fields.append((stmt, field))
+    if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+        for t in targets:                     # the index of x[i] = ... is evaluated too
+            for sub in gast.walk(t):
+                if isinstance(sub, gast.Subscript):
+                    fields.append((sub, "slice"))
+    return fields
+
+
+def hoisting(body: list, visit: Callable[[Any, list], Any]) -> list:
+    """Rewrite expressions that must become statements (a comprehension becomes a loop): visit(expr, pre)
+    returns the replacement of expr and appends to pre the statements computing it, which are placed
+    just before the statement. Expressions evaluated conditionally or repeatedly are not visited."""
+    def rewrite(stmt: Any) -> list | None:
+        pre: list = []
+        for owner, field in own_expressions(stmt):
+            setattr(owner, field, _visit_eager(getattr(owner, field), pre, visit))
+        if not pre:
+            return None
+        return hoisting(pre, visit) + [stmt]
+    return map_statements(body, rewrite)
+
+
+def _visit_eager(node: Any, pre: list, visit: Callable[[Any, list], Any]) -> Any:
+    """Children first, in evaluation order, skipping the operands Python may not evaluate."""
+    if isinstance(node, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
+        return visit(node, pre)
+    if isinstance(node, gast.IfExp):
+        node.test = _visit_eager(node.test, pre, visit)
+        return visit(node, pre)
+    if isinstance(node, gast.BoolOp):
+        node.values[0] = _visit_eager(node.values[0], pre, visit)
+        return visit(node, pre)
+    for field, value in gast.iter_fields(node):
+        if isinstance(value, gast.AST):
+            setattr(node, field, _visit_eager(value, pre, visit))
+        elif isinstance(value, list):
+            setattr(node, field, [_visit_eager(v, pre, visit) if isinstance(v, gast.AST) else v for v in value])
+    return visit(node, pre)

@@ -1,0 +1,123 @@
+"""Functions the desugared code calls: they run as Python runs the construct, and carry no derivative."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from s2s.rules import registry
+from s2s.errors import S2SError, UnsupportedSyntax
+
+
+def raise_exception(exc: Any, cause: Any = None) -> None:
+    """`raise exc` (`from cause`): an exit of the forward sweep."""
+    if cause is not None:
+        raise exc from cause
+    raise exc
+
+
+def assertion_failed(message: Any = None) -> None:
+    """`assert test, message` when test is false."""
+    if message is None:
+        raise AssertionError
+    raise AssertionError(message)
+
+
+def format_string(template: str, *values: Any) -> str:
+    """An f-string: `f"{x:.3f}"` is format_string("{:.3f}", x)."""
+    return template.format(*values)
+
+
+def enter(manager: Any) -> Any:
+    """The entry of a `with` block."""
+    return type(manager).__enter__(manager)
+
+
+def exit_(manager: Any) -> None:
+    """The normal exit of a `with` block."""
+    type(manager).__exit__(manager, None, None, None)
+
+
+_CONTAINER_READS = {"index", "count", "copy", "keys", "values", "items", "get", "tolist", "item", "conjugate"}
+
+
+def call_method(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+    """`obj.name(*args)` on an object whose type is known only when the code runs: its result is a constant.
+    A method that may change a container s2s follows (a list, dict, set or array) is refused."""
+    if isinstance(obj, (list, dict, set, bytearray, np.ndarray)) and name not in _CONTAINER_READS:
+        raise UnsupportedSyntax(f"s2s does not support the method `.{name}()` of a {type(obj).__name__} inside a "
+                                f"differentiated function: it may change the {type(obj).__name__} in place",
+                                hint="build a new value instead")
+    return getattr(obj, name)(*args, **kwargs)
+
+
+call_method._s2s_effect = True      # type: ignore[attr-defined]  # `rng.normal()`: may change obj (optimize.is_pure)
+
+
+def keys_of(table: Any) -> list:
+    """The keys of a dict, as a list: they carry no derivative (its values do)."""
+    return list(table)
+
+
+def list_pop(items: list, index: int = -1) -> list:
+    """`items.pop(index)` as a statement: the list without that item (lowering binds the name to it; a list other
+    names may see is refused there, as for append)."""
+    if type(items) is not list:
+        raise ValueError(f"s2s: .pop() on a {type(items).__name__}: s2s models it on a list only; bind the name to a "
+                         f"new value instead (for a dict: d = {{k: v for k, v in d.items() if k != key}})")
+    out = list(items)
+    out.pop(index)
+    return out
+
+
+def size_of(shape: Any) -> Any:
+    """The size= of a draw for the dimensions `*shape` (None for none: one number)."""
+    return tuple(shape) or None
+
+
+def sorted_positions(keys: list, reverse: bool = False) -> list:
+    """The positions that sort keys, as sorted() orders them (stable, reverse= kept)."""
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+
+
+def zip_length(rows: Any) -> int:
+    """How many tuples zip(*rows) gives: the length of the shortest row (none without rows)."""
+    return min((len(row) for row in rows), default=0)
+
+
+def list_insert(items: list, index: int, item: Any) -> list:
+    """`items.insert(index, item)` as a new list (the desugared code assigns it back)."""
+    out = list(items)
+    out.insert(index, item)
+    return out
+
+
+def same_items(current: Any, expected: tuple) -> None:
+    """A loop over a list of layers was unrolled when the derivative was made: refuse to run it on another."""
+    if len(current) != len(expected) or any(a is not b for a, b in zip(current, expected)):
+        raise S2SError("the list of objects this loop runs over (its layers) changed since the derivative was "
+                       "made, which unrolled the loop over the old list", hint="make the derivative again")
+
+
+def element_index(array: Any, first: Any, then: Any) -> tuple:
+    """`array[first][then] = v` as `array[element_index(array, first, then)] = v`: the same element when array is
+    a NumPy array and first an integer (or a tuple of them), array[first] then being a view of part of array."""
+    firsts = first if isinstance(first, tuple) else (first,)
+    if not isinstance(array, np.ndarray) or len(firsts) > np.ndim(array) or not all(
+            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in firsts):
+        what = f"a {type(array).__name__}" if not isinstance(array, np.ndarray) else f"the index {first!r}"
+        raise ValueError(f"s2s: a chained write `x[i][j] = v` into {what}: s2s models it only on a NumPy array "
+                         f"with integer i (as x[i, j] = v); write `x[i, j] = v`, or for a list of lists build the "
+                         f"rows anew")
+    return firsts + (then if isinstance(then, tuple) else (then,))
+
+
+def live(obj: Any) -> Any:
+    """An object known when the derivative is made, read when it runs: its attributes (a model's weights)
+    are read at each call, never folded into the derivative as constants."""
+    return obj
+
+
+# Declared without derivative (and so pure: dropped when unused): only what computes a value. The others are
+# kept where they are, and refused by the transform if given an active value (call_method, list_insert).
+registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions, size_of)

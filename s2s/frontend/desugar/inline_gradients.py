@@ -1,0 +1,54 @@
+"""A gradient made inside the differentiated function, the JAX way: `g = s2s.grad(loss)(w, X, y)`.
+
+When what `s2s.grad(...)` is given is known when the derivative is made (a function named by a global or closure
+name, constant options), the gradient is made then, once, and the call is a call of it (`derivatives`: an operation
+whose rules are the gradient's own derivatives), as `dloss = s2s.grad(loss)` at module level is. The name it reads
+is watched: rebound, the derivative is made anew. Otherwise (`s2s.grad(lambda u: ...)` reading the function's
+variables) the call is refused here, with the rewrite that works.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+
+from s2s.frontend.desugar.context import Context, calls_in_order, constant
+
+_MAKERS = ("grad", "value_and_grad")
+
+
+def _maker(ctx: Context, node: Any) -> Any:
+    """s2s.grad or s2s.value_and_grad when node calls one of them, else None."""
+    from s2s import api
+    if not isinstance(node, gast.Call):
+        return None
+    found, fn = ctx.static(node.func)
+    return fn if found and any(fn is getattr(api, m) for m in _MAKERS) else None
+
+
+def applies(ctx: Context) -> bool:
+    return ctx.any_call(lambda call: _maker(ctx, call.func) is not None)
+
+
+def rewrite(ctx: Context) -> None:
+    for call, _, _ in calls_in_order(ctx.node.body):
+        maker = _maker(ctx, call.func)
+        if maker is None:
+            continue
+        inner = call.func
+        parts = list(inner.args) + [k.value for k in inner.keywords]
+        known = [ctx.static(p) for p in parts]
+        if any(isinstance(a, gast.Starred) for a in inner.args) or any(k.arg is None for k in inner.keywords) \
+                or not all(found for found, _ in known):
+            raise ctx.error(f"s2s differentiates a gradient made inside the function only when what "
+                            f"s2s.{maker.__name__}(...) is given is known when the derivative is made", inner,
+                            hint="make the gradient once, at module level (dloss = s2s.grad(loss)), and call it "
+                                 "here; pass the values the function reads as its arguments")
+        values = [value for _, value in known]
+        for p in parts:                  # a global or closure name read: watched (rebound, made anew)
+            if isinstance(p, gast.Name) and p.id not in ctx.local_names():
+                ctx.parsed.attributes.setdefault((id(ctx.parsed.fn), p.id),
+                                                 (ctx.parsed.fn, p.id, ctx.parsed.resolve(p.id)[1]))
+        made = maker(*values[:len(inner.args)], **dict(zip((k.arg for k in inner.keywords),
+                                                           values[len(inner.args):])))
+        call.func = gast.copy_location(constant(made, inner), inner)

@@ -1,0 +1,61 @@
+"""`max(a, b, c)` as `max(max(a, b), c)`; `max(xs)` and `min(xs)` of one sequence: a loop over its items with the two-argument form, which has a
+rule (Python's own order: the first of equal items wins, as `max(best, v)` keeps best on a tie).
+
+    top = max(items)   ->   seq = list(items); best = seq[0]          (a dict's items are its keys)
+                            for k in range(1, len(seq)): best = max(best, seq[k])
+                            top = best
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import gast
+
+from s2s.frontend.desugar.context import Context, constant, hoisting, listed, located, name
+
+
+def applies(ctx: Context) -> bool:
+    """A call of max or min with one argument, or with more than two, occurs."""
+    def reduction(call: gast.Call) -> bool:
+        if call.keywords or len(call.args) == 2 or not call.args:
+            return False
+        found, fn = ctx.static(call.func)
+        return found and (fn is builtins.max or fn is builtins.min)
+    return ctx.any_call(reduction)
+
+
+def rewrite(ctx: Context) -> None:
+    ctx.node.body = hoisting(ctx.node.body, lambda node, pre: _visit(ctx, node, pre))
+
+
+def _visit(ctx: Context, node: Any, pre: list) -> Any:
+    if isinstance(node, gast.Call) and len(node.args) > 2 and not node.keywords \
+            and not any(isinstance(a, gast.Starred) for a in node.args) \
+            and (ctx.names(node.func, builtins.max) or ctx.names(node.func, builtins.min)):
+        # max(a, b, c) is max(max(a, b), c): Python's order, the first of equal items wins
+        fold = node.args[0]
+        for arg in node.args[1:]:
+            fold = located(gast.Call(func=node.func, args=[fold, arg], keywords=[]), node)
+        return fold
+    if not (isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords
+            and not isinstance(node.args[0], gast.Starred)):
+        return node
+    fn = builtins.max if ctx.names(node.func, builtins.max) else builtins.min if ctx.names(node.func, builtins.min) \
+        else None
+    if fn is None:
+        return node
+    seq, best, k = ctx.fresh("seq"), ctx.fresh("best"), ctx.fresh("k")
+
+    def assign(target: str, value: Any) -> gast.Assign:
+        return located(gast.Assign(targets=[name(target, node, store=True)], value=value, type_comment=None), node)
+
+    def item(index: Any) -> gast.Subscript:
+        return gast.Subscript(value=name(seq, node), slice=index, ctx=gast.Load())
+    length = gast.Call(func=constant(builtins.len, node), args=[name(seq, node)], keywords=[])
+    step = assign(best, gast.Call(func=constant(fn, node), args=[name(best, node), item(name(k, node))], keywords=[]))
+    loop = gast.For(target=name(k, node, store=True),
+                    iter=gast.Call(func=constant(builtins.range, node), args=[constant(1, node), length], keywords=[]),
+                    body=[step], orelse=[], type_comment=None)
+    pre += [assign(seq, listed(ctx, node.args[0])), assign(best, item(constant(0, node))), located(loop, node)]
+    return name(best, node)

@@ -1,0 +1,146 @@
+"""Star-arguments of a length known when the derivative is made, as fixed ones:
+
+    g(*args)            ->  g(args[0], args[1])       (args a tuple display, a known constant, or a variable
+                                                       assigned once from a display: a packed `*args`)
+    g(**options)        ->  g(a=options['a'])         (options assigned once from a dict display)
+    a, *rest, b = xs    ->  a = xs[0]; rest = [xs[1], xs[2]]; b = xs[-1]   (rest = xs[1:-1] if xs's length
+                                                                            is known only later)
+A star-argument of unknown length is left for the fence to refuse.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+
+from s2s.frontend.reader import clone_tree
+from s2s.frontend.desugar import helpers
+from s2s.frontend.desugar.context import Context, constant, located, name
+
+
+def _known_dict_keys(ctx: Context, node: Any) -> tuple | None:
+    """The keys of a dict known when the derivative is made: a variable assigned once from a display with
+    constant keys (the packed `**kwargs` of a specialization), never written into."""
+    if not isinstance(node, gast.Name):
+        return None
+    stores = [n for n in gast.walk(ctx.node) if isinstance(n, gast.Name) and n.id == node.id
+              and isinstance(n.ctx, (gast.Store, gast.Param))]
+    assigns = [s.value for s in gast.walk(ctx.node) if isinstance(s, gast.Assign) and len(s.targets) == 1
+               and isinstance(s.targets[0], gast.Name) and s.targets[0].id == node.id]
+    written = any(isinstance(s, gast.Subscript) and isinstance(s.ctx, gast.Store) and isinstance(s.value, gast.Name)
+                  and s.value.id == node.id for s in gast.walk(ctx.node))
+    if len(stores) == 1 and len(assigns) == 1 and isinstance(assigns[0], gast.Dict) and not written \
+            and all(isinstance(k, gast.Constant) and isinstance(k.value, str) for k in assigns[0].keys):
+        return tuple(k.value for k in assigns[0].keys)
+    return None
+
+
+def _star_keywords(ctx: Context, node: gast.Call) -> gast.Call:
+    keywords = []
+    for k in node.keywords:
+        if k.arg is not None:
+            keywords.append(k)
+            continue
+        keys = _known_dict_keys(ctx, k.value)
+        if keys is None:
+            return node                       # left for the fence
+        keywords += [gast.keyword(arg=key, value=located(gast.Subscript(value=clone_tree(k.value),
+                                                                         slice=constant(key, k.value),
+                                                                         ctx=gast.Load()), k.value))
+                     for key in keys]
+    node.keywords = keywords
+    return node
+
+
+def starred_targets(ctx: Context, stmt: Any) -> list | None:
+    """`a, *rest, b = xs` is `a = xs[0]; rest = [xs[1], ...]` (or `xs[1:-1]` for a length known later)."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], (gast.Tuple, gast.List))):
+        return None
+    elts = stmt.targets[0].elts
+    stars = [i for i, e in enumerate(elts) if isinstance(e, gast.Starred)]
+    if len(stars) != 1:
+        return None
+    star = stars[0]
+    after = len(elts) - star - 1
+    source = ctx.fresh("unpacked")
+    out = [located(gast.Assign(targets=[name(source, stmt, store=True)], value=stmt.value, type_comment=None), stmt)]
+    length = _known_length(ctx, stmt.value)
+
+    def item(index: Any) -> gast.expr:
+        return located(gast.Subscript(value=name(source, stmt), slice=index, ctx=gast.Load()), stmt)
+    for i, e in enumerate(elts):
+        if i == star:
+            if length is not None:
+                value: Any = gast.List(elts=[item(constant(k, stmt)) for k in range(star, length - after)],
+                                       ctx=gast.Load())
+            else:
+                upper = constant(-after, stmt) if after else None
+                value = item(gast.Slice(lower=constant(star, stmt), upper=upper, step=None))
+            target = e.value
+        else:
+            value = item(constant(i if i < star else i - len(elts), stmt))
+            target = e
+        out.append(located(gast.Assign(targets=[target], value=value, type_comment=None), stmt))
+    return out
+
+
+def star_arguments(ctx: Context, node: gast.Call) -> gast.Call:
+    node = _star_keywords(ctx, node)
+    if not any(isinstance(a, gast.Starred) for a in node.args):
+        return node
+    sized = _sized_draw(ctx, node)
+    if sized is not None:
+        return sized
+    args: list = []
+    for a in node.args:
+        if not isinstance(a, gast.Starred):
+            args.append(a)
+            continue
+        length = _known_length(ctx, a.value)
+        if length is None:
+            return node                       # left for the fence
+        if isinstance(a.value, (gast.Tuple, gast.List)):
+            args.extend(a.value.elts)
+        else:
+            args.extend(located(gast.Subscript(value=clone_tree(a.value), slice=constant(i, a), ctx=gast.Load()),
+                                a) for i in range(length))
+    node.args = args
+    return node
+
+
+def _sized_draw(ctx: Context, node: gast.Call) -> gast.Call | None:
+    """`np.random.rand(*shape)` / `np.random.randn(*shape)` (a dropout mask's shape, known only when it runs) as the
+    draw they make, `np.random.random_sample(size)` / `np.random.standard_normal(size)` (size None for no shape: a
+    float, as rand() gives); the same numbers from the same stream."""
+    import numpy as np
+    if len(node.args) != 1 or not isinstance(node.args[0], gast.Starred) or node.keywords:
+        return None
+    found, fn = ctx.static(node.func)
+    draw = {id(np.random.rand): np.random.random_sample, id(np.random.randn): np.random.standard_normal}.get(id(fn)) \
+        if found else None
+    if draw is None:
+        return None
+    size = gast.Call(func=constant(helpers.size_of, node), args=[node.args[0].value], keywords=[])
+    return located(gast.Call(func=constant(draw, node.func), args=[size], keywords=[]), node)
+
+
+def _known_length(ctx: Context, node: Any) -> int | None:
+    """The length of a sequence known when the derivative is made: a display, a known constant, or a variable
+    assigned once from a display and never changed."""
+    if isinstance(node, (gast.Tuple, gast.List)) and not any(isinstance(e, gast.Starred) for e in node.elts):
+        return len(node.elts)
+    found, value = ctx.static(node)
+    if found and isinstance(value, (tuple, list)):
+        return len(value)
+    if isinstance(node, gast.Name):
+        stores = [n for n in gast.walk(ctx.node) if isinstance(n, gast.Name) and n.id == node.id
+                  and isinstance(n.ctx, (gast.Store, gast.Param))]
+        assigns = [s for s in gast.walk(ctx.node) if isinstance(s, gast.Assign) and len(s.targets) == 1
+                   and isinstance(s.targets[0], gast.Name) and s.targets[0].id == node.id]
+        changed = any(isinstance(s, gast.Call) and isinstance(s.func, gast.Attribute)
+                      and isinstance(s.func.value, gast.Name) and s.func.value.id == node.id
+                      for s in gast.walk(ctx.node))
+        if len(stores) == 1 and len(assigns) == 1 and isinstance(assigns[0].value, gast.Tuple) and not changed:
+            return len(assigns[0].value.elts)
+    return None

@@ -1,0 +1,1123 @@
+"""Lowering: a checked gast function to structured SSA IR (see `ir`).
+
+Accepts what the fence lets through. Guarantees, for the IR it returns:
+- every intermediate value is defined once; nested expressions are flattened
+  one primitive per `Op`; augmented assignment, chained comparison, tuple
+  unpacking, `and`/`or` and conditional expressions are desugared;
+- `if` becomes `If` with phi outputs for the variables either branch assigns;
+  `while` becomes `While`; `for` over `range`, a sequence, `enumerate` or `zip`
+  becomes `For` over a range of indices (or a `While` with a counter when the
+  body can `break` or `return`);
+- `break`, `continue` and `return` inside branches and loops become flag
+  variables carried like any other, and the statements they skip are guarded
+  by an `If` on the flags, so every region has one entry and one exit;
+- free names are resolved to the objects they name: functions and modules are
+  constants; global and closure data become `free_name` reads at run time;
+- a call to one of the user's own functions is inlined: the callee is lowered
+  once (cached) and its body copied in; recursion is refused.
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import keyword
+import operator
+import sys
+import types
+import weakref
+from typing import Any, Callable
+
+import gast
+import numpy as np
+
+from s2s.frontend import parsing
+from s2s.rules import registry
+from s2s import runtime
+from s2s.frontend.desugar import helpers
+from s2s.errors import S2SError, UnsupportedSyntax
+from s2s.backends.numba import plain_function
+from s2s.frontend.reader import ParsedFunction, parse_function
+from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
+from s2s.ir.naming import Namer
+
+RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
+_FLAG_HINTS = {RET: "returned", RETVAL: "retval", BRK: "broke", CONT: "skipping", EXPR: ""}
+FALSE, TRUE = Const(False), Const(True)
+
+
+class _Undefined:
+    def __repr__(self) -> str:
+        return "<undefined>"
+
+
+UNDEF = _Undefined()
+
+_BINOPS = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
+    gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.Pow: operator.pow,
+    gast.MatMult: operator.matmul, gast.BitAnd: operator.and_, gast.BitOr: operator.or_,
+    gast.BitXor: operator.xor, gast.LShift: operator.lshift, gast.RShift: operator.rshift,
+}
+_AUGMENTED = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//", gast.Mod: "%",
+              gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^",
+              gast.LShift: "<<", gast.RShift: ">>"}
+_UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_, gast.Invert: operator.invert}
+_COMPARE = {
+    gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
+    gast.In: operator.contains, gast.NotIn: operator.contains,
+}
+# Attributes of arrays that are functions of the array.
+# functions whose result may share memory with an argument (a view, or an item of a container)
+_VIEWS = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes,
+          np.moveaxis, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.asarray, np.real, np.imag, np.diagonal,
+          # views too (or the array itself, or a list of views of it): a write into one is seen through the other
+          np.flip, np.fliplr, np.flipud, np.rot90, np.rollaxis, np.atleast_3d, np.permute_dims, np.matrix_transpose,
+          np.split, np.hsplit, np.vsplit, np.dsplit, np.array_split, np.unstack, np.broadcast_arrays,
+          np.asanyarray, np.require, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, np.diag,
+          np.trim_zeros, np.real_if_close, np.nan_to_num, np.lib.stride_tricks.sliding_window_view,
+          np.lib.stride_tricks.as_strided,
+          builtins.list, builtins.tuple}                # list(A): the rows of A, views
+_VIEWS_UNLESS_COPIED = {np.array, np.astype}          # with copy=False (or None): y itself, when they can
+_METHODS = {"flatten": "ravel"}
+_MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
+_CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
+_MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
+_ATTRIBUTES = {"T": np.transpose, "mT": np.matrix_transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
+               "real": np.real, "imag": np.imag}
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, Const) and isinstance(b, Const) and type(a.value) is type(b.value):
+        if isinstance(a.value, (int, float, bool, str, type(None))):
+            return a.value == b.value
+    return False
+
+
+def _stored_names(nodes: list[gast.AST]) -> list[str]:
+    """Variables a statement list rebinds: assigned names, and (in SSA) the variables written into
+    by `x[i] = v` or `xs.append(v)`."""
+    names: dict[str, None] = {}
+    Name, Subscript, AugAssign, Call, Store = gast.Name, gast.Subscript, gast.AugAssign, gast.Call, gast.Store
+    for top in nodes:
+        for node in parsing.walk(top):
+            kind = type(node)
+            if kind is Name:
+                if type(node.ctx) is Store:
+                    names[node.id] = None
+            elif kind is Subscript:
+                if isinstance(node.ctx, Store) and isinstance(node.value, Name):
+                    names[node.value.id] = None
+            elif kind is AugAssign:
+                if isinstance(node.target, Subscript) and isinstance(node.target.value, Name):
+                    names[node.target.value.id] = None
+            elif kind is Call and isinstance(node.func, gast.Attribute) and node.func.attr in ("append", "pop") \
+                    and isinstance(node.func.value, Name):
+                names[node.func.value.id] = None
+    return list(names)
+
+
+def _base_name(env: dict, value: Any, name: str) -> str:
+    """A variable other than name whose value value was read from (for a message)."""
+    return next((other for other, held in env.items() if other != name and not other.startswith("$")
+                 and held is not value), "the array")
+
+
+def _takes_part(index: Any) -> bool:
+    """An index (a gast node or a constant) with a slice, None or Ellipsis in it: it reads a view of an array."""
+    if isinstance(index, gast.AST):
+        return any(isinstance(n, gast.Slice) or (isinstance(n, gast.Constant) and n.value in (None, Ellipsis))
+                   for n in gast.walk(index))
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, slice) or p is None or p is Ellipsis for p in parts)
+
+
+def _lazy_iterator(callee: Any, it: gast.Call, lowerer: Any) -> bool:
+    """An iterable of indices without len(): `reversed(range(n))` (as enumerate's argument), `np.ndindex(shape)`,
+    `itertools.product(range(2), range(3))` and itertools' other iterators."""
+    if callee is builtins.reversed:
+        return len(it.args) == 1 and isinstance(it.args[0], gast.Call) and \
+            lowerer.static(it.args[0].func)[1] is builtins.range
+    return callee is np.ndindex or getattr(callee, "__module__", None) == "itertools"
+
+
+def _contains(nodes: list[gast.AST], kind: type, through_loops: bool) -> bool:
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kind):
+            return True
+        if not through_loops and isinstance(node, (gast.For, gast.While)):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(gast.iter_child_nodes(node))
+    return False
+
+
+class Lowerer:
+    def __init__(self, parsed: ParsedFunction, namer: Namer | None = None, call_stack: list | None = None,
+                 functions: dict[str, Any] | None = None):
+        self.parsed = parsed
+        self.namer = namer or Namer()
+        self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
+        self.functions = functions or {}                # parameters bound to functions by the caller
+        # for each value, the objects (named by the value that created them) whose memory it may share:
+        # a view shares its base's, a container its items', a phi its inputs'
+        self.bases: dict[int, frozenset] = {}
+        self.item_reads: dict[int, Value] = {}  # values read as x[i] with no slice: numbers (copies) or views
+        self.item_sources: dict[int, Atom] = {}     # what each of them was read from (x)
+        self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
+        self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
+        # a helper writing into an array it is given (`F[i] = ...` on its parameter F, Numba style): the names of
+        # those parameters, with the first write's place; and the values that are the parameter's object itself
+        # (it, and what writes into it made): the caller's variable follows the last one (inline_call)
+        self.param_writes: dict[str, Any] = {}
+        self.param_versions: set[int] = set()
+        self.argument_write: Any = None         # where a parameter's array is first written into (Function)
+        # the loops being lowered, innermost last: the names each carries, and the values at its body's start
+        self.loop_frames: list[tuple[set, dict]] = []
+        self.inlined_write: Any = None          # while follow_write runs: where the helper wrote
+        self.written: set[int] = set()                  # the objects (bases) those writes went into
+        self.held: set[int] = set()                     # values read from an attribute (`b = s.buf`): an object's
+                                                        # (its bases: views of it share them)
+        self.scalar_checks: list = []                   # see Function.scalar_checks
+        self.dependencies: list = []                    # see Function.dependencies
+        self.stmts: list = []
+        self.env: dict[str, Any] = {}
+        node = parsed.node
+        params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        found = parsed.stored       # (found by the fence's walk, when node is still the tree it walked)
+        self.local_names = set(params) | set(found[1] if found is not None and found[0] is node
+                                             else _stored_names(node.body))
+        self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
+        self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
+
+    # ---------------------------------------------------------------- helpers
+
+    def error(self, message: str, node: Any, hint: str = "", cls: type = UnsupportedSyntax) -> S2SError:
+        return cls(message, self.parsed.loc(node), hint=hint)
+
+    def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
+           n_outs: int = 1) -> Any:
+        outs = [self.namer.value(hint) for _ in range(n_outs)]
+        if prim in _VIEWS or prim in _VIEWS_UNLESS_COPIED and "copy" in (kwargs or {}) and not (
+                isinstance(kwargs["copy"], Const) and kwargs["copy"].value is True):
+            # a view, or an item of a container (or `np.array(y, copy=False)`): (part of) what it came from
+            shared = self.bases_of(args[0]) | self.contents_of(args[0]) if args else frozenset()
+            self.bases.update((id(o), shared) for o in outs)
+            if prim is operator.getitem and not (isinstance(args[1], Const) and _takes_part(args[1].value)):
+                self.item_reads.update((id(o), o) for o in outs)
+                self.item_sources.update((id(o), args[0]) for o in outs)
+        elif prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
+            items = args[1:] if prim is runtime.make_dict else args
+            held = frozenset().union(*(self.bases_of(a) | self.contents_of(a) for a in items))
+            self.contents.update((id(o), held) for o in outs)
+        elif prim in (runtime.list_append, runtime.setitem, helpers.list_pop):      # the same object, written into
+            if args and isinstance(args[0], Value) and id(args[0]) in self.param_versions:
+                self.param_versions.update(id(o) for o in outs)
+            item = args[-1] if prim is not helpers.list_pop else Const(None)      # (a pop adds no item)
+            held = self.contents_of(args[0]) | self.bases_of(item) | self.contents_of(item)
+            self.bases.update((id(o), self.bases_of(args[0])) for o in outs)
+            self.contents.update((id(o), held) for o in outs)
+        self.stmts.append(Op(prim, list(args), outs, dict(kwargs or {}), self.parsed.loc(node)))
+        return outs[0] if n_outs == 1 else outs
+
+    def sub_block(self, fill: Callable[[], None]) -> tuple[list, dict[str, Any]]:
+        saved_stmts, saved_env = self.stmts, self.env
+        self.stmts, self.env = [], dict(saved_env)
+        try:
+            fill()
+            return self.stmts, self.env
+        finally:
+            self.stmts, self.env = saved_stmts, saved_env
+
+    def join_if(self, cond: Atom, fill_then: Callable[[], None], fill_else: Callable[[], None], node: Any) -> None:
+        """Lower both branches and merge the variables they assign with phi values."""
+        then_stmts, then_env = self.sub_block(fill_then)
+        else_stmts, else_env = self.sub_block(fill_else)
+        then_res, else_res, outs = [], [], []
+        for name in list(dict.fromkeys([*then_env, *else_env])):
+            a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)
+            if _same(a, b):
+                self.env[name] = a
+            elif a is UNDEF or b is UNDEF:
+                self.env[name] = UNDEF
+            else:
+                out = self.namer.value(self.hints.get(name, name))
+                then_res.append(a)
+                else_res.append(b)
+                outs.append(out)
+                self.bases[id(out)] = self.bases_of(a) | self.bases_of(b)
+                self.contents[id(out)] = self.contents_of(a) | self.contents_of(b)
+                if id(a) in self.param_versions and id(b) in self.param_versions:
+                    self.param_versions.add(id(out))
+                if all(isinstance(v, Const) or id(v) in self.item_reads for v in (a, b)) \
+                        and not (isinstance(a, Const) and isinstance(b, Const)):
+                    # `left = u[i - 1] if i > 0 else 0.0`: a part read from u, or a constant (checked when it runs)
+                    self.item_reads[id(out)] = out
+                self.env[name] = out
+        self.stmts.append(If(cond, Block(then_stmts, then_res), Block(else_stmts, else_res), outs,
+                             self.parsed.loc(node)))
+
+    def value_if(self, cond: Atom, then_expr: Callable[[], Atom], else_expr: Callable[[], Atom], node: Any,
+                 hint: str) -> Atom:
+        """An expression-valued `If`: `then_expr() if cond else else_expr()`."""
+        saved = self.env.get(EXPR, UNDEF)
+
+        def set_expr(make: Callable[[], Atom]) -> Callable[[], None]:
+            return lambda: self.env.__setitem__(EXPR, make())
+        self.join_if(cond, set_expr(then_expr), set_expr(else_expr), node)
+        result = self.env.pop(EXPR)
+        if saved is not UNDEF:
+            self.env[EXPR] = saved
+        if isinstance(result, Value) and result.hint == "" and hint:
+            result.hint = hint
+        return result
+
+    def exit_flag(self, node: Any) -> Atom | None:
+        """The flag that says the rest of the current statement list must be skipped."""
+        flags = [self.env.get(n, FALSE) for n in (RET, BRK, CONT)]
+        live = [f for f in flags if not (isinstance(f, Const) and not f.value)]
+        if not live:
+            return None
+        if any(isinstance(f, Const) and f.value for f in live):
+            return TRUE
+        flag = live[0]
+        for other in live[1:]:
+            flag = self.op(operator.or_, [flag, other], node, "exiting")
+        return flag
+
+    # ---------------------------------------------------------------- function
+
+    def lower_function(self) -> Function:
+        node = self.parsed.node
+        if node.args.kwonlyargs or node.args.posonlyargs:
+            raise self.error("s2s does not support keyword-only or positional-only parameters yet", node,
+                             hint="make them ordinary parameters")
+        params = []
+        for arg in node.args.args:
+            v = self.namer.value(arg.id)
+            params.append(v)
+            self.env[arg.id] = self.env[f"$param:{arg.id}"] = v
+        self.param_bases = frozenset(id(p) for p in params)
+        self.param_versions = {id(p) for p in params}
+        self.env[RET], self.env[RETVAL] = FALSE, Const(None)
+        self.env[BRK] = self.env[CONT] = FALSE       # flags are always bound, so branches join them
+        self.block(node.body)
+        result = self.env[RETVAL]
+        if result is UNDEF:
+            raise self.error("the function's return value may be undefined", node)
+        shared = self.bases_of(result) | self.contents_of(result)
+        written, finals = [], []
+        for name, place in self.param_writes.items():
+            final = self.env.get(name, UNDEF)
+            if not isinstance(final, Value) or id(final) not in self.param_versions:
+                raise self.error(f"{self.parsed.fn.__qualname__} writes into its argument {name!r}, which its "
+                                 f"caller would see, and then binds {name!r} to another value", place,
+                                 hint="return the array it fills instead, or write into a copy")
+            written.append(node.args.args.index(next(a for a in node.args.args if a.id == name)))
+            finals.append(final)
+        return Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
+                        scalar_checks=self.scalar_checks,
+                        dependencies=self.dependencies + list(self.parsed.attributes.values()),
+                        result_shares=tuple(i for i, p in enumerate(params) if id(p) in shared),
+                        param_writes=tuple(written),
+                        writes_arguments=self.argument_write if self.written & self.param_bases else None)
+
+    # ---------------------------------------------------------------- statements
+
+    def block(self, stmts: list[gast.stmt]) -> None:
+        for i, stmt in enumerate(stmts):
+            self.stmt(stmt)
+            flag = self.exit_flag(stmt)
+            if flag is None:
+                continue
+            rest = stmts[i + 1:]
+            if rest and not (isinstance(flag, Const) and flag.value):
+                def run_rest(rest: list = rest) -> None:
+                    for name in (RET, BRK, CONT):
+                        if name in self.env:
+                            self.env[name] = FALSE
+                    self.block(rest)
+                self.join_if(flag, lambda: None, run_rest, rest[0])
+            return
+
+    def stmt(self, node: gast.stmt) -> None:
+        method = getattr(self, f"stmt_{type(node).__name__}", None)
+        if method is None:
+            raise self.error(f"s2s does not support the statement `{type(node).__name__}`", node)
+        method(node)
+
+    def stmt_Pass(self, node: gast.Pass) -> None:
+        pass
+
+    def stmt_Expr(self, node: gast.Expr) -> None:
+        if isinstance(node.value, gast.Constant):      # a docstring or a bare constant
+            return
+        call = node.value
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "append"
+                and isinstance(call.func.value, gast.Name) and call.func.value.id in self.local_names
+                and len(call.args) == 1 and not call.keywords):
+            name = call.func.value.id
+            if self.env.get(name, UNDEF) is UNDEF and self.parsed.resolve(name)[0]:
+                raise self.error(f"s2s does not follow `{name}.append(...)` into a list the function does not own "
+                                 f"(a global or an enclosing function's): the derivative would not append to it",
+                                 node, hint="build a local list and return it (with has_aux=True), or log outside")
+            items = self.writable(name, call.func.value, items_kept=True)
+            self.env[name] = self.op(runtime.list_append, [items, self.expr(call.args[0])], node, name)
+            return
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "pop"
+                and isinstance(call.func.value, gast.Name) and call.func.value.id in self.local_names
+                and len(call.args) <= 1 and not call.keywords and self.env.get(call.func.value.id, UNDEF) is not UNDEF):
+            name = call.func.value.id       # `xs.pop(i)` as a statement: xs bound to the list without item i
+            items = self.writable(name, call.func.value, items_kept=True)
+            self.env[name] = self.op(helpers.list_pop, [items, *[self.expr(a) for a in call.args]], node, name)
+            return
+        self.expr(node.value)
+
+    def resolve_free(self, name: str) -> tuple[bool, Any]:
+        """A free name's object; a function named this way is remembered, so that the derivative is made
+        anew if the name is bound to another function later (a helper redefined in a notebook)."""
+        found, obj = self.parsed.resolve(name)
+        if found and callable(obj) and not isinstance(obj, types.ModuleType) \
+                and getattr(builtins, name, None) is not obj:
+            self.dependencies.append((self.parsed.fn, name, obj))
+        return found, obj
+
+    def bases_of(self, atom: Any) -> frozenset:
+        if not isinstance(atom, Value):
+            return frozenset()
+        return self.bases.get(id(atom), frozenset({id(atom)}))
+
+    def contents_of(self, atom: Any) -> frozenset:
+        return self.contents.get(id(atom), frozenset()) if isinstance(atom, Value) else frozenset()
+
+    def writable(self, name: str, node: Any, items_kept: bool = False) -> Atom:
+        """The value of a variable about to be written into (x[i] = v, xs.append(v), x += v on an
+        array), refusing writes that Python would make visible through another name. items_kept: the write
+        changes which items a list holds (append, pop), not the items, so an item read from it is not changed."""
+        value = self.name(name, node)
+        mine = self.bases_of(value)
+        # (items read from this list itself, whose items are not the list)
+        kept = {key for key, source in self.item_sources.items() if self.bases_of(source) & mine
+                and not self.contents_of(source) & mine} if items_kept else set()
+        for other, held in self.env.items():
+            if other != name and not other.startswith("$") and isinstance(held, Value) and held is not value \
+                    and id(held) not in kept \
+                    and held in self.item_reads.values() and mine & self.bases_of(held) \
+                    and not mine & self.contents_of(held):
+                # `t = y[i]` then `y[i] = ...`: a number read from y is a copy; a row would be a view, which the
+                # write would change: known when the derivative runs, where it is checked
+                self.op(runtime._assert_element, [held, Const(other), Const(name)], node, n_outs=0)
+                self.bases[id(held)] = frozenset({id(held)})
+        for other, held in self.env.items():
+            if other != name and not other.startswith("$") and isinstance(held, Value) and id(held) not in kept \
+                    and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)):
+                how = "is the same object as" if held is value else "may share memory with"
+                raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
+                                 f"follow a write through one name to the other", node,
+                                 hint=f"copy it first: {name} = {name}.copy()")
+        if mine & self.held:
+            raise self.error(f"{name!r} is held by an object (read from an attribute): s2s does not follow a write "
+                             f"into it to the object", node,
+                             hint=f"copy it first ({name} = {name}.copy()) and pass the new value on, or return it")
+        if len(self.call_stack) > 1 and mine & self.param_bases:
+            param = self.env.get(f"$param:{name}")
+            if not (isinstance(param, Value) and id(value) in self.param_versions
+                    and mine & self.param_bases == {id(param)}):
+                raise self.error(f"{self.parsed.fn.__qualname__} writes into its argument {name!r}, which its "
+                                 f"caller would see", node, hint="return the new value instead, or write into a copy")
+            self.param_writes.setdefault(name, node)     # `F[i] = ...` on its parameter F: the caller's F follows
+        self.writes.add(name)
+        self.written |= mine
+        if mine & self.param_bases and self.argument_write is None:
+            self.argument_write = self.inlined_write or self.parsed.loc(node)
+        return value
+
+    def stmt_Assign(self, node: gast.Assign) -> None:
+        target = node.targets[0]
+        hint = target.id if len(node.targets) == 1 and isinstance(target, gast.Name) else ""
+        if (len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
+                and isinstance(node.value, (gast.Tuple, gast.List)) and len(target.elts) == len(node.value.elts)):
+            values = [self.expr(v, self.target_hint(t)) for t, v in zip(target.elts, node.value.elts)]
+            written = [self.bases_of(self.env.get(t.value.id)) for t in target.elts
+                       if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)]
+            for k, (v, expression) in enumerate(zip(values, node.value.elts)):
+                if isinstance(expression, gast.Subscript) and any(self.bases_of(v) & w for w in written) \
+                        and _takes_part(expression.slice):
+                    raise self.error("the right side reads a slice of an array that this assignment writes into: "
+                                     "NumPy gives a view, which the first write changes, so this is not a swap",
+                                     expression, hint="copy the right side first: a[:2], a[2:] = a[2:].copy(), "
+                                                      "a[:2].copy()")
+                if isinstance(expression, gast.Subscript) and any(self.bases_of(v) & w for w in written):
+                    # `y[0], y[1] = y[1], y[0]` swaps numbers, but on rows the right side holds views that the
+                    # first write changes: whether it is a number is known when the derivative runs
+                    values[k] = self.op(runtime._element_read, [v], expression, self.target_hint(target.elts[k]))
+            for t, v in zip(target.elts, values):
+                self.assign(t, v)
+            return
+        value = self.expr(node.value, hint)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def stmt_AnnAssign(self, node: gast.AnnAssign) -> None:
+        if node.value is not None:
+            self.assign(node.target, self.expr(node.value, self.target_hint(node.target)))
+
+    def stmt_AugAssign(self, node: gast.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+            # x[i] += v is x[i] = x[i] + v, reading the index once
+            container = self.writable(target.value.id, target.value)
+            index = self.expr(target.slice)
+            current = self.op(operator.getitem, [container, index], node)
+            updated = self.op(_BINOPS[type(node.op)], [current, self.expr(node.value)], node)
+            self.env[target.value.id] = self.op(runtime.setitem, [container, index, updated], node,
+                                                target.value.id)
+            return
+        if not isinstance(target, gast.Name):
+            raise self.error("s2s does not support augmented assignment into an attribute", node,
+                             hint="assign a local variable")
+        name = node.target.id
+        current = self.name(name, node.target)
+        mine = self.bases_of(current)
+        if id(current) in self.item_reads and any(
+                other != name and not other.startswith("$") and isinstance(held, Value)
+                and mine & (self.bases_of(held) | self.contents_of(held)) for other, held in self.env.items()):
+            # `s = b[i]` then `s -= ...`: a number read from b is a copy, a row a view (known when it runs)
+            self.op(runtime._assert_number, [current, Const(name), Const(_base_name(self.env, current, name))],
+                    node, n_outs=0)
+            mine = self.bases[id(current)] = frozenset({id(current)})
+        sharing = [(other, held) for other, held in self.env.items()
+                   if other != name and not other.startswith("$") and isinstance(held, Value)
+                   and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held))]
+        if sharing:
+            # on an array, `x += v` writes into the object `other` also names; on a number it does not (nor when
+            # every other name holds a number: `x = x0; x += dt` with x0 a float makes x a new object)
+            self.scalar_checks.append(((current, *(held for _, held in sharing)), self.parsed.loc(node),
+                                       f"{name!r} may be the same array as {sharing[0][0]!r}: `{name} "
+                                       f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
+        elif mine & self.held:
+            self.scalar_checks.append(((current,), self.parsed.loc(node),
+                                       f"{name!r} may be an array an object holds (read from an attribute): `{name} "
+                                       f"{_AUGMENTED[type(node.op)]}= ...` would change it in place, which s2s does "
+                                       f"not follow to the object"))
+        else:
+            if len(self.call_stack) > 1 and mine & self.param_bases:
+                self.scalar_checks.append(((current,), self.parsed.loc(node),
+                                           f"{self.parsed.fn.__qualname__} changes its argument {name!r} in place "
+                                           f"(`{name} {_AUGMENTED[type(node.op)]}= ...` on an array), which its "
+                                           f"caller would see"))
+        value = self.expr(node.value)
+        self.env[name] = self.op(_BINOPS[type(node.op)], [current, value], node, name)
+
+    def target_hint(self, target: gast.AST) -> str:
+        return target.id if isinstance(target, gast.Name) else ""
+
+    def assign(self, target: gast.AST, value: Atom) -> None:
+        if isinstance(target, gast.Name):
+            self.env[target.id] = value
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            for i, elt in enumerate(target.elts):
+                self.assign(elt, self.op(operator.getitem, [value, Const(i)], elt, self.target_hint(elt)))
+        elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                and target.value.id in self.local_names:
+            name = target.value.id
+            container = self.writable(name, target.value)
+            index = self.expr(target.slice)
+            self.env[name] = self.op(runtime.setitem, [container, index, value], target, name)
+        else:
+            raise self.error("s2s does not support assignment into an attribute, or into an item of "
+                             "something other than a variable", target,
+                             hint="assign the item of a local variable, or build a new value")
+
+    def stmt_Return(self, node: gast.Return) -> None:
+        self.env[RETVAL] = self.expr(node.value) if node.value is not None else Const(None)
+        self.env[RET] = TRUE
+
+    def stmt_Break(self, node: gast.Break) -> None:
+        self.env[BRK] = TRUE
+
+    def stmt_Continue(self, node: gast.Continue) -> None:
+        self.env[CONT] = TRUE
+
+    def stmt_If(self, node: gast.If) -> None:
+        cond = self.expr(node.test)
+        self.join_if(cond, lambda: self.block(node.body), lambda: self.block(node.orelse), node)
+
+    # ---------------------------------------------------------------- loops
+
+    def loop_carried(self, body: list[gast.stmt], extra: list[str], loop: Any = None) -> list[str]:
+        """The variables a loop carries: those it rebinds that are bound before it, and those it binds (its
+        target included) that are read outside it, which hold their last value after it, as in Python
+        (unbound, UNDEFINED, before a first iteration)."""
+        if loop is not None:
+            for name in self.read_after(loop):
+                if self.env.get(name, UNDEF) is UNDEF:
+                    self.env[name] = Const(UNDEFINED)
+        names = [n for n in _stored_names(body) if n in self.env and self.env[n] is not UNDEF]
+        return names + [n for n in extra if n not in names]
+
+    def read_after(self, loop: Any) -> list[str]:
+        """Names a loop binds that the function reads outside the loop."""
+        if self._loads is None:          # one walk of the function for all its loops (lowering changes no node)
+            self._loads = {}
+            for n in parsing.walk(self.parsed.node):
+                if type(n) is gast.Name and isinstance(n.ctx, gast.Load):
+                    self._loads.setdefault(n.id, []).append(id(n))
+        inside = {id(n) for n in parsing.walk(loop)}
+        stored = _stored_names([loop.target, *loop.body] if isinstance(loop, gast.For) else loop.body)
+        return [n for n in stored if any(i not in inside for i in self._loads.get(n, ()))]
+
+    def carry_bases(self, carried: list[Value], inits: list[Atom]) -> None:
+        for c, i in zip(carried, inits):
+            if id(i) in self.param_versions:        # checked at the function's end: its last value must be one too
+                self.param_versions.add(id(c))
+            self.bases[id(c)] = self.bases_of(i) | {id(c)}
+            self.contents[id(c)] = self.contents_of(i)
+            if isinstance(i, Value) and id(i) in self.item_reads:
+                # starts as a part read from an array (`s = b[i]` before `for j: s -= ...`): a number or a view,
+                # which a write into it or into b checks when it runs
+                self.item_reads[id(c)] = c
+
+    def merge_bases(self, node: Any, names: list[str], carried: list[Value], results: list[Atom],
+                    outs: list[Value], body: list) -> None:
+        """After a loop: a variable's value may share memory with whatever an iteration left in it. A write
+        into it inside the loop was checked against its first value only: refuse if later ones differ. A write
+        into a new object made in the iteration (`v = u.copy()` then `v[i] = ...`, a Jacobi sweep) is not
+        into the carried one, and needs nothing."""
+        made = {id(v) for stmt in walk(Block(body, [])) for v in stmt_defs(stmt)}     # new in the iteration
+        for c, r, o in zip(carried, results, outs):
+            if id(c) in self.param_versions and id(r) in self.param_versions:   # a parameter's array, written into
+                self.param_versions.add(id(o))
+        for name, c, r, o in zip(names, carried, results, outs):
+            extra = self.bases_of(r) - self.bases_of(c) - ({id(r)} if id(r) in made else set())
+            if extra and id(c) in self.written and not name.startswith("$"):
+                raise self.error(f"{name!r} is written into inside a loop in which it may also become another "
+                                 f"object: s2s does not follow that write", node,
+                                 hint=f"assign a copy: {name} = ... .copy()")
+            if self.bases_of(r) <= self.bases_of(c) and self.bases_of(c) - {id(c)}:
+                # every iteration left the object it started with (written into, not rebound): after the loop
+                # it is the object the loop started with
+                self.bases[id(o)] = self.bases_of(c) - {id(c)}
+            else:
+                self.bases[id(o)] = self.bases_of(c) | self.bases_of(r)
+            self.contents[id(o)] = self.contents_of(c) | self.contents_of(r)
+
+    def finish_loop(self, body: list[gast.stmt], carried_names: list[str], outs: list[Value],
+                    saved: dict[str, Any]) -> None:
+        for name in _stored_names(body):
+            self.env[name] = UNDEF               # assigned in the loop, and not read after it
+        for name, out in zip(carried_names, outs):
+            self.env[name] = out
+        for name in (BRK, CONT):
+            self.env[name] = saved.get(name, FALSE)
+
+    def stmt_While(self, node: gast.While) -> None:
+        if node.orelse:
+            raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
+        extra = ([BRK] if _contains(node.body, gast.Break, False) else []) + \
+                ([RET, RETVAL] if _contains(node.body, gast.Return, True) else [])
+        self.make_while(node, node.body, extra, lambda: self.expr(node.test), lambda: self.block(node.body))
+
+    def make_while(self, node: Any, body: list[gast.stmt], extra: list[str], test: Callable[[], Atom],
+                   fill_body: Callable[[], None], carried_names: list[str] | None = None) -> None:
+        saved = dict(self.env)
+        names = carried_names or self.loop_carried(body, extra, node)
+        inits = [FALSE if n == BRK else self.env[n] for n in names]
+        carried = [self.namer.value(self.hints.get(n, n)) for n in names]
+        self.carry_bases(carried, inits)
+        self.env.update(zip(names, carried))
+        stop_flags = [c for n, c in zip(names, carried) if n in (BRK, RET)]
+
+        def fill_test() -> None:
+            if not stop_flags:
+                self.env[EXPR] = test()
+                return
+            stop = stop_flags[0]
+            for other in stop_flags[1:]:
+                stop = self.op(operator.or_, [stop, other], node, "exiting")
+            self.env[EXPR] = self.value_if(stop, lambda: FALSE, test, node, "")
+
+        test_stmts, test_env = self.sub_block(fill_test)
+
+        def fill() -> None:
+            self.env[CONT] = FALSE
+            for name in (BRK, RET):       # the test let the body run only while these are false
+                if name in names:
+                    self.env[name] = FALSE
+            self.loop_frames.append((set(names), dict(self.env)))
+            try:
+                fill_body()
+            finally:
+                self.loop_frames.pop()
+        body_stmts, body_env = self.sub_block(fill)
+        results = [body_env[n] for n in names]
+        if any(r is UNDEF for r in results):
+            raise self.error("a loop variable may be undefined at the end of an iteration", node)
+        outs = [self.namer.value(c.hint) for c in carried]
+        self.merge_bases(node, names, carried, results, outs, body_stmts)
+        self.stmts.append(While(inits, carried, Block(test_stmts, [test_env[EXPR]]), Block(body_stmts, results),
+                                outs, self.parsed.loc(node)))
+        self.finish_loop(body, names, outs, saved)
+
+    def stmt_For(self, node: gast.For) -> None:
+        if node.orelse:
+            raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
+        start, stop, step, reverse, bind = self.iteration(node)
+        exits = _contains(node.body, gast.Break, False) or _contains(node.body, gast.Return, True)
+        if exits:
+            self.for_as_while(node, start, stop, step, reverse, bind)
+            return
+        saved = dict(self.env)
+        names = self.loop_carried([node.target, *node.body], [], node)
+        inits = [self.env[n] for n in names]
+        carried = [self.namer.value(n) for n in names]
+        self.carry_bases(carried, inits)
+        over_range = isinstance(node.iter, gast.Call) and self.static(node.iter.func)[1] in (range, reversed)
+        index = self.namer.value(node.target.id if over_range and isinstance(node.target, gast.Name) else "i")
+        self.env.update(zip(names, carried))
+
+        def fill() -> None:
+            self.env[CONT] = FALSE
+            bind(index)
+            self.loop_frames.append((set(names), dict(self.env)))
+            try:
+                self.block(node.body)
+            finally:
+                self.loop_frames.pop()
+        body_stmts, body_env = self.sub_block(fill)
+        outs = [self.namer.value(n) for n in names]
+        self.merge_bases(node, names, carried, [body_env[n] for n in names], outs, body_stmts)
+        self.stmts.append(For(start, stop, step, index, inits, carried, Block(body_stmts, [body_env[n] for n in names]),
+                              outs, reverse, self.parsed.loc(node)))
+        self.finish_loop([node.target, *node.body], names, outs, saved)
+
+    def for_as_while(self, node: gast.For, start: Atom, stop: Atom, step: Atom, reverse: bool,
+                     bind: Callable[[Atom], None]) -> None:
+        if reverse:
+            raise self.error("s2s does not support `break` or `return` inside a loop over reversed(...)", node,
+                             hint="loop forwards over the reversed indices")
+        counter = f"$counter{len(self.hints)}"       # one per loop: loops nest
+        self.hints[counter] = node.target.id if isinstance(node.target, gast.Name) else "i"
+        self.env[counter] = start
+        extra = ([BRK] if _contains(node.body, gast.Break, False) else []) + \
+                ([RET, RETVAL] if _contains(node.body, gast.Return, True) else [])
+        names = self.loop_carried([node.target, *node.body], [], node) + [counter] + extra
+
+        def test() -> Atom:
+            k = self.env[counter]
+            if isinstance(step, Const) and step.value > 0:
+                return self.op(operator.lt, [k, stop], node)
+            if isinstance(step, Const) and step.value < 0:
+                return self.op(operator.gt, [k, stop], node)
+            distance = self.op(operator.sub, [k, stop], node)
+            return self.op(operator.lt, [self.op(operator.mul, [distance, step], node), Const(0)], node)
+
+        def fill_body() -> None:
+            k = self.env[counter]
+            self.env[counter] = self.op(operator.add, [k, step], node, "i")
+            bind(k)
+            self.block(node.body)
+        self.make_while(node, node.body, extra, test, fill_body, carried_names=names)
+        self.env.pop(counter, None)
+        for name in _stored_names([node.target]):
+            if name not in names:
+                self.env[name] = UNDEF
+
+    def iteration(self, node: gast.For) -> tuple[Atom, Atom, Atom, bool, Callable[[Atom], None]]:
+        """(start, stop, step, reverse, bind) where bind(index) assigns the loop target for that index."""
+        it = node.iter
+        found, callee = self.static(it.func) if isinstance(it, gast.Call) else (False, None)
+        reverse = False
+        if found and callee is builtins.reversed and len(it.args) == 1 and isinstance(it.args[0], gast.Call):
+            inner_found, inner = self.static(it.args[0].func)
+            if inner_found and inner is builtins.range:
+                it, callee, reverse = it.args[0], builtins.range, True
+        if found and callee is builtins.range:
+            args = [self.expr(a) for a in it.args]
+            if not 1 <= len(args) <= 3 or it.keywords:
+                raise self.error("range() takes one to three positional arguments here", it)
+            start, stop, step = ([Const(0)] + args + [Const(1)])[:3] if len(args) == 1 else \
+                (args + [Const(1)])[:3]
+            if isinstance(step, Const) and step.value == 0:
+                raise self.error("range() step must not be zero", it, cls=S2SError)
+            if not isinstance(node.target, gast.Name):
+                raise self.error("the target of a loop over range() must be a single name", node.target)
+            name = node.target.id
+            return start, stop, step, reverse, lambda index: self.env.__setitem__(name, index)
+        if found and callee is builtins.enumerate:
+            starts = it.args[1:] + [k.value for k in it.keywords if k.arg == "start"]
+            if len(starts) > 1 or any(k.arg != "start" for k in it.keywords) or not it.args:
+                raise self.error("enumerate() takes a sequence and one start here", it)
+            offset = self.expr(starts[0]) if starts else Const(0)
+            if not (isinstance(node.target, (gast.Tuple, gast.List)) and len(node.target.elts) == 2):
+                raise self.error("unpack enumerate() into two names: `for i, v in enumerate(xs)`", node.target)
+            count_target, item_target = node.target.elts
+            n, bind_items = self.sequence(it.args[0], item_target, node)
+
+            def bind_enumerate(index: Atom) -> None:
+                count = index if _same(offset, Const(0)) else self.op(operator.add, [index, offset], node)
+                self.assign(count_target, count)
+                bind_items(index)
+            return Const(0), n, Const(1), False, bind_enumerate
+        n, bind_items = self.sequence(it, node.target, node)
+        return Const(0), n, Const(1), False, bind_items
+
+    def sequence(self, it: gast.expr, target: gast.AST, node: Any) -> tuple[Atom, Callable[[Atom], None]]:
+        """(length, bind) for iterating over a sequence or zip(...) of sequences, by index."""
+        found, callee = self.static(it.func) if isinstance(it, gast.Call) else (False, None)
+        if found and callee is builtins.zip:
+            seqs = [self.expr(a) for a in it.args]
+            lengths = [self.op(len, [s], node, "n") for s in seqs]
+            n = lengths[0] if len(lengths) == 1 else self.op(min, lengths, node, "n")
+            targets = target.elts if isinstance(target, (gast.Tuple, gast.List)) else None
+            if targets is None or len(targets) != len(seqs):
+                raise self.error("unpack zip() into one name per sequence", target)
+
+            def bind_zip(index: Atom) -> None:
+                for t, s in zip(targets, seqs):
+                    self.assign(t, self.op(operator.getitem, [s, index], node, self.target_hint(t)))
+            return n, bind_zip
+        seq = self.expr(it)
+        if found and _lazy_iterator(callee, it, self):
+            seq = self.op(list, [seq], node, "items")       # an iterator has no len(): read it whole, by index
+
+        def bind_item(index: Atom) -> None:
+            self.assign(target, self.op(operator.getitem, [seq, index], node, self.target_hint(target)))
+        return self.op(len, [seq], node, "n"), bind_item
+
+    # ---------------------------------------------------------------- expressions
+
+    def static(self, node: gast.AST) -> tuple[bool, Any]:
+        """(True, object) when node names a module-level object: `np`, `np.linalg.norm`, `math.sin`."""
+        if isinstance(node, gast.Constant) and (callable(node.value) or isinstance(node.value, types.ModuleType)):
+            # placed by the desugaring (a module: imported inside the function)
+            return True, node.value
+        if isinstance(node, gast.Name):
+            if node.id in self.functions and self.env.get(node.id) is self.env.get(f"$param:{node.id}"):
+                return True, self.functions[node.id]
+            if node.id in self.local_names:       # `f = np.exp` then `f(x)`: a function held as a constant
+                held = self.env.get(node.id)
+                if isinstance(held, Const) and callable(held.value) and not isinstance(held.value, type):
+                    return True, held.value
+                return False, None
+            return self.resolve_free(node.id)
+        if isinstance(node, gast.Attribute):
+            found, base = self.static(node.value)
+            if found and isinstance(base, (types.ModuleType, type)):
+                if not hasattr(base, node.attr):
+                    raise self.error(f"module {getattr(base, '__name__', base)!r} has no attribute {node.attr!r}",
+                                     node, cls=S2SError)
+                return True, getattr(base, node.attr)
+        return False, None
+
+    def name(self, name: str, node: gast.AST) -> Atom:
+        if name in self.local_names:
+            value = self.env.get(name, UNDEF)
+            if value is UNDEF:
+                if self.resolve_free(name)[0]:          # `RUNNING[:] = ...`, `STATS["calls"] += 1` on a global
+                    raise self.error(f"{name!r} is a variable outside the function (a global or an enclosing "
+                                     f"function's) that this function writes into; s2s does not follow a write "
+                                     f"into data outside the differentiated function", node,
+                                     hint=f"return the new value instead (`return loss, new_{name.lower()}`, with "
+                                          f"has_aux=True) and store it after the call, or copy it into a local "
+                                          f"variable first")
+                raise self.error(f"variable {name!r} may be used before it is assigned", node, cls=S2SError,
+                                 hint="assign it on every path before this line")
+            return value
+        found, obj = self.resolve_free(name)
+        if not found:
+            raise self.error(f"name {name!r} is not defined", node, cls=S2SError)
+        if _is_constant_object(obj):
+            return Const(obj)
+        # read when the derivative runs, in the namespace of the function that names it
+        return self.op(runtime.free_name, [Const(name), Const(self.parsed.fn)], node, name)
+
+    def expr(self, node: gast.expr, hint: str = "") -> Atom:
+        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if method is None:
+            raise self.error(f"s2s does not support the expression `{type(node).__name__}`", node)
+        return method(node, hint)
+
+    def expr_Constant(self, node: gast.Constant, hint: str) -> Atom:
+        return Const(node.value)
+
+    def expr_Name(self, node: gast.Name, hint: str) -> Atom:
+        return self.name(node.id, node)
+
+    def expr_Attribute(self, node: gast.Attribute, hint: str) -> Atom:
+        found, obj = self.static(node)
+        if found and not _is_constant_object(obj) and not _library_owned(self.static(node.value)[1]):
+            # data on the user's module or class (cfg.scale): read when the derivative runs, like a global
+            return self.attribute(self.expr(node.value), node, hint or node.attr)
+        if found:
+            return Const(obj)
+        base = self.expr(node.value)
+        prim = _ATTRIBUTES.get(node.attr)
+        if prim is not None:
+            return self.op(prim, [base], node, hint)
+        return self.attribute(base, node, hint)
+
+    def attribute(self, base: Atom, node: gast.Attribute, hint: str) -> Atom:
+        value = self.op(getattr, [base, Const(node.attr)], node, hint)
+        self.held.add(id(value))        # what an object holds: a write into it changes the object
+        return value
+
+    def expr_BinOp(self, node: gast.BinOp, hint: str) -> Atom:
+        left, right = self.expr(node.left), self.expr(node.right)
+        return self.op(_BINOPS[type(node.op)], [left, right], node, hint)
+
+    def expr_UnaryOp(self, node: gast.UnaryOp, hint: str) -> Atom:
+        operand = self.expr(node.operand)
+        if isinstance(node.op, gast.USub) and isinstance(operand, Const) and isinstance(operand.value, (int, float)):
+            return Const(-operand.value)
+        return self.op(_UNARYOPS[type(node.op)], [operand], node, hint)
+
+    def compare(self, op: gast.cmpop, left: Atom, right: Atom, node: Any, hint: str) -> Atom:
+        if isinstance(op, (gast.In, gast.NotIn)):
+            result = self.op(operator.contains, [right, left], node, hint)
+            return self.op(operator.not_, [result], node, hint) if isinstance(op, gast.NotIn) else result
+        return self.op(_COMPARE[type(op)], [left, right], node, hint)
+
+    def expr_Compare(self, node: gast.Compare, hint: str) -> Atom:
+        left = self.expr(node.left)
+        right = self.expr(node.comparators[0])
+        result = self.compare(node.ops[0], left, right, node, hint if len(node.ops) == 1 else "")
+        if len(node.ops) == 1:
+            return result
+        rest = gast.Compare(left=node.comparators[0], ops=node.ops[1:], comparators=node.comparators[1:])
+        gast.copy_location(rest, node)
+        saved_right = right
+
+        def more() -> Atom:
+            # the middle operand is evaluated once, as Python does
+            return self.compare_chain(saved_right, rest, node)
+        return self.value_if(result, more, lambda: result, node, hint)
+
+    def compare_chain(self, left: Atom, rest: gast.Compare, node: Any) -> Atom:
+        right = self.expr(rest.comparators[0])
+        result = self.compare(rest.ops[0], left, right, node, "")
+        if len(rest.ops) == 1:
+            return result
+        tail = gast.Compare(left=rest.comparators[0], ops=rest.ops[1:], comparators=rest.comparators[1:])
+        return self.value_if(result, lambda: self.compare_chain(right, tail, node), lambda: result, node, "")
+
+    def expr_BoolOp(self, node: gast.BoolOp, hint: str) -> Atom:
+        first = self.expr(node.values[0])
+        if len(node.values) == 1:
+            return first
+        rest = gast.BoolOp(op=node.op, values=node.values[1:])
+        gast.copy_location(rest, node)
+        if isinstance(node.op, gast.And):
+            return self.value_if(first, lambda: self.expr(rest), lambda: first, node, hint)
+        return self.value_if(first, lambda: first, lambda: self.expr(rest), node, hint)
+
+    def expr_IfExp(self, node: gast.IfExp, hint: str) -> Atom:
+        cond = self.expr(node.test)
+        return self.value_if(cond, lambda: self.expr(node.body, hint), lambda: self.expr(node.orelse, hint),
+                             node, hint)
+
+    def expr_Tuple(self, node: gast.Tuple, hint: str) -> Atom:
+        items = [self.expr(e) for e in node.elts]
+        if all(isinstance(i, Const) for i in items):
+            return Const(tuple(i.value for i in items))
+        return self.op(runtime.make_tuple, items, node, hint)
+
+    def expr_List(self, node: gast.List, hint: str) -> Atom:
+        return self.op(runtime.make_list, [self.expr(e) for e in node.elts], node, hint)
+
+    def expr_Dict(self, node: gast.Dict, hint: str) -> Atom:
+        if not all(isinstance(k, gast.Constant) for k in node.keys):
+            raise self.error("s2s supports dicts whose keys are constants", node,
+                             hint="use constant keys, such as {'W1': W1}")
+        keys = tuple(k.value for k in node.keys)
+        return self.op(runtime.make_dict, [Const(keys), *[self.expr(v) for v in node.values]], node, hint)
+
+    def expr_Slice(self, node: gast.Slice, hint: str) -> Atom:
+        parts = [self.expr(p) if p is not None else Const(None) for p in (node.lower, node.upper, node.step)]
+        if all(isinstance(p, Const) for p in parts):
+            return Const(slice(*(p.value for p in parts)))
+        return self.op(slice, parts, node, hint)
+
+    def expr_Subscript(self, node: gast.Subscript, hint: str) -> Atom:
+        base = self.expr(node.value)
+        index = self.expr(node.slice)
+        if not hint and isinstance(index, Const) and isinstance(index.value, str) and index.value.isidentifier() \
+                and not keyword.iskeyword(index.value):
+            hint = index.value            # params["W1"] is called W1 (and its adjoint dW1)
+        return self.op(operator.getitem, [base, index], node, hint)
+
+    def expr_Call(self, node: gast.Call, hint: str) -> Atom:
+        found, callee = self.static(node.func)
+        callee = plain_function(callee)       # a call to an @njit function: its Python function, inlined
+        if not found and isinstance(node.func, gast.Attribute):
+            return self.method_call(node, hint)
+        if not found:
+            raise self.error("s2s only differentiates calls to functions it can name statically", node,
+                             hint="call the function by its name, not through a computed expression")
+        if isinstance(getattr(callee, "__self__", None), np.ufunc) and getattr(callee, "__name__", "") == "at":
+            raise self.error(f"s2s does not support np.{callee.__self__.__name__}.at, which changes the array it is "
+                             f"given in place", node, hint="build the result instead: for sums over repeated indices, "
+                             "out = out + np.bincount(idx, weights=w, minlength=out.size)")
+        if callee in _MUTATING_FUNCTIONS:
+            raise self.error(f"s2s does not support {getattr(callee, '__name__', callee)}, which changes the "
+                             f"array it is given in place", node, hint="write with indexing on a copy: y = x.copy(); y[i] = v")
+        if any(k.arg == "out" for k in node.keywords) or (isinstance(callee, np.ufunc) and len(node.args) > callee.nin):
+            raise self.error(f"s2s does not support calls that write into an array they are given "
+                             f"({getattr(callee, '__name__', callee)} with an output argument)", node,
+                             hint="assign the result instead: y = np.exp(y)")
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if is_user_function(callee):
+            return self.inline_call(callee, args, kwargs, node)
+        defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None
+        if defined is not None:                 # rules/definitions.py: np.ptp(x) is np.max(x) - np.min(x)
+            return self.inline_call(defined, args, kwargs, node)
+        return self.op(callee, args, node, hint, kwargs)
+
+    def inline_call(self, callee: types.FunctionType, args: list[Atom], kwargs: dict[str, Atom], node: Any) -> Atom:
+        """A call to one of the user's functions is replaced by the callee's body (lowered once, cached)."""
+        if callee in self.call_stack:
+            chain = " -> ".join(f.__qualname__ for f in [*self.call_stack, callee])
+            raise self.error(f"recursive call to {callee.__qualname__} ({chain}): s2s does not differentiate "
+                             f"recursion", node, hint="write the recursion as a loop")
+        try:
+            bound = inspect.signature(callee).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"the call to {callee.__qualname__} does not match its signature: {exc}", node,
+                             cls=S2SError) from None
+        bound.apply_defaults()
+        # functions passed as arguments (a layer's activation) are known here: the callee is lowered with them
+        functions = {name: value.value for name, value in bound.arguments.items()
+                     if isinstance(value, Const) and callable(value.value)}
+        functions.update({name: value for name, value in bound.arguments.items()
+                          if not isinstance(value, (Value, Const)) and callable(value)})
+        body = callee_ir(callee, [*self.call_stack, callee], functions)
+        mapping: dict[int, Atom] = {}
+        for param, name in zip(body.params, inspect.signature(callee).parameters):
+            value = bound.arguments[name]
+            mapping[id(param)] = value if isinstance(value, (Value, Const)) else Const(value)
+        copy = clone_block(body.body, mapping, lambda v: self.namer.value(v.hint))
+        self.scalar_checks += [(tuple(mapping.get(id(v), v) for v in values), loc, message)
+                               for values, loc, message in body.scalar_checks]
+        self.dependencies += body.dependencies
+        self.stmts.extend(copy.stmts)
+        result = copy.results[0]
+        for i, final in zip(body.param_writes, copy.results[1:]):
+            self.follow_write(body.params[i].name, mapping[id(body.params[i])], final, callee, node,
+                              body.writes_arguments)
+        if body.result_shares and isinstance(result, Value):     # `def interior(u): return u[1:-1]`: a view of u
+            given = [mapping[id(body.params[i])] for i in body.result_shares]
+            self.bases[id(result)] = self.bases_of(result).union(
+                *(self.bases_of(a) | self.contents_of(a) for a in given))
+        return result
+
+    def follow_write(self, param: str, given: Atom, final: Atom, callee: Any, node: Any, written_at: Any) -> None:
+        """A helper wrote into the array given as its parameter param (`compute_forces(x, k, F)` filling F): the
+        caller's variable that holds it is bound to the array as the helper left it, as Python's would show it."""
+        names = [n for n, v in self.env.items() if v is given and not n.startswith("$")]
+        if not isinstance(given, Value) or len(names) != 1:
+            shown = "an array that is not a variable of the caller (a global, or an item)" if not names else \
+                f"an array that {' and '.join(repr(n) for n in names)} name"
+            raise self.error(f"{callee.__qualname__} writes into its argument {param!r}, {shown}; s2s follows such "
+                             f"a write only into one local variable of the caller", node,
+                             hint=f"pass a local array (`F = np.zeros_like(x)` then the call), or return the new value")
+        name = names[0]
+        if self.loop_frames and name not in self.loop_frames[-1][0] and self.env.get(name) is \
+                self.loop_frames[-1][1].get(name):
+            # `outs.append(...)` inside a helper called in a loop: the loop does not carry `outs` (nothing in it
+            # assigns the name), so the write would be lost after it
+            given_as = f" (its argument {param!r})" if param != name else ""
+            raise self.error(f"{callee.__qualname__} writes into {name!r}{given_as} in a loop that does not assign "
+                             f"{name!r}; s2s follows such a write only where the loop carries it", node,
+                             hint=f"return it from the helper and assign it in the loop (`{name} = "
+                                  f"{callee.__name__}(...)`), or write into it in the loop itself")
+        self.inlined_write = written_at
+        self.writable(name, node)           # the caller's own checks: views and aliases of it, its own parameters
+        self.inlined_write = None
+        if id(given) in self.param_versions:
+            self.param_versions.add(id(final))
+        self.bases[id(final)] = self.bases_of(given)
+        self.contents[id(final)] = self.contents_of(given)
+        self.env[name] = final
+
+    def method_call(self, node: gast.Call, hint: str) -> Atom:
+        """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""
+        if node.func.attr in _MUTATING_METHODS:
+            raise self.error(f"s2s does not support `.{node.func.attr}()`, which changes the array in place",
+                             node, hint=f"use the function that returns a new array (np.{node.func.attr} "
+                                        f"for sort) and assign it")
+        if node.func.attr in _CONTAINER_WRITES:
+            # `self.vals.append(v)`, `rm.values.append(x)`, `acc.add(x)`: no array has these methods (numpy.append
+            # returns a new array), so the receiver is a list, set or object whose change s2s would not follow
+            raise self.error(f"s2s does not follow `.{node.func.attr}(...)` here: it changes a list, set or object "
+                             f"that is not a list variable of this function (an attribute, an item, an argument)",
+                             node, hint="build the list in a variable of the function (`vals = []`, then "
+                                        "`vals.append(v)`) and pass it or return it; on an object of your class, "
+                                        "return the new value from the method instead of storing it")
+        attr = _METHODS.get(node.func.attr, node.func.attr)
+        function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
+        if not callable(function):
+            list_way = {"pop": "read the item, then pop in a statement of its own: `y = xs[0]; xs.pop(0)` (s2s "
+                               "reads xs.pop(i) on a local list in a statement that reads xs nowhere else)",
+                        "remove": "`xs = [v for v in xs if v != item]`", "clear": "`xs = []`"}.get(
+                attr, "a new list or dict built from the old one")
+            raise self.error(f"s2s does not support the method call `.{attr}()` (there is no numpy.{attr} it "
+                             f"could be read as)", node,
+                             hint=f"on a list or dict, bind the name to a new one: {list_way}; on an object of "
+                                  f"your class, pass the object to the function as an argument")
+        base = self.expr(node.func.value)
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if attr in ("reshape", "transpose") and len(args) > 1:       # x.reshape(2, 3) is np.reshape(x, (2, 3))
+            args = [Const(tuple(a.value for a in args)) if all(isinstance(a, Const) for a in args)
+                    else self.op(runtime.make_tuple, args, node)]
+        return self.op(function, [base, *args], node, hint, kwargs)
+
+
+def _library_owned(base: Any) -> bool:
+    """A library module or class (numpy, math, the standard library): its data never changes (np.pi)."""
+    name = getattr(base, "__module__", None) if isinstance(base, type) else getattr(base, "__name__", None)
+    top = (name or "").split(".")[0]
+    return top in _NOT_INLINED or top in sys.stdlib_module_names or top == "builtins"
+
+
+def _is_constant_object(obj: Any) -> bool:
+    """Modules, functions and types are named statically; data is read when the code runs."""
+    return isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc)) \
+        or callable(obj)
+
+
+_NOT_INLINED = {"numpy", "scipy", "s2s", "jax", "torch", "autograd"}
+_CALLEE_IR: "weakref.WeakKeyDictionary[types.FunctionType, dict]" = weakref.WeakKeyDictionary()
+
+
+def is_user_function(obj: Any) -> bool:
+    """A Python function of the user's (not a library's), without a rule of its own: s2s inlines it."""
+    if not isinstance(obj, types.FunctionType):
+        return False
+    if registry.find_adjoint(obj) or registry.find_tangent(obj) or registry.is_nondifferentiable(obj):
+        return False
+    top = (obj.__module__ or "").split(".")[0]
+    return top not in _NOT_INLINED and top not in sys.stdlib_module_names
+
+
+def clear_callee_cache() -> None:
+    _CALLEE_IR.clear()
+
+
+def callee_ir(callee: types.FunctionType, call_stack: list, functions: dict[str, Any]) -> Function:
+    by_functions = _CALLEE_IR.setdefault(callee, {})
+    key = tuple(sorted((name, id(f)) for name, f in functions.items()))
+    fn = by_functions.get(key)
+    if fn is None:
+        fn = Lowerer(parse_function(callee), call_stack=call_stack, functions=functions).lower_function()
+        by_functions[key] = fn
+    return fn
+
+
+def lower(parsed: ParsedFunction) -> Function:
+    return Lowerer(parsed, call_stack=[parsed.fn]).lower_function()

@@ -1,0 +1,1 @@
+"""Optimizing passes over the IR, each IR -> IR."""

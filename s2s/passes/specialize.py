@@ -1,0 +1,795 @@
+"""Shape-aware emission: runtime helpers replaced by direct NumPy where the shapes decide.
+
+`specialize(fn, params)` takes a derivative's final IR and the abstract values (s2s/analysis/shapes.py) of its
+parameters, infers the shape and dtype of every value it can, and rewrites the helpers whose behaviour the
+shapes decide: `_unbroadcast` becomes nothing or `np.sum(g, axis=0)`, `_reduced_size` a number,
+`_broadcast_back` of a full reduction the adjoint itself, `_matmul_left(g, a, b)` `g @ b.T`, and so on. A
+helper stays wherever a shape is unknown (another library's array, a container, a value a loop changes).
+
+Every rewrite inside a loop gives a value of exactly the helper's shape and dtype, so what was inferred for
+the loop stays true. Outside loops an adjoint spread lazily from a full reduction (the helper makes it an
+array of ones' shape, `(1, 1)`) may stay the number it is: it broadcasts the same against the full arrays
+it meets, and the values inferred after it follow the rewritten code.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from s2s import runtime
+from s2s.ir.core import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, stmt_inputs, substitute, uses_in, walk
+from s2s.passes.optimize import changed
+from s2s.analysis.global_shapes import key_of
+from s2s.analysis.shapes import Abstract, Items, _plain, abstract_of, infer, join, matmul_shape
+from s2s.analysis.sizes import Sizes
+
+_GONE = object()        # a stack whose pushes disagree
+_INT = Abstract((), int)
+
+
+_join = join
+
+
+def _has_for(block: Block) -> bool:
+    for stmt in block.stmts:
+        if type(stmt) is not Op and (isinstance(stmt, For) or any(_has_for(b) for b in stmt_blocks(stmt))):
+            return True
+    return False
+
+
+class _Specializer:
+    def __init__(self, fn: Function, params: list[Abstract | None], free: dict | None = None):
+        self.fn = fn
+        self.env: dict[int, Abstract] = {id(p): a for p, a in zip(fn.params, params) if a is not None}
+        # the global arrays' facts (s2s/analysis/global_shapes.py), and those of them the function reads: checked on entry
+        self.free = free or {}
+        self.free_read: dict[tuple, tuple] = {}
+        self.plain_stacks = _plain_stacks(fn.body)        # stack -> its number of pushes
+        self.pushed: dict[int, dict[int, Atom]] = {}        # stack -> push -> what it pushed, as rewritten
+        self.stacks: dict[int, Any] = {}
+        self.alias: dict[int, Atom] = {}
+        # the values self.alias (and self.env) name by id, kept alive for as long as this pass runs: a value
+        # the pass drops and frees would hand its id to a new one (self.new), which would then read as its alias
+        self.kept: list[Value] = []
+        self.count = 0
+        self.changed = False        # whether a rewrite changed the function (values aliased: self.alias)
+        # what a loop's adjoint arrays need (accumulate_in_place), of the function as given: none without a loop
+        self._uses: dict[int, int] | None = None
+        self._defining: dict[int, Op] | None = None
+        if _has_for(fn.body):
+            self.uses, self.defining      # noqa: B018 - counted before any rewrite
+        self.folded: set[int] = set()
+        self.owned: set[int] = set()        # loop-carried adjoint arrays that only their loop reads
+        self.containers = _Containers(self)
+        self.sizes = Sizes(self.sub, self.get)      # integers shapes decide, arrays made from them (sizes.py)
+
+    @property
+    def uses(self) -> dict[int, int]:
+        """How often each value is read in the function as it was given (counted at once if it has a loop)."""
+        if self._uses is None:
+            self._uses = {}
+            for atom in uses_in(self.fn.body):
+                if isinstance(atom, Value):
+                    self._uses[id(atom)] = self._uses.get(id(atom), 0) + 1
+        return self._uses
+
+    @property
+    def defining(self) -> dict[int, Op]:
+        """The operation defining each value of the function as it was given."""
+        if self._defining is None:
+            self._defining = {id(o): st for st in walk(self.fn.body) if isinstance(st, Op) for o in st.outs}
+        return self._defining
+
+    # ------------------------------------------------------------ facts
+
+    def sub(self, atom: Atom) -> Atom:
+        while isinstance(atom, Value) and id(atom) in self.alias:
+            atom = self.alias[id(atom)]
+        return atom
+
+    def full(self, atom: Atom) -> Abstract | Items | None:
+        if self.alias:
+            atom = self.sub(atom)
+        if type(atom) is Value:
+            return self.env.get(id(atom))
+        if isinstance(atom, Const):
+            return abstract_of(atom.value)
+        return self.env.get(id(atom))
+
+    def get(self, atom: Atom) -> Abstract | None:
+        found = self.full(atom)
+        return found if isinstance(found, Abstract) else None
+
+    def set(self, v: Value, a: Abstract | None) -> None:
+        if a is None:
+            self.env.pop(id(v), None)
+        else:
+            self.env[id(v)] = a
+
+    # ------------------------------------------------------------ blocks
+
+    def block(self, b: Block, mode: str) -> None:
+        """mode: "free" (any rewrite), "preserve" (rewrites keep shapes and dtypes), "none" (facts only)."""
+        kept = []
+        for stmt in b.stmts:
+            if isinstance(stmt, Op):
+                kept.extend(self.op(stmt, mode))
+                continue
+            if mode != "none" and self.containers.sparse:   # a container adjoint kept apart that it reads: first
+                read = list(stmt_inputs(stmt)) + [a for inner in stmt_blocks(stmt) for a in uses_in(inner)]
+                kept.extend(self.containers.materialize_all(read, stmt.loc))
+            kept.append(stmt)
+            if isinstance(stmt, If):
+                self.block(stmt.then, mode)
+                self.block(stmt.orelse, mode)
+                for out, x, y in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                    self.set(out, _join(self.get(x), self.get(y)))
+            else:
+                self.loop(stmt, mode)
+        if mode != "none":
+            if self.containers.sparse:
+                kept.extend(self.containers.materialize_all(b.results, None))
+            if len(kept) != len(b.stmts) or any(k is not st for k, st in zip(kept, b.stmts)):
+                self.changed = True
+            b.stmts = kept
+            b.results = [self.sub(a) for a in b.results]
+
+    def loop(self, stmt: While | For, mode: str) -> None:
+        carried = [self.get(i) for i in stmt.inits]
+        blocks = [stmt.test, stmt.body] if isinstance(stmt, While) else [stmt.body]
+        for _ in range(4):
+            for v, a in zip(stmt.carried, carried):
+                self.set(v, a)
+            if isinstance(stmt, For):
+                self.set(stmt.index, Abstract((), int))
+            for inner in blocks:
+                self.block(inner, "none")
+            joined = [_join(a, self.get(r)) for a, r in zip(carried, stmt.body.results)]
+            if joined == carried:
+                break
+            carried = joined
+        else:
+            carried = [None] * len(carried)
+            for v in stmt.carried:
+                self.set(v, None)
+        if mode != "none":
+            if isinstance(stmt, For):
+                self.accumulate_in_place(stmt)
+            for inner in blocks:
+                self.block(inner, "preserve")
+        for out, a in zip(stmt.outs, carried):
+            self.set(out, a)
+
+    # ------------------------------------------------------------ element loops
+
+    def accumulate_in_place(self, loop: For) -> None:
+        """`da = da + _scatter(a, i, g)` in a loop, where da is the loop's own adjoint array, becomes
+        `da[i] += g`: O(1) per iteration instead of a full-size array."""
+        owned = {id(c) for c, init in zip(loop.carried, loop.inits)
+                 if isinstance(init, Value) and self.uses.get(id(init)) == 1 and (id(init) in self.owned or
+                 getattr(self.defining.get(id(init)), "prim", None) in (runtime.zeros_like, np.zeros_like))}
+        self.owned |= owned         # a loop nested in this one may write into them too
+        self.owned |= {id(out) for c, out in zip(loop.carried, loop.outs) if id(c) in owned}   # and a later loop
+        scatters = {id(st.outs[0]): st for st in loop.body.stmts if isinstance(st, Op)
+                    and st.prim is runtime._scatter and len(st.outs) == 1 and self.uses.get(id(st.outs[0])) == 1}
+        stmts = []
+        for st in loop.body.stmts:
+            new = self.in_place_sum(st, owned, scatters) if isinstance(st, Op) else None
+            stmts.extend(new or [st])
+            self.changed |= bool(new)
+        loop.body.stmts = [st for st in stmts if not (isinstance(st, Op) and st.prim is runtime._scatter
+                                                      and id(st.outs[0]) in self.folded)]
+
+    def integer(self, atom: Atom) -> bool:
+        found = self.get(atom)
+        return found is not None and found.shape == () and found.dtype is int
+
+    def in_place_sum(self, op: Op, owned: set, scatters: dict) -> list[Op] | None:
+        if op.prim is not operator.add or len(op.args) != 2 or op.kwargs or len(op.outs) != 1:
+            return None
+        for k in (0, 1):
+            acc, part = op.args[k], op.args[1 - k]
+            scatter = scatters.get(id(part))
+            if not (isinstance(acc, Value) and id(acc) in owned and self.uses.get(id(acc)) == 1 and scatter):
+                continue
+            x, index, g = scatter.args
+            A, X, G = self.get(acc), self.get(x), self.get(g)
+            basic = isinstance(index, Const) and type(index.value) in (int, slice) or self.integer(index) or \
+                getattr(self.defining.get(id(index)), "prim", None) is runtime.make_tuple and \
+                all(self.integer(a) for a in self.defining[id(index)].args)
+            if None in (A, X) or X.python or not basic or A.shape != X.shape:
+                continue
+            if A.dtype != (np.result_type(X.dtype, G.proto(), np.float32) if G is not None else
+                           np.float64 if X.dtype == np.float64 else None):   # float64 whatever float g is
+                continue
+            item = self.new(operator.getitem, [acc, index], op)
+            total = self.new(operator.add, [item.outs[0], g], op)
+            write = self.new(runtime.setitem, [acc, index, total.outs[0]], op, out=op.outs[0])
+            write.in_place = 0                  # acc is this loop's own array, read nowhere else
+            owned.add(id(op.outs[0]))
+            self.folded.add(id(part))
+            for new in (item, total):
+                self.set(new.outs[0], infer(new, self.full))
+            return [item, total, write]
+        return None
+
+    # ------------------------------------------------------------ operations
+
+    def op(self, op: Op, mode: str) -> list[Op]:
+        if op.prim is runtime.free_name and self.free:      # a global array: known like an argument
+            key = key_of(op)
+            found = self.free.get(key)
+            if found is not None:
+                self.set(op.outs[0], found)
+                self.free_read[key] = (op.args[0].value, op.args[1].value, found)
+                return [op]
+        if mode != "none" and self.alias:
+            op.args = [self.sub(a) for a in op.args]
+            op.kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
+        if op.prim is runtime.push:
+            if id(op.args[0]) in self.plain_stacks:
+                self.pushed.setdefault(id(op.args[0]), {})[id(op)] = self.sub(op.args[1])
+            pushed = self.full(op.args[1])        # a tuple of integers too: the index `(i, j)` of an element
+            key = id(self.sub(op.args[0]))
+            before = self.stacks.get(key)
+            self.stacks[key] = pushed if before is None or before == pushed else _GONE
+            return [op]
+        if op.prim is runtime.pop and len(op.outs) == 1:
+            constant = self.constant_pop(op.args[0])
+            if constant is not None:        # the loop bound a shape made a constant: the pop is that number
+                self.set(op.outs[0], abstract_of(constant.value))
+                if mode != "none":
+                    self.alias[id(op.outs[0])] = constant
+                return [op]
+            found = self.stacks.get(id(self.sub(op.args[0])))
+            self.set(op.outs[0], found if isinstance(found, (Abstract, Items)) else None)
+            return [op]
+        if len(op.outs) != 1:
+            return self.containers.materialize_all(op.args, op.loc, op) + [op] if mode != "none" else [op]
+        if mode != "none":
+            handled = self.containers.op(op) if mode == "free" and op.prim in _CONTAINER_PRIMS else None
+            if handled is not None:
+                return handled
+            if self.containers.sparse:
+                before = self.containers.materialize_all(list(op.args) + list(op.kwargs.values()), op.loc, op)
+                if before:
+                    return before + self.op(op, mode)
+        rewritten = None if mode == "none" else self.rewrite(op, mode)
+        if isinstance(rewritten, (Value, Const)):
+            self.alias[id(op.outs[0])] = rewritten
+            self.kept.append(op.outs[0])
+            return []
+        ops = rewritten or [op]
+        for new in ops:
+            self.set(new.outs[0], self.fact(new))
+        return ops
+
+    def constant_pop(self, stack: Atom) -> Const | None:
+        """The number every push of a plain stack pushes, once all of them were seen (each the same), or None."""
+        pushed = self.pushed.get(id(stack))
+        if pushed is None or len(pushed) != self.plain_stacks[id(stack)]:
+            return None
+        values = list(pushed.values())
+        first = values[0]
+        if not (isinstance(first, Const) and type(first.value) in (int, float)) or any(
+                not isinstance(v, Const) or type(v.value) is not type(first.value) or v.value != first.value
+                for v in values[1:]):
+            return None
+        return first
+
+    def fact(self, op: Op) -> Abstract | Items | None:
+        """op's result's abstract value: shapes.py's rules, else what known sizes decide (sizes.py)."""
+        found = infer(op, self.full)
+        self.sizes.note(op)
+        if found is None:
+            found = self.sizes.made(op)
+            if found is None and type(self.sizes.value(op.outs[0])) is int:
+                found = _INT
+        return found
+
+    def new(self, prim: Any, args: list[Atom], like: Op, kwargs: dict | None = None,
+            out: Value | None = None) -> Op:
+        if out is None:
+            self.count += 1
+            out = Value(f"{like.outs[0].name}.s{self.count}", "t")
+        return Op(prim, args, [out], {k: Const(v) for k, v in (kwargs or {}).items()}, loc=like.loc)
+
+    def rewrite(self, op: Op, mode: str) -> Atom | list[Op] | None:
+        if not op.kwargs and op.args and _plain(op.prim) == 1 and all(
+                isinstance(a, Const) and type(a.value) in (int, float) for a in op.args):
+            return _folded(op)      # `7 - 1`: arithmetic on constants
+        if not _DOT_ND:
+            from s2s.rules.helpers import _dot_nd_left, _dot_nd_right  # numpy.dot's adjoints (any dimensions)
+            _DOT_ND.update({_dot_nd_left: _matmul_adjoint(True, True), _dot_nd_right: _matmul_adjoint(False, True)})
+            _RULES.update(_DOT_ND)
+        try:
+            rule = _RULES.get(op.prim)
+        except TypeError:           # an unhashable primitive
+            return None
+        if rule is None:
+            return None
+        facts = [self.get(a) for a in op.args]
+        return rule(self, op, facts, mode)
+
+
+def _folded(op: Op) -> Const | None:
+    """Arithmetic on Python numbers, computed now (as it would be when the code runs)."""
+    try:
+        value = op.prim(*(a.value for a in op.args))
+    except Exception:           # noqa: BLE001 - raised when it runs, as before
+        return None
+    return Const(value) if type(value) in (int, float, bool) else None
+
+
+def _plain_stacks(body: Block) -> dict[int, int]:
+    """The stacks made by stack_new and read only by push and pop (not carried by a loop, nor a branch's result),
+    and how many pushes each has: those whose pushes all push one constant have their pops replaced by it."""
+    made = {id(st.outs[0]) for st in walk(body) if isinstance(st, Op) and st.prim is runtime.stack_new}
+    if not made:
+        return {}
+    pushes = dict.fromkeys(made, 0)
+    for st in walk(body):
+        if isinstance(st, Op):
+            if st.prim in (runtime.push, runtime.pop) and id(st.args[0]) in made:
+                if id(st.args[0]) in pushes:
+                    pushes[id(st.args[0])] += st.prim is runtime.push
+                reads = st.args[1:] + list(st.kwargs.values())
+            else:
+                reads = list(st.args) + list(st.kwargs.values())
+        else:
+            reads = list(stmt_inputs(st)) + [a for inner in stmt_blocks(st) for a in inner.results]
+        for atom in reads:
+            pushes.pop(id(atom), None)
+    return pushes
+
+
+# ---------------------------------------------------------------- the rewrites
+
+def _unbroadcast(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    g, x = op.args[0], op.args[1]
+    G, X = facts[0], facts[1]
+    if G is None or X is None or op.kwargs:
+        return None
+    if len(facts) == 3:
+        R = facts[2]
+        if R is None:
+            return None
+        if X.shape == R.shape:
+            return g
+        if G.shape != R.shape:              # an adjoint spread lazily: the helper counts the copies
+            return None
+    if G.shape == X.shape:
+        return g
+    if G.python:
+        return None
+    out = op.outs[0]
+    if X.shape == ():
+        if not X.python:
+            return [s.new(np.sum, [g], op, out=out)]
+        if G.dtype.kind != "f":
+            return None
+        total = s.new(np.sum, [g], op)
+        return [total, s.new(float, [total.outs[0]], op, out=out)]
+    lead = G.ndim - X.ndim
+    if lead < 0:
+        return None
+    kept = G.shape[lead:]
+    stretched = tuple(i for i, (n, k) in enumerate(zip(X.shape, kept)) if n == 1 and k != 1)
+    ops: list[Op] = []
+    if lead:
+        ops.append(s.new(np.sum, [g], op, {"axis": 0 if lead == 1 else tuple(range(lead))}))
+    if stretched:
+        ops.append(s.new(np.sum, [ops[-1].outs[0] if ops else g], op,
+                         {"axis": stretched[0] if len(stretched) == 1 else stretched, "keepdims": True}))
+    if not ops:
+        return g
+    ops[-1].outs = [out]
+    return ops
+
+
+def _expand(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    G, L = facts
+    if G is None or L is None or L.python:
+        return None
+    if G.shape == L.shape:
+        return op.args[0]
+    return [s.new(np.broadcast_to, [op.args[0], Const(L.shape)], op, out=op.outs[0])]
+
+
+def _fill(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    G, X = facts
+    if G is not None and X is not None and G.shape == X.shape and not X.python:
+        return op.args[0]
+    return None
+
+
+def _reduced_size(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    X = facts[0]
+    axis = op.args[1] if len(op.args) > 1 else Const(None)
+    if X is None or X.python or not isinstance(axis, Const):
+        return None
+    axes = range(X.ndim) if axis.value is None else \
+        [axis.value] if isinstance(axis.value, int) else axis.value
+    try:
+        return Const(int(np.prod([X.shape[a] for a in axes], dtype=np.int64)))
+    except (IndexError, TypeError):
+        return None
+
+
+def _broadcast_back(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    G, X = facts[0], facts[1]
+    axis, keepdims = (op.args + [Const(None), Const(False)])[2:4]
+    if G is None or X is None or X.python or not isinstance(axis, Const) or not isinstance(keepdims, Const) \
+            or op.kwargs:
+        return None
+    target = np.result_type(X.dtype, np.float32)
+    if axis.value is None and not keepdims.value:
+        weak = G.dtype is float and target == np.float64        # a Python float: float64 when spread
+        if mode == "free" and G.shape == () and (weak or not G.python and G.dtype == target) and X.ndim:
+            return op.args[0]               # a number broadcasts like the array of ones' shape it stands for
+        return None
+    result = infer(op, s.get)
+    if result is None or G.python or G.dtype != target:
+        return None
+    if keepdims.value:
+        return op.args[0] if G.shape == result.shape else None
+    axes = _reduced_axes(axis.value, X.ndim)
+    if axes is None or G.shape != tuple(n for i, n in enumerate(X.shape) if i not in axes):
+        return None
+    return [s.new(np.expand_dims, [op.args[0], Const(axes[0] if len(axes) == 1 else axes)], op, out=op.outs[0])]
+
+
+def _reduced_axes(axis: Any, ndim: int) -> tuple | None:
+    items = (axis,) if isinstance(axis, int) else axis if isinstance(axis, tuple) else None
+    if items is None or not all(isinstance(a, int) and -ndim <= a < ndim for a in items):
+        return None
+    return tuple(sorted(a % ndim for a in items))
+
+
+def _matmul_adjoint(left: bool, dot: bool):
+    def rule(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+        G, A, B = facts
+        if G is None or A is None or B is None or A.python or B.python or G.python or op.kwargs:
+            return None
+        if not (1 <= A.ndim <= 2 and 1 <= B.ndim <= 2) or G.shape != matmul_shape(A.shape, B.shape):
+            return None
+        g, a, b = op.args
+        out = op.outs[0]
+        if left:
+            if A.ndim == 2 and B.ndim == 2:
+                t = s.new(getattr, [b, Const("T")], op)
+                return [t, s.new(operator.matmul, [g, t.outs[0]], op, out=out)]
+            if A.ndim == 2:
+                return [s.new(np.outer, [g, b], op, out=out)]
+            if B.ndim == 2:
+                return [s.new(operator.matmul, [b, g], op, out=out)]
+            return [s.new(operator.mul, [g, b], op, out=out)]
+        if A.ndim == 2:
+            t = s.new(getattr, [a, Const("T")], op)
+            return [t, s.new(operator.matmul, [t.outs[0], g], op, out=out)]
+        if B.ndim == 2:
+            return [s.new(np.outer, [a, g], op, out=out)]
+        return [s.new(operator.mul, [g, a], op, out=out)]
+    return rule
+
+
+def _scatter(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    X, G = facts[0], facts[2]
+    index = op.args[1]
+    if X is None or G is None or X.python or op.kwargs or not isinstance(index, Const):
+        return None
+    items = index.value if isinstance(index.value, tuple) else (index.value,)
+    if not all(i is None or i is Ellipsis or type(i) in (int, slice) for i in items) \
+            or np.result_type(X.dtype, G.proto(), np.float32) != X.dtype:
+        return None
+    zeros = s.new(np.zeros_like, [op.args[0]], op)       # no index repeats: the adjoint is written, not added
+    return [zeros, s.new(runtime.setitem, [zeros.outs[0], index, op.args[2]], op, out=op.outs[0])]
+
+
+def _constant_item(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """An item of a constant tuple: `(4, 3)[-1]` is 3."""
+    if len(op.args) != 2 or op.kwargs or not all(isinstance(a, Const) for a in op.args):
+        return None
+    x, i = op.args[0].value, op.args[1].value
+    if type(x) is not tuple or type(i) is not int or not -len(x) <= i < len(x) or type(x[i]) is not int:
+        return None
+    return Const(x[i])
+
+
+_DOT_ND: dict = {}         # rules/helpers.py's, added when first needed (rules/ imports s2s)
+
+# what _Containers.op rewrites
+_CONTAINER_PRIMS = {runtime._zeros_like_tree, runtime._scatter, runtime._add, runtime._item, runtime._fill_tree}
+
+# (np.shape, np.ndim and np.size of an array of known shape stay as they are written: `range(1, n - 1)` reads
+# better than `range(1, 7)`, and shapes.py knows their values without a constant in the code: Abstract.value)
+_RULES = {
+    operator.getitem: _constant_item,
+    runtime._scatter: _scatter,
+    runtime._unbroadcast: _unbroadcast,
+    runtime._expand: _expand,
+    runtime._fill: _fill,
+    runtime._reduced_size: _reduced_size,
+    runtime._broadcast_back: _broadcast_back,
+    runtime._matmul_left: _matmul_adjoint(True, False),
+    runtime._matmul_right: _matmul_adjoint(False, False),
+    runtime._dot_left: _matmul_adjoint(True, True),
+    runtime._dot_right: _matmul_adjoint(False, True),
+}
+
+
+def specialize(fn: Function, params: list[Abstract | None], free: dict | None = None) -> Function:
+    """fn with the helpers its parameters' shapes decide replaced by NumPy (in place; returned). free: the
+    facts of the global arrays it reads (s2s/analysis/global_shapes.py); those it reads are fn.global_checks (name,
+    owner, Abstract), which the derivative checks on entry."""
+    s = _Specializer(fn, params, free)
+    s.block(fn.body, "free")
+    if s.alias:
+        substitute(fn.body, {k: s.sub(v) for k, v in s.alias.items()})
+    if s.alias or s.changed:
+        changed(fn)
+    # for write_in_place (s2s/passes/optimize.py): each value kept with its facts, so that an id is never another's.
+    # Numbers never gain from being written in place (`x *= 2` makes a new one): they are nested, as are arrays
+    # of fewer than SMALL elements
+    fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
+    _known(fn.body, s.env, fn.arrays, fn.small)     # type: ignore[attr-defined]
+    fn.global_checks = list(s.free_read.values())   # type: ignore[attr-defined]
+    return fn
+
+
+def _known(block: Block, env: dict, arrays: dict, small: dict) -> None:
+    """Every operation's result that has facts, in program order: the arrays (id -> shape, dtype, value) and the
+    small ones (id -> value)."""
+    for st in block.stmts:
+        if type(st) is Op:
+            for o in st.outs:
+                a = env.get(id(o))
+                if type(a) is Abstract:
+                    if not a.python:
+                        arrays[id(o)] = (a.shape, a.dtype, o)
+                    if not a.shape or int(np.prod(a.shape)) < SMALL:
+                        small[id(o)] = o
+        else:
+            for inner in stmt_blocks(st):
+                _known(inner, env, arrays, small)
+
+
+SMALL = 1 << 13     # arrays of fewer elements are cheap to allocate: written as nested expressions, not in place
+
+
+def _checks(path: str, a: Any) -> list[tuple[str, str, str, Any]]:
+    """(the failing test, what it is about, the expression shown, the expected) for an argument's arrays: inside
+    tuples, lists and dicts too (the derivative is specialized on their items' shapes: s2s/analysis/shapes.py)."""
+    if type(a) is np.ndarray:
+        return [(f"np.shape({path}) != {tuple(a.shape)!r}", "shape", f"np.shape({path})", tuple(a.shape))]
+    if isinstance(abstract_of(a), Items):
+        keys = list(range(len(a))) if type(a) is not dict else list(a)
+        found = [(f"len({path}) != {len(a)}", "length", f"len({path})", len(a))]
+        for k, v in zip(keys, a if type(a) is not dict else a.values()):
+            found += _checks(f"{path}[{k!r}]", v)
+        return found if len(found) > 1 else []
+    return []
+
+
+def shape_checks(source: str, name: str, params: list[str], example: tuple) -> str:
+    """An exported derivative specialized on its example arguments' shapes checks them on entry."""
+    checks = [f"    if {test}:\n"
+              f"        raise ValueError(f\"{name}: argument {p!r}{where} has the {what} {{{shown}}}; this "
+              f"derivative was exported for the {what} {expected!r}: export it again with an example of that "
+              f"shape\")\n"
+              for p, a in zip(params, example) for test, what, shown, expected in _checks(p, a)
+              for where in [f" at {shown[shown.index('(') + 1:-1]}" if "[" in shown else ""]]
+    if not checks:
+        return source
+    lines = source.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
+    end = next(i for i in range(start, len(lines)) if lines[i].rstrip().endswith(":"))
+    if "import numpy as np\n" not in lines:
+        lines.insert(next(i for i, line in enumerate(lines) if not line.startswith("#")), "import numpy as np\n")
+        end += 1
+    return "".join(lines[:end + 1] + checks + lines[end + 1:])
+
+
+# ---------------------------------------------------------------- container adjoints, item by item
+
+class _Sparse:
+    """The adjoint of a tuple, list or dict of known structure, kept as its items' adjoints (no container is
+    built): `_scatter(params, 1, g)` is {1: g}, `_add` of two merges them, `_item` reads one, `_fill_tree`
+    builds the user's gradient from them directly. Whatever else reads it gets the container the helpers
+    would have built (`materialize`)."""
+
+    def __init__(self, like: Atom, items: Items, entries: dict, zeros: bool):
+        self.like = like            # the container it is the adjoint of
+        self.items = items
+        self.entries = entries      # key -> Atom | _Sparse; a missing key is no adjoint
+        self.zeros = zeros          # made by _zeros_like_tree: a missing item is zeros shaped like it
+
+
+def _is_zero(atom: Atom) -> bool:
+    return isinstance(atom, Const) and type(atom.value) in (int, float) and atom.value == 0
+
+
+class _Containers:
+    def __init__(self, s: _Specializer):
+        self.s = s
+        self.sparse: dict[int, _Sparse] = {}
+        self.keep: list[Op] = []
+
+    def of(self, atom: Atom) -> _Sparse | None:
+        atom = self.s.sub(atom)
+        return self.sparse.get(id(atom)) if isinstance(atom, Value) else None
+
+    def run(self, prim: Any, args: list[Atom], like: Op, out: Value | None = None) -> tuple[list[Op], Atom]:
+        """A new operation, itself specialized: the statements it became and the atom holding its result."""
+        new = self.s.new(prim, args, like, out=out)
+        self.keep.append(new)       # facts and aliases are keyed by id: what they name must stay alive
+        ops = self.s.op(new, "free")
+        return ops, self.s.sub(new.outs[0])
+
+    def op(self, op: Op) -> list[Op] | None:
+        prim, args = op.prim, op.args
+        if op.kwargs:
+            return None
+        out = op.outs[0]
+        self.s.kept.append(out)     # named by id in self.sparse or self.s.alias below (see _Specializer.kept)
+        if prim is runtime._zeros_like_tree and isinstance(self.s.full(args[0]), Items):
+            self.sparse[id(out)] = _Sparse(args[0], self.s.full(args[0]), {}, True)
+            return []
+        if prim is runtime._scatter and isinstance(args[1], Const):
+            items = self.s.full(args[0])
+            if isinstance(items, Items) and type(args[1].value) in (int, str) and args[1].value in items.keys:
+                self.sparse[id(out)] = _Sparse(args[0], items, {args[1].value: self.of(args[2]) or args[2]}, False)
+                return []
+            return None
+        if prim is runtime._add:
+            a, b = (self.of(x) or x for x in args)
+            if isinstance(a, _Sparse) and (isinstance(b, _Sparse) or _is_zero(b)) or \
+                    isinstance(b, _Sparse) and _is_zero(a):
+                ops: list[Op] = []
+                merged = self.merge(a, b, op, ops)
+                if merged is None:
+                    return None
+                self.sparse[id(out)] = merged
+                return ops
+            return None
+        if prim is runtime._item and isinstance(args[1], Const) and self.of(args[0]) is not None:
+            g, key = self.of(args[0]), args[1].value
+            if key not in g.items.keys:
+                return None
+            ops, atom = self.entry(g, key, op)
+            if isinstance(atom, _Sparse):
+                self.sparse[id(out)] = atom
+            else:
+                self.s.alias[id(out)] = atom
+            return ops
+        if prim is runtime._zeros_like_tree:
+            x = self.s.get(args[0])
+            if x is not None and not x.python:
+                return self.run(np.zeros_like, [args[0]], op, out)[0]
+            if x is not None and x.dtype in (int, float, bool):
+                self.s.alias[id(out)] = Const(0.0)
+                return []
+            return None
+        if prim is runtime._fill_tree:
+            g = self.of(args[0])
+            if isinstance(self.s.full(args[1]), Items) and (g is not None or _is_zero(args[0])):
+                ops = []
+                built = self.fill(g, args[1], self.s.full(args[1]), op, ops, out)
+                if built is not out:
+                    self.s.alias[id(out)] = built
+                return ops
+            return self.fill_leaf(op)
+        return None
+
+    def merge(self, a: Any, b: Any, like: Op, ops: list[Op]) -> _Sparse | None:
+        if _is_zero(b):
+            return a
+        if _is_zero(a):
+            return b
+        if a.items != b.items:
+            return None
+        entries = dict(a.entries)
+        for key, e in b.entries.items():
+            if key not in entries:
+                entries[key] = e
+            elif isinstance(e, _Sparse) and isinstance(entries[key], _Sparse):
+                inner = self.merge(entries[key], e, like, ops)
+                if inner is None:
+                    return None
+                entries[key] = inner
+            else:
+                left, right = (self.materialize(x, like.loc, ops) for x in (entries[key], e))
+                made, entries[key] = self.run(operator.add, [left, right], like)
+                ops.extend(made)
+        return _Sparse(a.like, a.items, entries, a.zeros or b.zeros)
+
+    def item_of(self, like: Atom, key: Any, op: Op, ops: list[Op]) -> Atom:
+        made, atom = self.run(operator.getitem, [like, Const(key)], op)
+        ops.extend(made)
+        return atom
+
+    def entry(self, g: _Sparse, key: Any, op: Op) -> tuple[list[Op], Any]:
+        """The adjoint of one item: the entry, or the zero the helpers give for a missing one."""
+        if key in g.entries:
+            return [], g.entries[key]
+        if not g.zeros:
+            return [], Const(0.0)
+        ops: list[Op] = []
+        item = self.item_of(g.like, key, op, ops)
+        made, atom = self.run(runtime._zeros_like_tree, [item], op)
+        return ops + made, self.of(atom) or atom
+
+    def fill(self, g: _Sparse | None, x: Atom, items: Items, op: Op, ops: list[Op], out: Value | None = None) -> Atom:
+        """_fill_tree(g, x) item by item: the user's gradient, built as a tuple, list or dict literal."""
+        parts = []
+        for key, abstract in zip(items.keys, items.items):
+            item = self.item_of(x, key, op, ops)
+            e = g.entries.get(key) if g is not None else None
+            if isinstance(abstract, Items):
+                parts.append(self.fill(e if isinstance(e, _Sparse) else None, item, abstract, op, ops)
+                             if e is None or isinstance(e, _Sparse) else self.leaf(runtime._fill_tree, [e, item], op, ops))
+            elif e is None:
+                parts.append(self.leaf(runtime._zeros_like_tree, [item], op, ops))
+            else:
+                parts.append(self.leaf(runtime._fill_tree, [self.materialize(e, op.loc, ops), item], op, ops))
+        if items.kind == "dict":
+            made, atom = self.run(runtime.make_dict, [Const(items.keys), *parts], op, out)
+        else:
+            made, atom = self.run(runtime.make_tuple if items.kind == "tuple" else runtime.make_list, parts, op, out)
+        ops.extend(made)
+        return atom
+
+    def leaf(self, prim: Any, args: list[Atom], op: Op, ops: list[Op]) -> Atom:
+        made, atom = self.run(prim, args, op)
+        ops.extend(made)
+        return atom
+
+    def fill_leaf(self, op: Op) -> list[Op] | None:
+        """_fill_tree(g, x) for one array or number x: what the helper returns for it, where shapes decide."""
+        g, x = op.args
+        G, X = self.s.get(g), self.s.get(x)
+        if G is None or X is None:
+            return None
+        if X.python:
+            if X.dtype is float and G.python and G.dtype is float:
+                self.s.alias[id(op.outs[0])] = g
+                return []
+            return [self.s.new(float, [g], op, out=op.outs[0])] if X.dtype is float and G.shape == () else None
+        if G.shape == X.shape:
+            self.s.alias[id(op.outs[0])] = g
+            return []
+        return None
+
+    def materialize(self, x: Any, loc: Any, ops: list[Op], like: Op | None = None) -> Atom:
+        """The container the helpers would have built for an adjoint kept apart (or the atom itself)."""
+        if not isinstance(x, _Sparse):
+            return x
+        template = like or Op(runtime.make_list, [], [Value("container", "t")], loc=loc)
+        self.keep.append(template)
+        parts = []
+        for key in x.items.keys:
+            if key in x.entries:
+                parts.append(self.materialize(x.entries[key], loc, ops, template))
+            elif x.zeros or x.items.kind != "dict":
+                made, atom = self.entry(x, key, template)
+                ops.extend(made)
+                parts.append(self.materialize(atom, loc, ops, template))
+        keys = tuple(k for k in x.items.keys if k in x.entries or x.zeros)
+        if x.items.kind == "dict":
+            made, atom = self.run(runtime.make_dict, [Const(keys), *parts], template)
+        else:
+            made, atom = self.run(runtime.make_list, parts, template)
+        ops.extend(made)
+        return atom
+
+    def materialize_all(self, atoms: list[Atom], loc: Any, like: Op | None = None) -> list[Op]:
+        ops: list[Op] = []
+        for a in atoms:
+            a = self.s.sub(a)
+            found = self.sparse.get(id(a)) if isinstance(a, Value) else None
+            if found is not None:
+                self.s.alias[id(a)] = self.materialize(found, loc, ops, like)
+                del self.sparse[id(a)]
+        return ops

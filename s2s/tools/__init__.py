@@ -1,0 +1,1 @@
+"""Tools around derivatives: graphs of the IR, display in Jupyter."""
