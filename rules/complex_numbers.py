@@ -10,8 +10,7 @@ import operator
 
 import numpy as np
 
-from s2s.analysis.complex_values import complex_adjoint, complex_tangent
-from s2s.rules.registry import adjoint, elementwise, helper, linear, nondifferentiable
+from s2s.rules.registry import adjoint, complex_adjoint, complex_tangent, elementwise, helper, linear, nondifferentiable
 from s2s.runtime import _broadcast_back, _reduced_size
 
 

@@ -6,7 +6,7 @@ rules/runtime_helpers.py, so that derivative code using it can be differentiated
 import numpy as np
 
 from s2s.rules.registry import helper, nondifferentiable
-from s2s.runtime import _axes, _broadcast_back, _foreign, _prod_of_others, _unbroadcast
+from s2s.runtime import _axes, _foreign, _prod_of_others, _unbroadcast
 
 
 def _undiagonal(g, x, offset=0, axis1=0, axis2=1):

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.integrate
 
 from s2s.errors import UnsupportedSyntax
+from s2s.rules import registry
 from s2s.rules.registry import UNKNOWN, adjoint, refused, several_results, tangent
 
 # the keyword arguments of odeint that set the solver, passed on to the ODEs of the derivatives
@@ -92,7 +93,7 @@ def _cotangent_like(a, value):
 
 def _odeint_adjoint(g, ys, func, y0, t, func_args, tfirst, solver):
     """The adjoints of y0, t and args of ys = odeint(func, y0, t, args): the adjoint ODE, backwards."""
-    from s2s.api import vjp
+    vjp = registry.transformation("vjp")
     ys, g, t = np.asarray(ys), np.reshape(np.asarray(g, dtype=float), np.shape(ys)), np.asarray(t, dtype=float)
     count, d = np.shape(ys)
     func_args = tuple(func_args)
@@ -159,7 +160,7 @@ def _odeint_tangent(ys, func, y0, t, func_args, tfirst, solver, dy0, dt, dargs):
 
 def _f_and_tangent(func, func_args, tfirst, y, time, dy, dtime, arg_tangents):
     """f(y, time) and its tangent along dy, dtime and the args' tangents (each None or a tangent), flat."""
-    from s2s.api import jvp
+    jvp = registry.transformation("jvp")
     call, (iy, it) = _call_args(func_args, y, time, tfirst)
     tangents = [None] * len(call)
     tangents[iy], tangents[it] = dy, (dtime if dtime is not None and dtime != 0 else None)
@@ -177,7 +178,8 @@ def _odeint_tangent_tangent(ys, func, y0, t, func_args, tfirst, solver, dy0, dt,
     """The tangent of _odeint_tangent(ys, ..., dy0, dt, dargs) along oys, ot or oargs (the others None), for
     forward over forward: the sensitivity ODE [y, s] solved with its own sensitivities [y', s'], whose
     right-hand side needs func's second derivatives (s2s's jvp of the gradient of e_i . f, for each i)."""
-    from s2s.api import grad, jvp
+    grad = registry.transformation("grad")
+    jvp = registry.transformation("jvp")
     ys, t = np.asarray(ys), np.asarray(t, dtype=float)
     count, d = np.shape(ys)
     func_args = tuple(func_args)
@@ -268,7 +270,9 @@ def _odeint_adjoint_tangent(adjoints, g, ys, func, y0, t, func_args, tfirst, sol
     """The tangent of _odeint_adjoint along dg, dys, dt or dargs (the others None), for second order: the
     backward sweep again, each adjoint ODE solved with its forward sensitivities (whose right-hand side needs
     func's second derivatives: s2s's jvp of the gradient of a . f)."""
-    from s2s.api import grad, jvp, vjp
+    grad = registry.transformation("grad")
+    jvp = registry.transformation("jvp")
+    vjp = registry.transformation("vjp")
     ys, t = np.asarray(ys), np.asarray(t, dtype=float)
     g = np.reshape(np.asarray(g, dtype=float), np.shape(ys))
     count, d = np.shape(ys)

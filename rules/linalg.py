@@ -13,8 +13,8 @@ differentiated as if the rank were constant (the formula of Golub and Pereyra, a
 """
 import numpy as np
 
-from s2s.rules.registry import adjoint, several_results, tangent, template
 from s2s.rules.helpers import _matrix_axes, _norm_kind
+from s2s.rules.registry import adjoint, several_results, tangent, template
 from s2s.runtime import _broadcast_back
 
 
@@ -313,7 +313,6 @@ def lstsq_tangent(t, ans, a, b, rcond=None):
 
 
 from s2s.rules.helpers import _completed, _leading, _qr_mode  # noqa: E402
-
 
 # ---- which of these return several arrays (a tuple: each output's adjoint is g[i])
 

@@ -8,8 +8,8 @@ import operator
 
 import numpy as np
 
-from s2s.rules.registry import adjoint, linear, tangent, template
 from s2s.rules.helpers import _dot_nd_left, _dot_nd_right, _einsum_arg_adjoint, _einsum_call, _tensordot_adjoint
+from s2s.rules.registry import adjoint, linear, tangent, template
 from s2s.runtime import _matmul_left, _matmul_right
 
 # ---- products

@@ -7,9 +7,20 @@ Ties: `max`/`min` reductions share the adjoint equally among the tied elements;
 """
 import numpy as np
 
-from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, tangent
 from s2s.rules.helpers import _memory_order, _trace_adjoint
-from s2s.runtime import _broadcast_back, _cumsum_adjoint, _diag_adjoint, _prod_of_others, _reduced_size, _unbroadcast, _unconcatenate, _unrepeat, _unstack_joined, _untile
+from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, tangent
+from s2s.runtime import (
+    _broadcast_back,
+    _cumsum_adjoint,
+    _diag_adjoint,
+    _prod_of_others,
+    _reduced_size,
+    _unbroadcast,
+    _unconcatenate,
+    _unrepeat,
+    _unstack_joined,
+    _untile,
+)
 
 # ---- arithmetic (add, subtract, multiply, divide, power, negative, positive share the operators' rules in
 # python_operators.py)

@@ -8,8 +8,31 @@ import builtins
 
 import numpy as np
 
+from s2s.rules.helpers import (
+    _cumprod_adjoint,
+    _cumprod_tangent,
+    _diff_adjoint,
+    _gradient_adjoint,
+    _gradient_apply,
+    _kron_adjoint,
+    _quantile_adjoint,
+    _quantile_tangent,
+    _rollaxis_destination,
+    _running_record,
+    _select_adjoint,
+    _sort_order,
+    _sorted_like,
+    _take_adjoint,
+    _take_along_axis_adjoint,
+    _unappend,
+    _uncolumn_stack,
+    _undiagonal,
+    _unpad,
+    _unsort,
+    _unsorted,
+    _unsplit,
+)
 from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, several_results, tangent
-from s2s.rules.helpers import _cumprod_adjoint, _cumprod_tangent, _diff_adjoint, _gradient_adjoint, _gradient_apply, _kron_adjoint, _quantile_adjoint, _quantile_tangent, _rollaxis_destination, _running_record, _select_adjoint, _sort_order, _sorted_like, _take_adjoint, _take_along_axis_adjoint, _unappend, _uncolumn_stack, _undiagonal, _unpad, _unsort, _unsorted, _unsplit
 from s2s.runtime import _cumsum_adjoint, _unbroadcast
 
 _DEGREE = 0.017453292519943295          # pi / 180, a Python float: float32 stays float32

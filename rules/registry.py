@@ -35,6 +35,8 @@ _LINEAR_APPLIED: dict[Any, Callable] = {}
 _RESULT_KINDS: dict[Any, Callable] = {}
 _REFUSED: dict[Any, str] = {}
 _DEFINITIONS: dict[Any, Callable] = {}
+_COMPLEX_ADJOINTS: dict[Any, Callable] = {}
+_COMPLEX_TANGENTS: dict[Any, Callable] = {}
 _BUILTIN_RULE_MODULES = ("python_operators", "sequences", "math_functions", "numpy_functions", "numpy_more", "linear_algebra",
                          "linalg", "fft", "complex_numbers", "runtime_helpers", "special", "stats", "scipy_linalg",
                          "integrate", "definitions")
@@ -66,6 +68,37 @@ def tangent(*prims: Any) -> Callable[[Callable], Callable]:
             _TANGENTS[_key(prim)] = rule
         return rule
     return register
+
+
+def complex_adjoint(*prims: Any) -> Callable[[Callable], Callable]:
+    """Register the adjoint rule of prims for complex arguments (same calling convention as adjoint): found before
+    the real one when an argument may be complex (s2s/analysis/complex_values.py)."""
+    def register(rule: Callable) -> Callable:
+        for prim in prims:
+            _COMPLEX_ADJOINTS[_key(prim)] = rule
+        return rule
+    return register
+
+
+def complex_tangent(*prims: Any) -> Callable[[Callable], Callable]:
+    """Register the tangent rule of prims for complex arguments (as tangent)."""
+    def register(rule: Callable) -> Callable:
+        for prim in prims:
+            _COMPLEX_TANGENTS[_key(prim)] = rule
+        return rule
+    return register
+
+
+def find_complex_adjoint(prim: Any) -> Callable | None:
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_COMPLEX_ADJOINTS, prim)
+
+
+def find_complex_tangent(prim: Any) -> Callable | None:
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_COMPLEX_TANGENTS, prim)
 
 
 def template(fn: Callable) -> Callable:
@@ -167,6 +200,20 @@ def definition(prim: Any) -> Callable | None:
 
 
 UNKNOWN = object()
+
+# s2s's own transformations (grad, jvp, vjp, ...), for the rules that call them when they run (a gradient called
+# inside a differentiated function, odeint's adjoint): the API provides them when it is imported, so that rules
+# never import the API
+_TRANSFORMATIONS: dict[str, Callable] = {}
+
+
+def provide(**transformations: Callable) -> None:
+    _TRANSFORMATIONS.update(transformations)
+
+
+def transformation(name: str) -> Callable:
+    """s2s.grad, s2s.jvp, s2s.vjp... by name (s2s/api.py provides them; derivative code exists only after that)."""
+    return _TRANSFORMATIONS[name]
 
 
 def result_kind(prim: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:

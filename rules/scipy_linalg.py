@@ -182,7 +182,7 @@ def correlate(g, ans, in1, in2, mode="full", method="auto"):
 for _part in (_transposed, _triangle, _frechet):
     template(_part)
 
-from s2s.rules.registry import linear  # noqa: E402
 from s2s.rules.helpers import _band_of, _banded_matmul, _banded_transpose, _convolution_padding  # noqa: E402
+from s2s.rules.registry import linear  # noqa: E402
 
 linear(signal.convolve, signal.correlate, argnums=(0, 1))

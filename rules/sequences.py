@@ -9,8 +9,8 @@ import numpy as np
 
 from s2s import runtime
 from s2s.frontend.desugar.helpers import list_pop
-from s2s.rules.registry import adjoint, linear, nondifferentiable, several_results, tangent
 from s2s.rules.helpers import _listed_tangent, _unlisted, _unpopped
+from s2s.rules.registry import adjoint, linear, nondifferentiable, several_results, tangent
 from s2s.runtime import _head, _joined, _sum_copies, _tail, _zeros_like_tree
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.special as sp
 import scipy.stats as st
 
-from s2s.rules.registry import adjoint, template, elementwise, tangent
+from s2s.rules.registry import adjoint, elementwise, tangent, template
 
 _LOG_SQRT_2PI = 0.9189385332046727
 
@@ -299,7 +299,6 @@ def mvn_entropy_tangent(t, ans, mean=None, cov=1):
 
 
 from s2s.runtime import _unbroadcast  # noqa: E402
-
 
 # shared parts of the formulas above, inlined into the rules that call them (second order differentiates them)
 for _part in (_t_logpdf_partials, _beta_partials, _gamma_partials, _chi2_partials, _mvn_partials, _dirichlet_tangents, _mvn_tangents):

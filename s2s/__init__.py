@@ -4,13 +4,22 @@
     df = s2s.grad(f)          # reads f's source, emits the derivative as Python source
     print(s2s.source(f))      # the generated code: readable, and runnable with NumPy alone
 """
+from s2s import testing
 from s2s.api import __version__, export, grad, hessian, hvp, ir, jacobian, jvp, source, value_and_grad, vjp
-from s2s.testing.gradcheck import check_grad
-from s2s.errors import BadArgument, InvalidIR, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, SourceUnavailable, UnsupportedSyntax
 from s2s.driver.selfcheck import ReadingMismatch
+from s2s.errors import (
+    BadArgument,
+    InvalidIR,
+    NoDerivativeRule,
+    NonScalarOutput,
+    RefusedWhenRun,
+    S2SError,
+    SourceUnavailable,
+    UnsupportedSyntax,
+)
 from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, tangent
 from s2s.runtime import stop_gradient
-from s2s.testing import checks as testing
+from s2s.testing.gradcheck import check_grad
 from s2s.tools.graph import graph
 
 __all__ = [

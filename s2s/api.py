@@ -5,31 +5,61 @@ checks its options, and hands it to the pipeline (s2s/driver/pipeline.py) throug
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
-import dataclasses
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from s2s import runtime
+from s2s.analysis import complex_values
+from s2s.analysis.values import abstract_of, kind_of, shape_key  # noqa: F401  (shape_key: reached as s2s.api.shape_key)
+from s2s.backends import numba as numba_backend
 from s2s.driver.callables import as_function
-from s2s.analysis.activity import kind_of
-from s2s.transforms.checkpoint import checked_option
-from s2s.tools.display import Source
+from s2s.driver.dispatch import dispatcher, stale
+
+# and the pipeline's names that tools, benchmarks and tests reach through s2s.api
+from s2s.driver.pipeline import (  # noqa: F401
+    _CACHE,
+    _NON_SCALAR_HINT,
+    MODES,
+    Options,
+    __version__,
+    _bind,
+    _check_differentiable,
+    _defaults,
+    _function_place,
+    _header,
+    _param_names,
+    _refuse_early,
+    _resolve_wrt,
+    _signature,
+    _verify_reading,
+    call,
+    compiled,
+    derivative_ir,
+    function_ir,
+    generate,
+    lowered,
+    primal_ir,
+    resolve_mode,
+    root_function,
+    specializes,
+)
 from s2s.driver.replay import Draws
 from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, NonScalarOutput
-from s2s.ir.core import format_function
-from s2s.analysis import complex_values
-from s2s.backends import numba as numba_backend
-from s2s import runtime
+from s2s.ir.core import (
+    format_function,
+    verify_every_pass,  # noqa: F401  (reached as s2s.api.verify_every_pass)
+)
 from s2s.passes.optimize import PASSES
-from s2s.analysis.shapes import abstract_of, shape_key  # noqa: F401  (shape_key: reached as s2s.api.shape_key)
 from s2s.passes.specialize import shape_checks
-from s2s.driver.dispatch import dispatcher, stale
-# and the pipeline's names that tools, benchmarks and tests reach through s2s.api
-from s2s.driver.pipeline import MODES, Options, __version__, _CACHE, _bind, _check_differentiable, _param_names, _refuse_early, _resolve_wrt, _signature, _verify_reading, call, compiled, derivative_ir, function_ir, generate, lowered, primal_ir, resolve_mode, root_function, specializes, verify_every_pass, _defaults, _header, _function_place, _NON_SCALAR_HINT  # noqa: F401
+from s2s.rules import registry
+from s2s.tools.display import Source
+from s2s.transforms.checkpoint import checked_option
 
 
 def _current(fn: Callable, *rest: Any) -> tuple:
@@ -507,3 +537,9 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     if backend == "numba":
         return numba_backend.standalone(emitted, derivative.name, root, numba_options, example)
     return shape_checks(emitted.source, derivative.name, _param_names(fn), example)
+
+
+# the rules that call s2s's transformations when they run find them here (rules/nested.py, rules/integrate.py); the
+# desugaring knows s2s.grad and s2s.value_and_grad called inside a function by this mark
+registry.provide(grad=grad, value_and_grad=value_and_grad, jvp=jvp, vjp=vjp, hvp=hvp)
+grad.__s2s_maker__ = value_and_grad.__s2s_maker__ = True      # type: ignore[attr-defined]

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from s2s.analysis.shapes import AnyShape
-
 from s2s.api import __version__, export, ir, source
 from s2s.errors import S2SError
 
@@ -196,7 +195,7 @@ def graph_main(argv: list[str]) -> int:
 
 
 def rules_main(argv: list[str]) -> int:
-    from s2s.testing.checks import rule_table
+    from s2s.testing.rulecheck import rule_table
     parser = argparse.ArgumentParser(
         prog="s2s rules", description="List every registered derivative rule: the function, the module of its "
                                       "rule, and the modes it supports (reverse, forward), one per line.")

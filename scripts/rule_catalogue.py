@@ -25,7 +25,7 @@ sys.path.insert(0, ROOT)            # s2s from this checkout, installed or not
 def catalogue() -> str:
     """The Markdown between the markers: a table row per rule module, and how many functions it covers."""
     from s2s.cli import markdown_rule_table
-    from s2s.testing.checks import rule_table
+    from s2s.testing import rule_table
 
     rows = [r for r in rule_table() if not r[0].startswith("s2s.")]
     differentiable = sum(1 for r in rows if r[2] != "nondifferentiable")

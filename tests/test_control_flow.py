@@ -7,7 +7,7 @@ import pytest
 import s2s
 from conftest import code
 from s2s import runtime
-from s2s.analysis.activity import kind_of
+from s2s.analysis.values import kind_of
 from s2s.api import Options, derivative_ir
 from s2s.ir.core import Op, walk
 from golden_cases import power_and_branch  # noqa: F401  (shared with the golden files)

@@ -16,9 +16,8 @@ import pytest
 import s2s
 from s2s.frontend.desugar import closures, comprehensions, containers, objects, reductions, signature, statements
 from s2s.frontend.desugar.context import Context
-from s2s.frontend.reader import Facts, read_function
-
-
+from s2s.frontend.tree import Facts
+from s2s.frontend.source import read_function
 def rewritten(fn, *rewrites, facts=None) -> str:
     """fn's body after the given rewrites alone, as Python text."""
     parsed = read_function(fn)

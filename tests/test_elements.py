@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s.testing.checks import check_grads
+from s2s.testing import check_grads
 
 rng = np.random.default_rng(7)
 

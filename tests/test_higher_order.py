@@ -6,7 +6,7 @@ import pytest
 
 import s2s
 from conftest import code
-from s2s.testing.checks import check_grads
+from s2s.testing import check_grads
 import test_control_flow as cf
 
 SECOND_DERIVATIVES = {

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s.testing.checks import check_grads
+from s2s.testing import check_grads
 
 HELPERS = ("_zeros_like_tree", "_scatter", "_add(", "_item", "_fill_tree", "_unbroadcast", "_broadcast_back",
            "_reduced_size", "_expand", "_fill(", "_matmul_", "_shaped_like")

@@ -6,7 +6,7 @@ import pytest
 
 import s2s
 from conftest import code
-from s2s.analysis.activity import kind_of
+from s2s.analysis.values import kind_of
 from s2s.api import Options, derivative_ir
 from s2s.ir.core import verify
 from s2s.passes.optimize import PASSES

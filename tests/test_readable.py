@@ -44,7 +44,7 @@ def test_forward_and_reverse_sweeps_of_a_loop_are_commented():
 
 
 def test_every_operation_keeps_its_location_through_the_passes():
-    from s2s.analysis.activity import kind_of
+    from s2s.analysis.values import kind_of
     from s2s.api import Options, derivative_ir
     from s2s.ir.core import Op, walk
     for mode in ("reverse", "forward"):

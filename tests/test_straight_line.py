@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import s2s
-from s2s.testing.checks import check_grads
+from s2s.testing import check_grads
 
 
 def seed(x1, x2):

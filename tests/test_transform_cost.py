@@ -222,7 +222,7 @@ def test_live_ranges_of_values_read_where_they_are_defined_match_the_general_rul
     """_LiveRanges keeps only the last read of a value defined once and read in its own scope; the general
     rule (each read a segment from the definition it sees, merged) gives the same segments."""
     import fuzz_programs
-    from s2s.analysis.activity import kind_of
+    from s2s.analysis.values import kind_of
     from s2s.api import Options, derivative_ir
     from s2s.emit.python import _Emitter
     from s2s.emit.names import _LiveRanges
@@ -340,13 +340,13 @@ def test_forward_mode_does_work_linear_in_the_function_size(user_path):
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_the_transform_finds_a_rules_dead_statements_once(user_path, mode):
     """The dead statements of a rule's copy are found once per rule and differentiated arguments (reverse.py's
-    _rule_dead_code), not once per operation: dead-code elimination runs as often at 160 lines as at 40."""
+    rule_dead_code), not once per operation: dead-code elimination runs as often at 160 lines as at 40."""
     calls = _forward_calls if mode == "forward" else _calls
     calls(12, f"dce-warm-{mode}")
     few, many = calls(40, f"dce-{mode}"), calls(160, f"dce-{mode}")
     assert _by_name(few, "optimize.py", "eliminate_dead_code_in") == \
         _by_name(many, "optimize.py", "eliminate_dead_code_in") <= 12
-    assert _by_name(many, "reverse.py", "_rule_dead_code") > 300       # every operation's rule: by position
+    assert _by_name(many, "common.py", "rule_dead_code") > 300       # every operation's rule: by position
 
 
 def test_the_analyses_sweep_straight_line_code_once(user_path, monkeypatch):

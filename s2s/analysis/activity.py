@@ -19,12 +19,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from s2s.analysis import dtypes
-from s2s.rules import registry
 from s2s import runtime
-from s2s.errors import S2SError
+from s2s.analysis import dtypes
 from s2s.analysis.global_shapes import global_is_array
-from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, walk
+from s2s.analysis.values import NUMERIC, SCALAR_TYPES, Kind, is_container, kind_of  # noqa: F401  (kind_of: reached here)
+from s2s.errors import S2SError
+from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
+from s2s.rules import registry
 
 
 def _differentiable(op: Op) -> bool:
@@ -211,33 +212,6 @@ def _is_scalar_const(atom: Atom) -> bool:
 
 # "scalar" | "array" | ("tuple" | "list", kinds or None) | ("list*", kind of every item)
 # | ("dict", ((key, kind), ...)) | "slice" (a slice made when the function runs) | "other"
-Kind = Any
-_SCALAR_TYPES = {float, int, np.float64, np.float32}
-NUMERIC = ("scalar", "array")
-
-
-def kind_of(value: Any) -> Kind:
-    """What s2s specializes derivative code on: scalars, arrays, and the structure of containers."""
-    if isinstance(value, (int, float, complex, bool, np.number, np.bool_)):
-        return "scalar"
-    if isinstance(value, np.ndarray) or runtime._foreign(value):      # NumPy's, Dask's, CuPy's
-        return "array"
-    if isinstance(value, list) and value and set(map(type, value)) <= _SCALAR_TYPES:
-        return ("list*", "scalar")              # a list of numbers, whatever its length
-    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
-        # a namedtuple: a tuple whose fields s2s/passes/sequences.py reads by position (p.w is p[0])
-        return ("tuple", tuple(kind_of(v) for v in value), type(value)._fields)
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(kind_of(v) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple((k, kind_of(v)) for k, v in value.items()))
-    return "other"
-
-
-def is_container(kind: Kind) -> bool:
-    return isinstance(kind, tuple)
-
-
 def _join(a: Kind, b: Kind) -> Kind:
     if a == b:
         return a
@@ -321,7 +295,7 @@ def global_is_scalar(owner: Any, name: str) -> bool:
     owner = getattr(owner, "__func__", owner)
     if not hasattr(owner, "__globals__") or name in owner.__code__.co_freevars:
         return False
-    return type(owner.__globals__.get(name)) in _SCALAR_TYPES
+    return type(owner.__globals__.get(name)) in SCALAR_TYPES
 
 
 def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:

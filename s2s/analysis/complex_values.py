@@ -36,39 +36,6 @@ REAL, COMPLEX, EITHER = 1, 2, 3
 # (bits of each argument, the arguments) of the derivative being made
 _ARGUMENTS: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("s2s_complex_arguments", default=None)
 
-# rules for complex arguments, found before the real ones when an argument may be complex
-COMPLEX_ADJOINTS: dict[Any, Callable] = {}
-COMPLEX_TANGENTS: dict[Any, Callable] = {}
-
-
-def complex_adjoint(*prims: Any) -> Callable[[Callable], Callable]:
-    """Register the adjoint rule of prims for complex arguments (same calling convention as registry.adjoint)."""
-    def register(rule: Callable) -> Callable:
-        for prim in prims:
-            COMPLEX_ADJOINTS[prim] = rule
-        return rule
-    return register
-
-
-def complex_tangent(*prims: Any) -> Callable[[Callable], Callable]:
-    """Register the tangent rule of prims for complex arguments (as registry.tangent)."""
-    def register(rule: Callable) -> Callable:
-        for prim in prims:
-            COMPLEX_TANGENTS[prim] = rule
-        return rule
-    return register
-
-
-_loaded = False
-
-
-def _ensure_loaded() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from s2s.rules import complex_numbers  # noqa: F401  (registers the rules above)
-
-
 # ---------------------------------------------------------------- what is complex
 
 def bits_of(value: Any) -> int:
@@ -395,7 +362,7 @@ def _allowed(prim: Any) -> bool:
     from s2s.rules import registry
     if not _hashable(prim):
         return False
-    if prim in HOLOMORPHIC or prim in COMPLEX_ADJOINTS:
+    if prim in HOLOMORPHIC or registry.find_complex_adjoint(prim) is not None:
         return True
     if registry.linear_argnums(prim) is not None:           # linear: its adjoint is its transpose
         return True
@@ -411,24 +378,22 @@ def refuse_reason(prim: Any) -> str:
 
 def adjoint_rule(prim: Any) -> Callable | None:
     """The adjoint rule of prim for arguments that may be complex, None when it is the real one."""
-    _ensure_loaded()
-    return COMPLEX_ADJOINTS.get(prim) if _hashable(prim) else None
+    from s2s.rules import registry
+    return registry.find_complex_adjoint(prim) if _hashable(prim) else None
 
 
 def tangent_rule(prim: Any) -> Callable | None:
-    _ensure_loaded()
-    return COMPLEX_TANGENTS.get(prim) if _hashable(prim) else None
+    from s2s.rules import registry
+    return registry.find_complex_tangent(prim) if _hashable(prim) else None
 
 
 def allowed(prim: Any) -> bool:
     """Whether prim's rules are right for complex arguments (its own complex rule, or a holomorphic one)."""
-    _ensure_loaded()
     return _allowed(prim)
 
 
 def match_real() -> Callable:
     """The helper that keeps the real part of an adjoint where its value turns out real when the code runs."""
-    _ensure_loaded()
     from s2s.rules.complex_numbers import _match_real
     return _match_real
 
@@ -436,8 +401,8 @@ def match_real() -> Callable:
 def fence(op: Op, analysis: Analysis) -> list[Atom]:
     """Refuse op when its rule assumes real values and it meets complex ones; the values to check when the
     code runs where only they decide (complex or real)."""
-    from s2s.rules import registry
     from s2s.errors import NoDerivativeRule
+    from s2s.rules import registry
     if allowed(op.prim) or registry.is_nondifferentiable(op.prim):
         return []
     atoms = [a for a in [*op.args, *op.kwargs.values(), *op.outs] if isinstance(a, Value) and analysis.of(a) & COMPLEX]
@@ -453,7 +418,6 @@ def guarded(contribution: Atom, guard: list[Atom], prim: Any, rev: Any, out: lis
     """contribution, through a check per value of guard that raises RefusedWhenRun if it is complex."""
     if not guard or not isinstance(contribution, Value):
         return contribution
-    _ensure_loaded()
     from s2s.rules.complex_numbers import _real_only
     name = prim_name(prim)
     for atom in guard:
@@ -474,7 +438,7 @@ _TWO_AXES = {np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2}
 
 def shape_of(op: Op, inputs: list) -> Any:
     """The abstract value (shapes.Abstract) of an FFT or of an FFT rule's helper, None if not one or unknown."""
-    from s2s.analysis.shapes import Abstract
+    from s2s.analysis.values import Abstract
     prim = op.prim
     if not _hashable(prim):
         return None

@@ -24,9 +24,9 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from s2s import runtime
+from s2s.analysis.values import Abstract, abstract_of
 from s2s.errors import S2SError
 from s2s.ir.core import Function, Op, walk
-from s2s.analysis.shapes import Abstract, abstract_of
 
 _MISSING = object()
 

@@ -9,95 +9,15 @@ inputs are unknown, gives None. Nothing here changes the IR: s2s/passes/speciali
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Callable
 
 import numpy as np
 
-from s2s.analysis import complex_values
-from s2s.rules import registry
 from s2s import runtime
+from s2s.analysis import complex_values
+from s2s.analysis.values import _NUMBERS, _PYTHON, Abstract, Items, abstract_of, join, shape_key  # noqa: F401
 from s2s.ir.core import Atom, Const, Op
-
-_PYTHON = (bool, int, float, complex)
-
-
-@dataclass(frozen=True)
-class Abstract:
-    shape: tuple
-    dtype: Any          # a numpy.dtype, or bool/int/float/complex for a Python number
-
-    @cached_property
-    def python(self) -> bool:
-        return not isinstance(self.dtype, np.dtype)
-
-    @cached_property
-    def key(self) -> tuple:
-        """What the facts inferred from it depend on (a NumPy float64 is equal to float, and yet not the same)."""
-        return self.shape, self.python, self.dtype
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    def proto(self) -> Any:
-        """A value of this dtype for NumPy's promotion rules: a Python number stays weak."""
-        return self.dtype(1) if self.python else np.ones((), self.dtype)
-
-
-@dataclass(frozen=True)
-class Items:
-    """A tuple, list or dict of known length (keys): the abstract value of each item (None when unknown)."""
-    kind: str                   # "tuple", "list" or "dict"
-    keys: tuple                 # 0, 1, ... for a tuple or list; the keys, in order, for a dict
-    items: tuple                # Abstract | Items | None for each key
-
-    def item(self, key: Any) -> Abstract | Items | None:
-        return self.items[self.keys.index(key)] if key in self.keys else None
-
-
-def abstract_of(x: Any) -> Abstract | Items | None:
-    if type(x) in _PYTHON:
-        return _NUMBERS[type(x)]
-    if type(x) is np.ndarray or isinstance(x, np.generic):
-        return Abstract(tuple(x.shape), x.dtype) if x.dtype.kind in "biufc" else None
-    if type(x) in (tuple, list) and len(x) <= 64 and not _numbers(x):
-        return Items(type(x).__name__, tuple(range(len(x))), tuple(abstract_of(v) for v in x))
-    if type(x) is dict and len(x) <= 64 and all(type(k) in (str, int) for k in x):
-        return Items("dict", tuple(x), tuple(abstract_of(v) for v in x.values()))
-    return None
-
-
-_NUMBERS = {t: Abstract((), t) for t in _PYTHON}       # one each: facts are compared, never changed
-
-
-def join(a: Any, b: Any) -> Any:
-    """What two abstract values have in common (at a branch's end, a loop's carried value)."""
-    return a if a == b else None
-
-
-def _numbers(x: Any) -> bool:
-    """A list of numbers: one kind whatever its length (activity.kind_of), so no length is specialized on."""
-    from s2s.analysis.activity import kind_of
-    return isinstance(kind_of(x), tuple) and kind_of(x)[0] == "list*"
-
-
-def shape_key(args: tuple) -> tuple:
-    """What a shape-specialized derivative depends on beyond kinds: each NumPy array's shape (None else),
-    inside tuples, lists and dicts too (their items' shapes are known to the code: abstract_of)."""
-    return tuple(_shape_key(a) for a in args)
-
-
-def _shape_key(a: Any) -> Any:
-    if type(a) is np.ndarray:
-        return a.shape
-    if type(a) in (tuple, list) and len(a) <= 64 and not _numbers(a):
-        return tuple(_shape_key(v) for v in a)
-    if type(a) is dict and len(a) <= 64:
-        return tuple((k, _shape_key(v)) for k, v in a.items())
-    return None
-
+from s2s.rules import registry
 
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
                operator.pow, operator.neg, operator.pos, operator.lt, operator.le, operator.gt, operator.ge,

@@ -16,8 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from s2s import runtime
+from s2s.analysis.values import Abstract
 from s2s.ir.core import Atom, Const, Op, Value
-from s2s.analysis.shapes import Abstract
 
 _INT_OPERATORS = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
                   operator.floordiv: operator.floordiv, operator.neg: operator.neg, operator.mod: operator.mod}

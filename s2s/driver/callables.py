@@ -22,8 +22,8 @@ from typing import Any
 import gast
 import numpy as np
 
+from s2s.frontend.tree import Facts, Synthetic, register_synthetic
 from s2s.rules import registry
-from s2s.frontend.reader import Facts, Synthetic, register_synthetic
 
 _WRAPPERS: dict = {}
 

@@ -15,20 +15,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-from s2s.analysis.activity import global_is_scalar
-from s2s.analysis.activity import _SCALAR_TYPES as _ACTIVITY_SCALARS
-from s2s.ir.core import Op, walk
-from s2s.analysis import complex_values
-from s2s.driver import foreign
-from s2s.backends import numba as numba_backend
-from s2s.driver import pipeline
 from s2s import runtime
-from s2s.frontend.reader import AttributeOf, ItemOf
+from s2s.analysis import complex_values
+from s2s.analysis.activity import global_is_scalar
 from s2s.analysis.global_shapes import GlobalChanged, global_is_array
+from s2s.analysis.values import SCALAR_TYPES as _ACTIVITY_SCALARS
+from s2s.backends import numba as numba_backend
+from s2s.driver import foreign, pipeline, primal
+from s2s.driver.pipeline import _LOCK, Options, _bind, annotate, compiled
+from s2s.driver.primal import lowered, root_function
+from s2s.frontend.tree import AttributeOf, ItemOf
+from s2s.ir.core import Op, walk
 from s2s.ir.lower import clear_callee_cache
-from s2s.driver.pipeline import _LOCK, Options, _bind, annotate, compiled, lowered, root_function
-
-
 
 # ---------------------------------------------------------------- arguments
 
@@ -55,7 +53,7 @@ def _current(owner: Callable, name: str) -> Any:
 
 def _numeric_globals(fn: Callable) -> list:
     """(owner, name) of each global variable fn (or a function it inlines) reads when its derivative runs."""
-    cached = pipeline._PRIMAL.get(root_function(fn))
+    cached = primal._PRIMAL.get(root_function(fn))
     if cached is None or hasattr(fn, "__s2s__"):
         return []
     found = {}
@@ -92,7 +90,7 @@ def stale(fn: Callable) -> bool:
     """Whether a function fn names by a bare name is now another object, or a global it reads turned complex (or
     real): then its derivative is made anew."""
     root = root_function(fn)
-    cached = pipeline._PRIMAL.get(root)
+    cached = primal._PRIMAL.get(root)
     if cached is None:
         return False
     seen = _COMPLEX_GLOBALS.get(root)
@@ -103,7 +101,7 @@ def stale(fn: Callable) -> bool:
         _COMPLEX_GLOBALS.pop(root, None)
         _GENERATION[root] = _GENERATION.get(root, 0) + 1
         with _LOCK:
-            pipeline._PRIMAL.pop(root, None)
+            primal._PRIMAL.pop(root, None)
             pipeline._CACHE.pop(fn, None)
             pipeline._VERIFIED.pop(fn, None)
             clear_callee_cache()
@@ -125,7 +123,7 @@ def _global_states(fn: Callable) -> list:
 def _watch_list(fn: Callable) -> list:
     """(namespace, name, object, in it) for each function fn names by a bare global name; [None] when one is a
     closure variable (then `stale` checks every call)."""
-    cached = pipeline._PRIMAL.get(root_function(fn))
+    cached = primal._PRIMAL.get(root_function(fn))
     if cached is None or hasattr(fn, "__s2s__"):
         return [None]
     found = []

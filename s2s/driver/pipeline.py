@@ -8,54 +8,50 @@ derivative's reading of the function with Python's.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import operator
 import os
 import threading
 import types
 import weakref
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from s2s.analysis.activity import Kind, float_values, kind_of, scalar_values, value_kinds
+from s2s import runtime
+from s2s.analysis import complex_values, global_shapes
+from s2s.analysis.activity import float_values, scalar_values, value_kinds
+from s2s.analysis.values import Abstract, Kind, abstract_of, kind_of, non_float_leaf, shape_key
+from s2s.backends import numba as numba_backend
+from s2s.driver import foreign, mutation, selfcheck
 from s2s.driver.compile import collection_paused, compile_function
+from s2s.driver.primal import lowered, primal_ir, root_function  # noqa: F401  (reached as s2s.api.*)
 from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
-from s2s.transforms.forward import PARAMETER, forward_function
-from s2s.frontend.reader import parse_function
-from s2s.ir.core import Const, Function, Op, Value, clone_function, values_kept, verify, walk
-from s2s.analysis import complex_values
-from s2s.analysis import dtypes
-from s2s.driver import foreign
-from s2s.analysis import global_shapes
-from s2s.analysis import mutation
-from s2s.backends import numba as numba_backend
-from s2s import runtime
-from s2s.driver import selfcheck
+from s2s.frontend.parse import parse_function
+from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
 from s2s.passes import sequences
-from s2s.ir.naming import Namer
-from s2s.ir.lower import lower
+from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
-from s2s.passes.optimize import PASSES, eliminate_common_subexpressions, eliminate_dead_code, eliminate_dead_stacks, hoist_loop_invariants, replace_shape_only_values, simplify, sink_pure_operations, write_in_place
-from s2s.transforms.reverse import reverse_function
-from s2s.analysis.shapes import Abstract, abstract_of, shape_key
+from s2s.passes.optimize import (
+    PASSES,
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    eliminate_dead_stacks,
+    hoist_loop_invariants,
+    replace_shape_only_values,
+    simplify,
+    sink_pure_operations,
+    write_in_place,
+)
 from s2s.passes.specialize import specialize
 from s2s.passes.unroll import unroll
-
+from s2s.transforms.forward import PARAMETER, forward_function
+from s2s.transforms.reverse import reverse_function
 
 __version__ = "0.1.0"
-
-def verify_every_pass() -> bool:
-    """The verifier runs after every pass when S2S_VERIFY=1 (the test suite sets it); otherwise once, at the end.
-    Read when a derivative is made, so that setting it after s2s is imported (a conftest) counts."""
-    return os.environ.get("S2S_VERIFY") == "1"
-
-
-def checked(fn: Function) -> Function:
-    return verify(fn) if verify_every_pass() else fn
 
 MODES = ("auto", "reverse", "forward", "hvp", "vjp")
 # "tangent" is internal: what mode="auto" becomes along one float argument (forward mode seeded with 1.0, the
@@ -77,24 +73,6 @@ class Options:
 
 
 # ---------------------------------------------------------------- the pipeline
-
-_PRIMAL: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
-
-
-def primal_ir(fn: Callable) -> Function:
-    """fn lowered to IR: once per function (and code), then a fresh copy for each transform to work on."""
-    namer = Namer()
-    return clone_function(lowered(fn), lambda v: namer.value(v.hint))
-
-
-def lowered(fn: Callable) -> Function:
-    """fn lowered to IR, made once per function (and code) and cached: for callers that only read it."""
-    cached = _PRIMAL.get(fn) if isinstance(fn, types.FunctionType) else None
-    if cached is None or cached[0] is not fn.__code__:
-        cached = (getattr(fn, "__code__", None), checked(lower(parse_function(fn))))
-        _PRIMAL[fn] = cached
-    return cached[1]
-
 
 def function_ir(fn: Callable, param_kinds: Sequence[Kind]) -> Function:
     """The IR of fn: lowered from its source, or, for a derivative s2s made, that derivative's IR."""
@@ -142,7 +120,7 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     auto = options.mode == "auto"
     options = resolve_mode(options, kinds)[0]
     base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
-    base = checked(dtypes.guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
+    base = checked(guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     base = mutation.refuse_hidden_changes(base, list(options.wrt))         # an object a method call changed
     if base.scalar_checks:
         found = value_kinds(base, kinds)
@@ -270,13 +248,6 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         fn = checked(write_in_place(fn, scalar_values(fn, kinds), complex_values.in_place_floats(
             fn, float_values(fn, wrt))))        # a real array is not written with complex results
         fn = checked(write_elements_in_place(fn, shapes, free))      # out[i] = v in O(1): s2s/passes/in_place.py
-    return fn
-
-
-def root_function(fn: Callable) -> Callable:
-    """The user's function behind a derivative of a derivative."""
-    while hasattr(fn, "__s2s__"):
-        fn = fn.__s2s__[0]
     return fn
 
 
@@ -423,7 +394,7 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
     for i in wrt:
         if i >= len(args):
             raise BadArgument(f"{qualname} was called without its differentiated argument {names[i]!r}")
-        bad = _non_float_leaf(args[i])
+        bad = non_float_leaf(args[i])
         if bad is not None and (dataclasses.is_dataclass(bad) and not isinstance(bad, type)
                                 or hasattr(bad, "__dict__") and not isinstance(bad, (np.ndarray, np.generic))):
             kind = "a dataclass" if dataclasses.is_dataclass(bad) else "an object"
@@ -440,21 +411,6 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
             raise BadArgument(f"argument {names[i]!r} of {qualname} is differentiated but is {shown}; "
                               f"s2s differentiates float arguments",
                               hint="pass a float (2.0, not 2) or a float array")
-
-
-def _non_float_leaf(value: Any) -> Any:
-    """The first leaf of value (an array, a float, or a tuple, list or dict of them) that is not a float."""
-    if type(value) is list and kind_of(value) == ("list*", "scalar"):
-        # a list of numbers, ints among them: its one derivative serves every such list (kind_of), so an int item
-        # is accepted on the first call as on the cached ones after a list of floats
-        return None
-    if isinstance(value, (tuple, list)):
-        return next((bad for v in value if (bad := _non_float_leaf(v)) is not None), None)
-    if isinstance(value, dict):
-        return next((bad for v in value.values() if (bad := _non_float_leaf(v)) is not None), None)
-    if isinstance(value, np.ndarray) or runtime._foreign(value):      # NumPy's, Dask's, CuPy's
-        return None if np.issubdtype(value.dtype, np.inexact) else value        # float or complex
-    return None if isinstance(value, (float, complex, np.inexact)) and not isinstance(value, bool) else value
 
 
 # ---------------------------------------------------------------- the cache

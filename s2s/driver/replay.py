@@ -58,7 +58,7 @@ def _found_in(value: Any, found: dict, depth: int = 0) -> None:
 def _named_in_code(fn: Callable) -> list:
     """The generators f's code (and what it inlines) draws from by name: NumPy's or Python's global one
     (`np.random.randn`, `random.gauss`), or an object's (`RNG.normal` with RNG a module-level Generator)."""
-    from s2s.driver.pipeline import lowered, root_function
+    from s2s.driver.primal import lowered, root_function
     try:
         body = lowered(root_function(fn))
     except Exception:               # a function s2s cannot read has no derivative to sweep either

@@ -20,9 +20,9 @@ import re
 from typing import Any
 
 from s2s import runtime
+from s2s.emit.source_text import Stmt
 from s2s.ir.core import Block, Const, For, Function, Op, Value, stmt_blocks, walk
 from s2s.passes.optimize import is_pure
-from s2s.emit.source_text import Stmt
 
 MAX_NESTED = 4
 _TEMPORARY = re.compile(r"(d?v\d+(_dot)?|t|)")

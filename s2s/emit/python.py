@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from s2s.analysis import global_shapes
 from s2s import runtime
+from s2s.analysis import global_shapes
 from s2s.emit import source_text as st
 from s2s.emit.names import python_names as _python_names
+from s2s.emit.nesting import merge_initializations, nested
 from s2s.errors import S2SError
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
-from s2s.emit.nesting import merge_initializations, nested
 
 _BINARY = {     # prim -> (symbol with its spaces, astor's precedence)
     operator.add: (" + ", 47), operator.sub: (" - ", 47), operator.mul: (" * ", 49), operator.truediv: (" / ", 49),

@@ -276,7 +276,7 @@ def render(signature: str, body: list[Stmt], odd: bool = False) -> tuple[list[st
 def _by_astor(kind: str, text: str, depth: int) -> list[str]:
     """astor's lines for one statement (kind ""), one header (":", the whole header; "if"/"elif", the test),
     written at the given depth: the text is parsed back and printed by astor."""
-    import astor                    # only for the rare line astor wraps or spells its own way
+    import astor  # only for the rare line astor wraps or spells its own way
     if kind == "":
         node: ast.AST = ast.parse(text).body[0]
         skip_head, skip_tail = 0, 0

@@ -22,6 +22,7 @@ import builtins
 import contextlib
 import math
 import operator
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Union
@@ -501,3 +502,13 @@ def value_names(fn: Function) -> set[str]:
     for stmt in walk(fn.body):
         names.update(v.name for v in stmt_defs(stmt))
     return names
+
+
+def verify_every_pass() -> bool:
+    """The verifier runs after every pass when S2S_VERIFY=1 (the test suite sets it); otherwise once, at the end.
+    Read when a derivative is made, so that setting it after s2s is imported (a conftest) counts."""
+    return os.environ.get("S2S_VERIFY") == "1"
+
+
+def checked(fn: Function) -> Function:
+    return verify(fn) if verify_every_pass() else fn

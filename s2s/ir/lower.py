@@ -22,7 +22,6 @@ import builtins
 import inspect
 import keyword
 import operator
-import sys
 import types
 import weakref
 from typing import Any, Callable
@@ -30,15 +29,16 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
-from s2s.frontend import parsing
-from s2s.rules import registry
 from s2s import runtime
-from s2s.frontend.desugar import helpers
 from s2s.errors import S2SError, UnsupportedSyntax
-from s2s.backends.numba import plain_function
-from s2s.frontend.reader import ParsedFunction, parse_function
+from s2s.frontend import parsing
+from s2s.frontend.desugar import helpers
+from s2s.frontend.parse import parse_function
+from s2s.frontend.policy import is_user_function, library_owned, plain_function
+from s2s.frontend.tree import ParsedFunction
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.naming import Namer
+from s2s.rules import registry
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
 _FLAG_HINTS = {RET: "returned", RETVAL: "retval", BRK: "broke", CONT: "skipping", EXPR: ""}
@@ -850,7 +850,7 @@ class Lowerer:
 
     def expr_Attribute(self, node: gast.Attribute, hint: str) -> Atom:
         found, obj = self.static(node)
-        if found and not _is_constant_object(obj) and not _library_owned(self.static(node.value)[1]):
+        if found and not _is_constant_object(obj) and not library_owned(self.static(node.value)[1]):
             # data on the user's module or class (cfg.scale): read when the derivative runs, like a global
             return self.attribute(self.expr(node.value), node, hint or node.attr)
         if found:
@@ -1078,31 +1078,13 @@ class Lowerer:
         return self.op(function, [base, *args], node, hint, kwargs)
 
 
-def _library_owned(base: Any) -> bool:
-    """A library module or class (numpy, math, the standard library): its data never changes (np.pi)."""
-    name = getattr(base, "__module__", None) if isinstance(base, type) else getattr(base, "__name__", None)
-    top = (name or "").split(".")[0]
-    return top in _NOT_INLINED or top in sys.stdlib_module_names or top == "builtins"
-
-
 def _is_constant_object(obj: Any) -> bool:
     """Modules, functions and types are named statically; data is read when the code runs."""
     return isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc)) \
         or callable(obj)
 
 
-_NOT_INLINED = {"numpy", "scipy", "s2s", "jax", "torch", "autograd"}
 _CALLEE_IR: "weakref.WeakKeyDictionary[types.FunctionType, dict]" = weakref.WeakKeyDictionary()
-
-
-def is_user_function(obj: Any) -> bool:
-    """A Python function of the user's (not a library's), without a rule of its own: s2s inlines it."""
-    if not isinstance(obj, types.FunctionType):
-        return False
-    if registry.find_adjoint(obj) or registry.find_tangent(obj) or registry.is_nondifferentiable(obj):
-        return False
-    top = (obj.__module__ or "").split(".")[0]
-    return top not in _NOT_INLINED and top not in sys.stdlib_module_names
 
 
 def clear_callee_cache() -> None:

@@ -24,9 +24,24 @@ import operator
 import numpy as np
 
 from s2s import runtime
-from s2s.ir.core import Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_defs, stmt_inputs, walk
+from s2s.analysis.values import Abstract
+from s2s.ir.core import (
+    Atom,
+    Block,
+    Const,
+    For,
+    Function,
+    If,
+    Op,
+    Stmt,
+    Value,
+    While,
+    stmt_blocks,
+    stmt_defs,
+    stmt_inputs,
+    walk,
+)
 from s2s.passes.optimize import changed
-from s2s.analysis.shapes import Abstract
 from s2s.passes.specialize import _Specializer
 
 # functions whose result is new memory (an ndarray)

@@ -10,16 +10,31 @@ functions s2s knows nothing about.
 """
 from __future__ import annotations
 
-import builtins
 import math
 import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from s2s.rules import registry
 from s2s import runtime
-from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, stmt_inputs, substitute, uses_in
+from s2s.ir.core import (
+    UNDEFINED,
+    Atom,
+    Block,
+    Const,
+    For,
+    Function,
+    If,
+    Op,
+    Stmt,
+    Value,
+    While,
+    stmt_blocks,
+    stmt_inputs,
+    substitute,
+    uses_in,
+)
+from s2s.rules import registry
 
 _PURE_RUNTIME = {runtime.stack_new, runtime.make_tuple, runtime.make_list, runtime.make_dict, runtime.free_name,
                  runtime.zeros_like,

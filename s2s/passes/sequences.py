@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from s2s import runtime
-from s2s.analysis.activity import NUMERIC, const_kind, is_container, value_kinds
-from s2s.frontend.desugar.helpers import element_index
+from s2s.analysis.activity import const_kind, value_kinds
+from s2s.analysis.values import NUMERIC, is_container
 from s2s.errors import UnsupportedSyntax
+from s2s.frontend.desugar.helpers import element_index
 from s2s.ir.core import Block, Const, For, Function, If, Op, Value, value_names, walk
 from s2s.ir.naming import Namer
 

@@ -19,11 +19,27 @@ from typing import Any
 import numpy as np
 
 from s2s import runtime
-from s2s.ir.core import Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks, stmt_inputs, substitute, uses_in, walk
-from s2s.passes.optimize import changed
 from s2s.analysis.global_shapes import key_of
-from s2s.analysis.shapes import Abstract, Items, _plain, abstract_of, infer, join, matmul_shape
+from s2s.analysis.shapes import _plain, infer, matmul_shape
 from s2s.analysis.sizes import Sizes
+from s2s.analysis.values import Abstract, Items, abstract_of, join
+from s2s.ir.core import (
+    Atom,
+    Block,
+    Const,
+    For,
+    Function,
+    If,
+    Op,
+    Value,
+    While,
+    stmt_blocks,
+    stmt_inputs,
+    substitute,
+    uses_in,
+    walk,
+)
+from s2s.passes.optimize import changed
 
 _GONE = object()        # a stack whose pushes disagree
 _INT = Abstract((), int)

@@ -18,7 +18,7 @@ Rules get checked at sample points declared next to them:
 
 `rule_cases()` lists every registered rule with its points, ready to check
 (the pytest plugin in s2s.testing.pytest_plugin parametrizes a test over them); that
-side lives in s2s/testing/rulecheck.py and is re-exported here.
+side lives in s2s/testing/rulecheck.py.
 """
 from __future__ import annotations
 
@@ -29,8 +29,7 @@ import numpy as np
 
 from s2s.testing.gradcheck import _leaves
 
-__all__ = ["check_grads", "GradCheckError", "Tolerance", "tolerance_for", "sample_points", "rule_cases",
-           "RuleCase", "rule_modes", "rule_table"]
+__all__ = ["check_grads", "GradCheckError", "Tolerance", "tolerance_for"]
 
 MODES = ("forward", "reverse")
 
@@ -347,7 +346,3 @@ def _check_second_order(f: Callable, args: tuple, indices: tuple[int, ...], labe
             second = grad(grad(f, wrt=i), wrt=i)(*args)
             _compare(f"check_grads({name}): grad(grad(f)) against the Hessian-vector product", names,
                      [second * v], product_leaves, tol.agree, tol.agree)
-
-
-# the rules' side (sample points, rule cases, the rule table) lives in rulecheck.py
-from s2s.testing.rulecheck import RuleCase, rule_cases, rule_modes, rule_table, sample_points  # noqa: E402

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
-from s2s.testing import checks as testing
+from s2s import testing
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

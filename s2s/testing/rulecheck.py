@@ -21,7 +21,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-
 _SAMPLE_POINTS: dict[Any, list] = {}
 _counter = itertools.count()
 

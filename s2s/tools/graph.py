@@ -247,8 +247,8 @@ def graph(fn: Callable, *args: Any, wrt: Any = 0, mode: str = "reverse", derivat
     (mode "reverse", "forward", "hvp" or "vjp", with respect to wrt), side by side.
 
     Example arguments say which arguments are arrays (default: floats), as for `s2s.source`."""
+    from s2s.analysis.values import kind_of
     from s2s.api import _example_args, _options_for, _underlying, derivative_ir, function_ir
-    from s2s.analysis.activity import kind_of
 
     fn = _underlying(fn)
     kinds = [kind_of(a) for a in _example_args(fn, args)]

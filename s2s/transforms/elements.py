@@ -21,7 +21,7 @@ import operator
 from typing import Any
 
 from s2s import runtime
-from s2s.analysis.activity import is_container
+from s2s.analysis.values import is_container
 from s2s.ir.core import Atom, Block, Const, For, If, Op, Stmt, Value, While, substitute, uses_in, walk
 from s2s.ir.naming import adjoint_hint
 

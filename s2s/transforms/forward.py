@@ -20,16 +20,32 @@ from typing import Any
 
 import numpy as np
 
-from s2s.analysis import complex_values
-from s2s.rules import registry
 from s2s import runtime
+from s2s.analysis import complex_values
+from s2s.analysis.activity import active_values, const_kind, value_kinds
+from s2s.analysis.values import NUMERIC
 from s2s.errors import S2SError
-from s2s.analysis.activity import NUMERIC, active_values, const_kind, value_kinds
-from s2s.transforms.rule_inline import with_keywords
-from s2s.transforms.rule_copies import copy_rule
-from s2s.ir.core import Atom, Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, clone_function, prim_name, value_names
+from s2s.ir.core import (
+    Atom,
+    Block,
+    Const,
+    For,
+    Function,
+    If,
+    Loc,
+    Op,
+    Stmt,
+    Value,
+    While,
+    clone_function,
+    prim_name,
+    value_names,
+)
 from s2s.ir.naming import Namer, tangent_hint
-from s2s.transforms.reverse import _MASKING, _keyword_position, _rule_dead_code, inner_object, missing_rule
+from s2s.rules import registry
+from s2s.transforms.common import MASKING, inner_object, keyword_position, missing_rule, rule_dead_code
+from s2s.transforms.rule_copies import copy_rule
+from s2s.transforms.rule_inline import with_keywords
 
 PARAMETER = "parameter"
 # operations whose tangent is themselves applied to the tangents, but for the arguments listed (keys, indices)
@@ -123,7 +139,7 @@ class _Forward:
             if self.tangent(atom) is not None:
                 rule = registry.find_tangent(prim) or (registry.find_adjoint(prim) if registry.is_elementwise(prim)
                                                        else None)
-                k = _keyword_position(rule, name)
+                k = keyword_position(rule, name)
                 if k is None or k < len(op.args):
                     raise missing_rule(prim, op.loc, f"tangent (for the keyword argument {name}=)")
                 keywords[k] = name
@@ -153,7 +169,7 @@ class _Forward:
                 masked = self.fresh(tangent_hint(ans))
                 out.append(Op(runtime._masked, [contribution, t], [masked], loc=op.loc))
                 contribution = masked
-            if isinstance(contribution, Value) and (prim in _MASKING or (elementwise and id(t) in self.masked)):
+            if isinstance(contribution, Value) and (prim in MASKING or (elementwise and id(t) in self.masked)):
                 self.masked.add(id(contribution))
             lazy = elementwise and not self.is_scalar(ans)
             all_lazy &= lazy
@@ -192,7 +208,7 @@ class _Forward:
         prim, ans = op.prim, op.outs[0]
         if rule is None and argnums is not None:
             if i not in argnums:          # read for its shape only
-                if i >= len(op.args) and any(_keyword_position(registry.find_adjoint(prim), n) == i
+                if i >= len(op.args) and any(keyword_position(registry.find_adjoint(prim), n) == i
                                              for n in _VALUE_KEYWORDS if n in op.kwargs):
                     raise missing_rule(prim, op.loc, "tangent (for its keyword argument)")
                 return None
@@ -206,7 +222,7 @@ class _Forward:
             if i < len(args):
                 args[i] = t
             else:                   # a keyword argument, at its parameter's place
-                name = next(n for n in kwargs if _keyword_position(registry.find_adjoint(prim), n) == i)
+                name = next(n for n in kwargs if keyword_position(registry.find_adjoint(prim), n) == i)
                 kwargs[name] = t
             out.append(Op(registry.linear_applied(prim), args, [result], kwargs, op.loc))
             return result
@@ -226,7 +242,7 @@ class _Forward:
                            f"rule does not differentiate", op.loc,
                            hint="stop_gradient(...) it if that is meant, or register a rule that differentiates it")
         block = Block(stmts, [results[i]])
-        _rule_dead_code(rule, [i], block)
+        rule_dead_code(rule, [i], block)
         out.extend(block.stmts)
         return results[i]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from s2s.transforms.rule_inline import inline_rule, rule_results, rule_ir
 from s2s.ir.core import Atom, Const, Function, Loc, Op, Stmt, Value
 from s2s.ir.naming import Namer
+from s2s.transforms.rule_inline import inline_rule, rule_ir, rule_results
 
 # rule -> (the parameters' defaults, the steps, the results), or None when the rule has no plan
 _PLANS: dict[Callable, Any] = {}

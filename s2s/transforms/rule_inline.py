@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from s2s import runtime
 from s2s.errors import NoDerivativeRule, S2SError
-from s2s.frontend.reader import parse_function
+from s2s.frontend.parse import parse_function
 from s2s.ir.core import Atom, Const, Function, Loc, Op, Stmt, Value, clone_block, prim_name, verify
 from s2s.ir.lower import lower
 from s2s.ir.naming import Namer

@@ -26,7 +26,17 @@ at the first call inside Numba's own error text. export.py writes the standalone
 Numba's dispatchers and options.
 """
 from s2s.backends.numba.compiler import build, compile_numba
-from s2s.backends.numba.dispatchers import INSTALL_HINT, NumbaUnsupported, call_args, call_key, dispatcher_options, is_dispatcher, numba_module, plain_function, resolve_backend
+from s2s.backends.numba.dispatchers import (
+           INSTALL_HINT,
+           NumbaUnsupported,
+           call_args,
+           call_key,
+           dispatcher_options,
+           is_dispatcher,
+           numba_module,
+           plain_function,
+           resolve_backend,
+)
 from s2s.backends.numba.export import standalone
 from s2s.backends.numba.rewrite import to_numba
 

@@ -10,8 +10,9 @@ from typing import Any, Callable, Sequence
 from s2s.backends.numba.dispatchers import NumbaUnsupported, is_dispatcher, numba_module
 from s2s.backends.numba.helpers import HINTS, NUMBA_HELPERS, WHY, overloaded_helpers
 from s2s.backends.numba.rewrite import to_numba
-from s2s.backends.numba.typed_helpers import typed_helpers
 from s2s.backends.numba.typed import variable_types
+from s2s.backends.numba.typed_helpers import typed_helpers
+
 
 def _namespace(bindings: dict, user_fn: Any, reads_user_names: bool) -> dict:
     """The globals Numba compiles against: the module's names, then (a snapshot of) the user's."""

@@ -2,12 +2,12 @@
 functions) and their options, and what a compiled derivative is specialized on at each call."""
 from __future__ import annotations
 
-import types
 from typing import Any, Sequence
 
 import numpy as np
 
 from s2s.errors import S2SError
+from s2s.frontend.policy import is_dispatcher, plain_function  # noqa: F401  (the back end's names too)
 
 INSTALL_HINT = "install Numba: pip install 's2s[numba]' (or pip install numba)"
 
@@ -25,17 +25,6 @@ def numba_module() -> Any:
     except ImportError:
         raise S2SError("backend='numba' needs Numba, which is not installed", hint=INSTALL_HINT) from None
     return numba
-
-
-def is_dispatcher(obj: Any) -> bool:
-    """Whether obj is a Numba-compiled function (`@numba.njit`), without importing Numba."""
-    return (type(obj).__module__ or "").startswith("numba.") and isinstance(getattr(obj, "py_func", None),
-                                                                           types.FunctionType)
-
-
-def plain_function(obj: Any) -> Any:
-    """The Python function behind a Numba dispatcher (`g.py_func`); anything else unchanged."""
-    return obj.py_func if is_dispatcher(obj) else obj
 
 
 _KEPT_OPTIONS = ("fastmath", "error_model", "boundscheck", "nogil", "cache", "inline")

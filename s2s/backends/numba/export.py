@@ -9,6 +9,7 @@ from s2s.backends.numba.helpers import STANDALONE_OVERLOADS
 from s2s.backends.numba.rewrite import to_numba
 from s2s.backends.numba.typed import variable_types
 
+
 def standalone(emitted: Any, name: str, root: Any, options: tuple, args: Sequence[Any]) -> str:
     """The exported module for Numba: the rewritten derivative (stacks typed on args), `@numba.njit` on it
     and on its helpers, and the overload that lets Numba type `_zeros_like`."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from s2s.backends.numba.dispatchers import NumbaUnsupported
 
+
 class Source:
     """The emitted module as lines that can be replaced or dropped, each remembering its original number."""
 

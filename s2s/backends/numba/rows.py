@@ -6,6 +6,7 @@ import ast
 
 from s2s.backends.numba.lines import Source, indent, name_of
 
+
 def loops_over_rows(fn: ast.FunctionDef, text: str, source: Source) -> None:
     """`for x in xs:` over an argument as `for x_i in range(len(xs)): x = xs[x_i]`: Numba types the rows an
     iteration yields as non-contiguous ('A' layout), which makes `W @ x` take a slow path; xs[i] of a

@@ -7,6 +7,7 @@ import ast
 
 from s2s.backends.numba.lines import Source, accumulated, accumulation, blocks, dead_at, indent, name_of
 
+
 def _fresh_zeros(stmt: ast.stmt, name: str) -> bool:
     """Whether stmt gives name a fresh array of zeros: `d = np.zeros_like(x)`, or one of `d, e = np.zeros_like(x),
     np.zeros_like(y)`."""

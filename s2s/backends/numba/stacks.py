@@ -8,6 +8,7 @@ import ast
 from s2s.backends.numba.lines import Source, calls, dead_after, indent, name_of, never_read_again, stack_of
 from s2s.backends.numba.typed import DTYPES, Types, array_type, element_type
 
+
 def drop_dead_stacks(fn: ast.FunctionDef, source: Source) -> None:
     """A stack whose every pop is overwritten unread: its creation, pushes and pops go (the forward
     sweep saved values the reverse sweep ended up not reading)."""

@@ -41,28 +41,30 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable
 
-from s2s.frontend.desugar import chained_writes
-from s2s.frontend.desugar import closures
-from s2s.frontend.desugar import comprehensions
-from s2s.frontend.desugar import containers
-from s2s.frontend.desugar import function_tables
-from s2s.frontend.desugar import imports
-from s2s.frontend.desugar import inline_gradients
-from s2s.frontend.desugar import keyed_extrema
-from s2s.frontend.desugar import loop_else
-from s2s.frontend.desugar import objects
-from s2s.frontend.desugar import odeint_closures
-from s2s.frontend.desugar import partials
-from s2s.frontend.desugar import pops
-from s2s.frontend.desugar import reductions
-from s2s.frontend.desugar import reversed_items
-from s2s.frontend.desugar import signature
-from s2s.frontend.desugar import statements
-from s2s.frontend.desugar import zips
+from s2s.frontend.desugar import (
+    chained_writes,
+    closures,
+    comprehensions,
+    containers,
+    function_tables,
+    imports,
+    inline_gradients,
+    keyed_extrema,
+    loop_else,
+    objects,
+    odeint_closures,
+    partials,
+    pops,
+    reductions,
+    reversed_items,
+    signature,
+    statements,
+    zips,
+)
 
 if TYPE_CHECKING:
-    from s2s.frontend.reader import ParsedFunction
     from s2s.frontend.desugar.context import Context
+    from s2s.frontend.tree import ParsedFunction
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
@@ -101,7 +103,7 @@ def _check_skipped(ctx: "Context", rewrite: Callable) -> None:
 
     import gast
 
-    from s2s.frontend.reader import clone_tree
+    from s2s.frontend.tree import clone_tree
     parsed = ctx.parsed
     before = ast.unparse(gast.gast_to_ast(parsed.node))
     kept, parsed.node = parsed.node, clone_tree(parsed.node)

@@ -18,8 +18,8 @@ from typing import Any
 
 import gast
 
-from s2s.frontend.reader import clone_tree, Facts, Synthetic, register_synthetic
 from s2s.frontend.desugar.context import Context, constant, is_literal, located, name
+from s2s.frontend.tree import Facts, Synthetic, clone_tree, register_synthetic
 
 _Lifted = tuple       # (the lifted function, the names of the free variables it takes first)
 

@@ -14,10 +14,8 @@ from typing import Any
 
 import gast
 
-from s2s.frontend.desugar import function_tables
-from s2s.frontend.desugar import helpers
+from s2s.frontend.desugar import function_tables, helpers
 from s2s.frontend.desugar.context import Context, constant, located, map_statements, name
-
 
 _METHODS = frozenset({"get", "keys", "values", "items", "extend", "insert"})
 

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import gast
 
-from s2s.frontend import parsing
 from s2s.errors import UnsupportedSyntax
-from s2s.frontend.reader import AttributeOf, ItemOf
+from s2s.frontend import parsing
+from s2s.frontend.policy import is_user_class
+from s2s.frontend.tree import AttributeOf, ItemOf
 
 if TYPE_CHECKING:
-    from s2s.frontend.reader import ParsedFunction
-
+    from s2s.frontend.tree import ParsedFunction
 _LITERALS = (str, bytes, int, float, complex, bool, type(None), type(...))
 _BODIES = ("body", "orelse", "finalbody")
 
@@ -243,20 +243,10 @@ def _all_params(args: gast.arguments) -> list:
 
 def is_user_object(obj: Any) -> bool:
     """An instance of a class the user wrote (not a library's): its methods are inlined."""
-    from s2s.ir.lower import _NOT_INLINED
-    import sys
     if isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
                         types.MethodType)) or is_literal(obj):
         return False
     return is_user_class(type(obj))
-
-
-def is_user_class(cls: type) -> bool:
-    """A class the user wrote (not a library's, nor Python's)."""
-    from s2s.ir.lower import _NOT_INLINED
-    import sys
-    top = (cls.__module__ or "").split(".")[0]
-    return top not in _NOT_INLINED and top not in sys.stdlib_module_names and top != "builtins"
 
 
 # ---------------------------------------------------------------- walking statements

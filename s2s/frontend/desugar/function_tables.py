@@ -21,9 +21,9 @@ from typing import Any
 
 import gast
 
-from s2s.frontend.reader import ItemOf, clone_tree
 from s2s.frontend.desugar import helpers
 from s2s.frontend.desugar.context import Context, constant, hoisting, located, map_statements, name
+from s2s.frontend.tree import ItemOf, clone_tree
 
 
 class KeysOf:

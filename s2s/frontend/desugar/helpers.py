@@ -5,8 +5,8 @@ from typing import Any
 
 import numpy as np
 
-from s2s.rules import registry
 from s2s.errors import S2SError, UnsupportedSyntax
+from s2s.rules import registry
 
 
 def raise_exception(exc: Any, cause: Any = None) -> None:

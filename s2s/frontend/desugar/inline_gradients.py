@@ -14,16 +14,13 @@ import gast
 
 from s2s.frontend.desugar.context import Context, calls_in_order, constant
 
-_MAKERS = ("grad", "value_and_grad")
-
 
 def _maker(ctx: Context, node: Any) -> Any:
-    """s2s.grad or s2s.value_and_grad when node calls one of them, else None."""
-    from s2s import api
+    """s2s.grad or s2s.value_and_grad (marked `__s2s_maker__` by s2s/api.py) when node calls one of them, else None."""
     if not isinstance(node, gast.Call):
         return None
     found, fn = ctx.static(node.func)
-    return fn if found and any(fn is getattr(api, m) for m in _MAKERS) else None
+    return fn if found and getattr(fn, "__s2s_maker__", False) is True else None
 
 
 def applies(ctx: Context) -> bool:

@@ -10,7 +10,7 @@
   is a constant; `norm(m, s).logpdf(x)` (a frozen distribution) is `norm.logpdf(x, m, s)`.
 - a method of an object whose type is known only at run time, that is not an array method, is
   `method_call_n(obj, "name", ...)`: run as Python runs it, and differentiated through s2s's own vjp/jvp of
-  the bound method when the derivative first runs (derivatives.method_call); with keywords it is
+  the bound method when the derivative first runs (nested.method_call); with keywords it is
   `call_method(obj, "name", ...)`, refused by the transform if given an active value.
 - `for layer in self.layers:` over a list of objects known now is unrolled, one copy of the body per layer.
 - `g(*args)` with args of a length known now is `g(args[0], args[1])`; a call of a user function with
@@ -28,11 +28,22 @@ from typing import Any
 import gast
 import numpy as np
 
-from s2s.frontend.reader import clone_tree, Facts, Synthetic, register_synthetic, synthetic_of
-from s2s.frontend.desugar import derivatives
 from s2s.frontend.desugar import helpers
+from s2s.frontend.desugar.context import (
+    Context,
+    calls_in_order,
+    constant,
+    is_literal,
+    is_user_object,
+    located,
+    map_statements,
+    name,
+    replace,
+)
 from s2s.frontend.desugar.starred import star_arguments, starred_targets
-from s2s.frontend.desugar.context import Context, calls_in_order, constant, is_literal, is_user_class, is_user_object, located, map_statements, name, replace
+from s2s.frontend.policy import is_user_class, is_user_function
+from s2s.frontend.tree import Facts, Synthetic, clone_tree, register_synthetic, synthetic_of
+from s2s.rules import nested
 
 # methods the lowering or the container rewrites handle (or refuse) on values whose type is known only at run
 # time: the methods that change a list, dict, set or array in place are left to lowering, which refuses them
@@ -160,14 +171,14 @@ class _Calls(gast.NodeTransformer):
         elif not found and isinstance(func, gast.Name) and _made_from_a_class(ctx, func) and not node.keywords \
                 and not any(isinstance(a, gast.Starred) for a in node.args):
             # `layer = Affine(W, b); layer(x)`: its __call__, as `layer.apply(x)` is its apply
-            node = located(gast.Call(func=constant(derivatives.method_call(len(node.args)), func),
+            node = located(gast.Call(func=constant(nested.method_call(len(node.args)), func),
                                      args=[func, constant("__call__", func)] + node.args, keywords=[]), node)
         elif not found and isinstance(func, gast.Attribute) and (_made_from_a_class(ctx, func.value) or (
                 func.attr not in _HANDLED
                 and not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None)))):
             # a method of an object known only when the code runs (`a = Acc(); a.add(v)`: not numpy.add)
             plain = node.keywords or any(isinstance(a, gast.Starred) for a in node.args)
-            helper = helpers.call_method if plain else derivatives.method_call(len(node.args))
+            helper = helpers.call_method if plain else nested.method_call(len(node.args))
             node = located(gast.Call(func=constant(helper, func),
                                      args=[func.value, constant(func.attr, func)] + node.args,
                                      keywords=node.keywords), node)
@@ -264,7 +275,7 @@ def _frozen_once(ctx: Context, id_: str) -> Any:
 def callable_form(ctx: Context, obj: Any, like: Any) -> tuple | None:
     """(callee node, leading arguments, keywords) calling obj as lowering inlines it; None: as it is."""
     if hasattr(obj, "__s2s__"):         # a derivative s2s made: an operation with rules of its own
-        derivatives.prepare(obj, ctx.parsed.loc(like))
+        nested.prepare(obj, ctx.parsed.loc(like))
         return constant(obj, like), [], []
     if _has_rule(obj):                  # a rule registered for this bound method (or object) wins
         return constant(obj, like), [], []
@@ -302,7 +313,6 @@ def _has_rule(obj: Any) -> bool:
 
 
 def _inlinable(fn: Any) -> bool:
-    from s2s.ir.lower import is_user_function
     return is_user_function(fn)
 
 

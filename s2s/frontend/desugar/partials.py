@@ -15,8 +15,8 @@ from typing import Any
 
 import gast
 
-from s2s.frontend.reader import clone_tree
 from s2s.frontend.desugar.context import Context, located, map_statements, name
+from s2s.frontend.tree import clone_tree
 
 
 def _partial_made(ctx: Context, stmt: Any) -> tuple | None:

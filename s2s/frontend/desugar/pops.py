@@ -14,8 +14,8 @@ from typing import Any
 
 import gast
 
-from s2s.frontend.reader import clone_tree
 from s2s.frontend.desugar.context import Context, constant, hoisting, located, map_statements, name
+from s2s.frontend.tree import clone_tree
 
 
 def applies(ctx: Context) -> bool:

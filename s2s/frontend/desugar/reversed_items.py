@@ -15,7 +15,6 @@ import gast
 
 from s2s.frontend.desugar.context import Context, located
 
-
 _TAKING_ITEMS = (builtins.list, builtins.tuple, builtins.enumerate, builtins.zip, builtins.sum, builtins.max, builtins.min,
                  builtins.sorted)
 

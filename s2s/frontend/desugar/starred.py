@@ -13,9 +13,9 @@ from typing import Any
 
 import gast
 
-from s2s.frontend.reader import clone_tree
 from s2s.frontend.desugar import helpers
 from s2s.frontend.desugar.context import Context, constant, located, name
+from s2s.frontend.tree import clone_tree
 
 
 def _known_dict_keys(ctx: Context, node: Any) -> tuple | None:

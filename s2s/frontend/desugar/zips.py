@@ -19,9 +19,9 @@ from typing import Any
 
 import gast
 
-from s2s.frontend.reader import clone_tree
 from s2s.frontend.desugar import helpers
 from s2s.frontend.desugar.context import Context, constant, hoisting, listed, located, map_statements, name
+from s2s.frontend.tree import clone_tree
 
 # calls that consume a zip whole, where the list of its tuples is the same
 _CONSUMERS = (builtins.list, builtins.tuple, builtins.sorted, builtins.min, builtins.max, builtins.sum)

@@ -2,7 +2,7 @@
 
 `a = Acc(); a.add(x * 2); sum(a.vals)`: a method of an object known only when the code runs is called as Python
 calls it, and differentiated through s2s's vjp/jvp of the bound method, made and run when its rule runs (s2s/desugar/
-derivatives.py): after the call, in reverse mode after the whole function. That reading is exact only for a method
+rules/nested.py): after the call, in reverse mode after the whole function. That reading is exact only for a method
 that writes nothing: what a method writes into its object (`self.h = ...`, `self.vals.append(v)`) is not followed,
 and a method run again by its rule would find the state its calls left. So
 
@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from s2s.rules import registry
 from s2s import runtime
 from s2s.errors import RefusedWhenRun, S2SError, UnsupportedSyntax
 from s2s.ir.core import Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, stmt_blocks, walk
+from s2s.rules import registry
 
 _HINT = ("pass the state explicitly and return the new one (`h = cell.step(h, x)` with `def step(self, h, x): "
          "return h * self.decay + x`), or keep the list (or array) in the function")
@@ -39,9 +39,9 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
         return fn
     _check_writes_into_results(fn.body, {id(o): op for op in ops for o in op.outs}, _carried_starts(fn.body))
     from s2s.analysis.activity import varied_values
-    from s2s.frontend.desugar import derivatives
+    from s2s.rules import nested
     varied = varied_values(fn, wrt)
-    method_calls = set(map(id, derivatives._METHOD_CALLS.values()))
+    method_calls = set(map(id, nested._METHOD_CALLS.values()))
 
     def differentiated(op: Op) -> bool:
         return any(isinstance(a, Value) and id(a) in varied for a in op.args[2:])
@@ -108,15 +108,15 @@ _CHECKED_CALLS: dict[tuple, Any] = {}
 
 
 def checked_method_call(arity: int, loc: Loc | None, after: Loc | None = None, plain: bool = False) -> Any:
-    """derivatives.method_call(arity) for one call site, given a differentiated value (after None), or running
+    """nested.method_call(arity) for one call site, given a differentiated value (after None), or running
     after one that was (at after): before Python runs the method, `writes_nothing` checks it (once per class of
     object and arguments' kinds), naming this call if it writes. plain: helpers.call_method's form (keywords)."""
     key = (arity, loc, after, plain)
     made = _CHECKED_CALLS.get(key)
     if made is not None:
         return made
-    from s2s.frontend.desugar import derivatives
     from s2s.frontend.desugar.helpers import call_method
+    from s2s.rules import nested
 
     def call(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
         writes_nothing(obj, name, loc, args, after)
@@ -124,7 +124,7 @@ def checked_method_call(arity: int, loc: Loc | None, after: Loc | None = None, p
     call.__name__ = call.__qualname__ = "call_method" if plain else f"method_call_{arity}"
     call._s2s_effect = True             # type: ignore[attr-defined]
     if not plain:
-        method = derivatives.method_call(arity)
+        method = nested.method_call(arity)
         registry.adjoint(call)(registry.find_adjoint(method))
         registry.tangent(call)(registry.find_tangent(method))
     _CHECKED_CALLS[key] = call
@@ -138,7 +138,7 @@ def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after
     """Refuse `obj.name(...)` (at loc) if s2s's reading of the method writes into something (or, given a
     differentiated value, when after is None, if s2s does not read it or it draws a random number): the rule of a
     call given a differentiated value runs its method again, later, and would not see the writes."""
-    from s2s.analysis.activity import kind_of
+    from s2s.analysis.values import kind_of
     kinds = tuple(kind_of(a) for a in args)
     strict = after is None
     method = getattr(type(obj), name, None)         # the class's function: a method replaced later is read anew
@@ -176,7 +176,7 @@ def _verdict(obj: Any, name: str, kinds: list, strict: bool) -> Any:
     """None if s2s's reading of obj.name writes nothing (strict: and s2s reads it, and it draws nothing and calls no
     method of an object known only when it runs), else (what it does, where)."""
     from s2s.driver.callables import as_function
-    from s2s.driver.pipeline import lowered
+    from s2s.driver.primal import lowered
     from s2s.driver.selfcheck import draws_random
     try:
         fn = lowered(as_function(getattr(obj, name)))

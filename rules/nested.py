@@ -1,4 +1,4 @@
-"""A derivative s2s made, called inside a function being differentiated (`dloglike = s2s.grad(loglike)`,
+"""Rules made when the derivative is: for a derivative s2s made, called inside a function being differentiated (`dloglike = s2s.grad(loglike)`,
 then `dloglike(r, p(r))`): a call of it is an operation whose rules are the derivative's own derivatives,
 made by s2s from the derivative's IR when they first run (s2s.vjp and s2s.jvp of it: reverse and forward
 mode over the gradient's generated code). So Newton's method on a gradient differentiates as written.
@@ -12,20 +12,19 @@ from typing import Any
 
 import gast
 
-from s2s.rules import registry
 from s2s.errors import UnsupportedSyntax
-from s2s.frontend.reader import Facts, Synthetic, register_synthetic
+from s2s.frontend.tree import Facts, Synthetic, register_synthetic
+from s2s.rules import registry
 
 
 def adjoint_of_derivative(derivative: Any, g: Any, *args: Any) -> tuple:
     """The adjoints of a call of a gradient, d = grad(f, wrt=k): the gradient is symmetric's row, so the adjoint
     of argument j is d/de grad_j f(args + e g at k), forward mode over the gradient of every float argument (as
     s2s.hvp computes a Hessian-vector product) rather than reverse mode over the gradient's code."""
-    from s2s.api import grad, jvp
+    grad, jvp = registry.transformation("grad"), registry.transformation("jvp")
     fn, options = derivative.__s2s__
     if hasattr(fn, "__s2s__"):            # a derivative of a derivative: reverse mode over its code
-        from s2s.api import vjp
-        return vjp(derivative, *args)[1](g)
+        return registry.transformation("vjp")(derivative, *args)[1](g)
     wrt = _differentiable(args)
     key = (wrt, options.optimize)
     full = _FULL_GRADIENTS.setdefault(derivative, {}).get(key)
@@ -44,10 +43,9 @@ _FULL_GRADIENTS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDiction
 
 
 def tangent_of_derivative(derivative: Any, t: Any, index: int, *args: Any) -> Any:
-    from s2s.api import jvp
     tangents = [None] * len(args)
     tangents[index] = t
-    return jvp(derivative, args, tangents)[1]
+    return registry.transformation("jvp")(derivative, args, tangents)[1]
 
 
 def prepare(derivative: Any, loc: Any) -> None:
@@ -94,7 +92,7 @@ registry.refused(adjoint_of_derivative, tangent_of_derivative,
 def _rule(text: str, values: dict, derivative: Any, kind: str) -> types.FunctionType:
     filename = f"<s2s: {kind} rule of {derivative.__qualname__}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
-    namespace: dict = {"__name__": "s2s.frontend.desugar.derivatives", **values}
+    namespace: dict = {"__name__": "s2s.made_rules", **values}      # made, not one of rules/: outside the rule table
     exec(compile(text, filename, "exec"), namespace)
     rule = namespace["rule"]
     node = gast.parse(text).body[0]
@@ -111,26 +109,24 @@ def _rule(text: str, values: dict, derivative: Any, kind: str) -> types.Function
 # ---------------------------------------------------------------- methods of objects known only at run time
 
 def _differentiable(args: tuple) -> tuple[int, ...]:
-    from s2s.driver.pipeline import _non_float_leaf
-    return tuple(i for i, a in enumerate(args) if _non_float_leaf(a) is None)
+    from s2s.analysis.values import non_float_leaf
+    return tuple(i for i, a in enumerate(args) if non_float_leaf(a) is None)
 
 
 def adjoint_of_method(obj: Any, name: str, g: Any, *args: Any) -> tuple:
     """The adjoints of a method call's arguments: s2s's vjp of the bound method, made when it first runs."""
-    from s2s.api import vjp
     wrt = _differentiable(args)
-    adjoints = list(vjp(getattr(obj, name), *args, wrt=wrt)[1](g)) if wrt else []
+    adjoints = list(registry.transformation("vjp")(getattr(obj, name), *args, wrt=wrt)[1](g)) if wrt else []
     return tuple(adjoints.pop(0) if i in wrt else None for i in range(len(args)))
 
 
 def tangent_of_method(obj: Any, name: str, t: Any, index: int, *args: Any) -> Any:
-    from s2s.api import jvp
     tangents = [None] * len(args)
     tangents[index] = t
-    return jvp(getattr(obj, name), args, tangents)[1]
+    return registry.transformation("jvp")(getattr(obj, name), args, tangents)[1]
 
 
-# pure (s2s/analysis/mutation.py checks that a method given a differentiated value writes nothing): the tangent of an
+# pure (s2s/driver/mutation.py checks that a method given a differentiated value writes nothing): the tangent of an
 # argument without one is dead code, never a jvp run with another argument's tangent
 registry.refused(adjoint_of_method, tangent_of_method,
                  reason="a second derivative through a method of an object known only when the code runs")

@@ -1,146 +1,27 @@
-"""Front end: a Python function object to its checked, desugared gast tree.
+"""Reading a function's source: a Python function object to its gast tree, before desugaring.
 
-`parse_function(fn)` reads the source of fn's own code object (never the
-function a decorator's `__wrapped__` points to), proves that the text read is
-the code that runs (the file may have been edited since the function was
-defined), parses it with gast (a lambda is found by its code object's
-positions and read as a one-line `def`), strips the decorators, runs the
-desugaring stage (`s2s.frontend.desugar`: the rich surface of Python rewritten into the
-core that lowering knows) and then the fence: every construct still outside
-the supported set is refused here, before any transform, with `file:line:col`.
-The result also knows the function's namespace (globals, closure cells,
-builtins), so that lowering can resolve each free name to the object it names.
-
-Functions s2s makes itself (a wrapper around a bound method, a partial, a
-lambda-lifted nested function, a specialization of a method on its object)
-are registered with `register_synthetic` together with their tree and the
-facts the desugaring may use.
+`read_function(fn)` reads the source of fn's own code object (never the function a decorator's `__wrapped__`
+points to), proves that the text read is the code that runs (the file may have been edited since the function
+was defined), parses it with gast (a lambda is found by its code object's positions and read as a one-line
+`def`) and strips the decorators. The result also knows the function's namespace (globals, closure cells,
+builtins), so that lowering can resolve each free name to the object it names. A function s2s made itself is
+read from the tree it was registered with (tree.py's `register_synthetic`).
 """
 from __future__ import annotations
 
-import builtins
-import copy
 import dis
 import inspect
 import linecache
 import textwrap
 import types
-import weakref
-from dataclasses import dataclass, field
 from typing import Any
 
 import gast
 
-from s2s.frontend import parsing
 from s2s.errors import SourceUnavailable, UnsupportedSyntax
+from s2s.frontend import parsing
+from s2s.frontend.tree import ParsedFunction, clone_tree, synthetic_of
 from s2s.ir.core import Loc
-
-
-@dataclass
-class Facts:
-    """What the desugaring may take as known about a function's parameters when it is read for one caller:
-    `known` maps a parameter to the object every caller passes (a method's `self`), `arity` a `*args`
-    parameter to the number of values it receives, `kwnames` a `**kwargs` parameter to its keywords."""
-    known: dict[str, Any] = field(default_factory=dict)
-    arity: dict[str, int] = field(default_factory=dict)
-    kwnames: dict[str, tuple] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, eq=False)
-class AttributeOf:
-    """The owner in a dependency on an attribute of an object (Function.dependencies)."""
-    holder: Any
-
-
-@dataclass(frozen=True, eq=False)
-class ItemOf:
-    """The owner in a dependency on an item of a dict (`LOSSES["mse"](x)`: a function read from a global dict)."""
-    holder: dict
-
-
-@dataclass
-class ParsedFunction:
-    fn: Any
-    node: gast.FunctionDef
-    filename: str
-    line_offset: int          # add to a gast line number to get the file's line
-    col_offset: int           # the indentation removed by dedent
-    lines: list[str]          # the file's lines, for error messages
-    closure: dict[str, Any] = field(default_factory=dict)   # name -> cell
-    facts: Facts = field(default_factory=Facts)
-    # methods read from objects known when the derivative is made (`self.e(x)`): (AttributeOf(object), name,
-    # what the name held then); a derivative is made anew when one is replaced (on the object or its class)
-    attributes: dict = field(default_factory=dict)
-    # names the desugaring made for a value it hands on and never reads again (a comprehension's result): they
-    # do not count as another name of the object (`m = {k: 0.0 for k in ks}; m[k] = v`)
-    transient: set = field(default_factory=set)
-    # (node, the variables its body rebinds) as the fence found them walking node (lowering's local names)
-    stored: tuple | None = None
-
-    @property
-    def globals(self) -> dict[str, Any]:
-        return self.fn.__globals__
-
-    def loc(self, node: Any) -> Loc:
-        line = getattr(node, "lineno", None)
-        if line is None:
-            return Loc(self.filename, self.line_offset + self.node.lineno, self.col_offset)
-        line += self.line_offset
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return Loc(self.filename, line, getattr(node, "col_offset", 0) + self.col_offset, text)
-
-    def resolve(self, name: str) -> tuple[bool, Any]:
-        """(found, object) for a free name, looked up as Python would at this moment."""
-        if name in self.closure:
-            try:
-                return True, self.closure[name].cell_contents
-            except ValueError:       # an empty cell: the enclosing function has not bound it yet
-                return False, None
-        if name in self.globals:
-            return True, self.globals[name]
-        if hasattr(builtins, name):
-            return True, getattr(builtins, name)
-        return False, None
-
-
-@dataclass
-class Synthetic:
-    """A function s2s made: its tree (a FunctionDef in file coordinates), where it came from, its facts."""
-    node: gast.FunctionDef
-    filename: str
-    facts: Facts
-    source_of: Any = None     # a specialization: read this function's source instead, with the facts
-    line_offset: int = 0      # as in ParsedFunction, for a tree cut out of a function read from a file
-    col_offset: int = 0
-
-
-_SYNTHETIC: "weakref.WeakKeyDictionary[Any, Synthetic]" = weakref.WeakKeyDictionary()
-
-
-def register_synthetic(fn: Any, synthetic: Synthetic) -> None:
-    _SYNTHETIC[fn] = synthetic
-
-
-def synthetic_of(fn: Any) -> Synthetic | None:
-    try:
-        return _SYNTHETIC.get(fn)
-    except TypeError:
-        return None
-
-
-def clone_tree(node: Any) -> Any:
-    """A deep copy of a gast tree that shares the objects its constants hold (a model, a function)."""
-    roots = node if isinstance(node, list) else [node]
-    memo = {id(sub.value): sub.value for root in roots for sub in parsing.walk(root) if isinstance(sub, gast.Constant)}
-    return copy.deepcopy(node, memo)
-
-
-def parse_function(fn: Any) -> ParsedFunction:
-    from s2s.frontend.desugar import desugar  # the desugaring stage reads functions it inlines: a cycle
-    parsed = read_function(fn)
-    desugar(parsed)
-    fence(parsed)
-    return parsed
 
 
 def read_function(fn: Any) -> ParsedFunction:
@@ -371,87 +252,3 @@ def _equal(x: Any, y: Any) -> bool:
 
 
 # ---------------------------------------------------------------- the fence
-
-_REFUSED = {
-    gast.Yield: ("generators (`yield`)", "return a list or an array instead"),
-    gast.YieldFrom: ("generators (`yield from`)", "return a list or an array instead"),
-    gast.Await: ("`await`", "differentiate the synchronous computation"),
-    gast.AsyncFunctionDef: ("async functions", "differentiate the synchronous computation"),
-    gast.AsyncFor: ("`async for`", "differentiate the synchronous computation"),
-    gast.AsyncWith: ("`async with`", "differentiate the synchronous computation"),
-    gast.Try: ("`try`/`except`/`finally`: the derivative of a handler that runs only when an error is raised "
-               "is not defined", "move the error handling outside the differentiated function"),
-    gast.With: ("this `with` block", "move the context manager outside the differentiated function"),
-    gast.Global: ("`global` declarations", "return the value instead of writing a global"),
-    gast.Nonlocal: ("`nonlocal` declarations", "return the value instead of writing an enclosing variable"),
-    gast.Delete: ("`del`", "leave the variable unused instead"),
-    gast.ClassDef: ("class definitions inside the function", "define the class at module level"),
-    gast.Lambda: ("this use of a `lambda` inside the function (only lambdas that are called, assigned to a "
-                  "name, given to map, or that read no variable of the function are)",
-                  "define a function with def and call it; to give it to a library function, pass the variables "
-                  "it reads as arguments (`odeint(lambda y, t, k: -k * y, y0, ts, args=(k,))`)"),
-    gast.FunctionDef: ("this nested function (only nested functions that are called, or that read no variable of "
-                       "the function, are)", "define the helper at module level, taking the values it reads as "
-                       "arguments (odeint's `args=`)"),
-    gast.Import: ("`import` inside the function", "import at module level"),
-    gast.ImportFrom: ("`import` inside the function", "import at module level"),
-    gast.Match: ("`match` statements", "use if/elif/else"),
-    gast.NamedExpr: ("the walrus operator `:=`", "assign in a statement of its own"),
-    gast.Starred: ("star-arguments (`*args`) whose length is not known when the derivative is made",
-                   "pass the arguments one by one, or a tuple displayed in the function"),
-    gast.ListComp: ("this list comprehension (inside a condition or a short-circuit operand)",
-                    "write a for loop that appends"),
-    gast.SetComp: ("set comprehensions", "use a list comprehension"),
-    gast.DictComp: ("dict comprehensions", "write a for loop that fills a dict with constant keys"),
-    gast.GeneratorExp: ("this generator expression (inside a condition or a short-circuit operand)",
-                        "write a for loop"),
-    gast.Set: ("set displays", "use a tuple or a list"),
-    gast.JoinedStr: ("f-strings here", "format strings outside the differentiated function"),
-    gast.Raise: ("a bare `raise`", "raise an exception object"),
-}
-if hasattr(gast, "TryStar"):
-    _REFUSED[gast.TryStar] = _REFUSED[gast.Try]
-
-
-def fence(parsed: ParsedFunction) -> None:
-    """Refuse every construct the desugaring left outside the supported set, with its place."""
-    fn_node = parsed.node
-    args = fn_node.args
-    if args.vararg is not None or args.kwarg is not None:
-        raise UnsupportedSyntax("s2s does not support star-arguments (`*args`, `**kwargs`) in the signature of "
-                                "the function it differentiates", parsed.loc(fn_node),
-                                hint="differentiate a lambda that passes them: s2s.grad(lambda a, b: f(a, b))")
-    stored: dict[str, None] = {}
-    Name, Store, Subscript, AugAssign, Call, Attribute = gast.Name, gast.Store, gast.Subscript, gast.AugAssign, \
-        gast.Call, gast.Attribute
-    for node in parsing.walk(fn_node):
-        kind = type(node)       # the names the body rebinds, as lower._stored_names finds them (one walk for both)
-        if kind is Name:
-            if type(node.ctx) is Store:
-                stored[node.id] = None
-            continue
-        if kind is Subscript:
-            if type(node.ctx) is Store and type(node.value) is Name:
-                stored[node.value.id] = None
-        elif kind is AugAssign:
-            if type(node.target) is Subscript and type(node.target.value) is Name:
-                stored[node.target.value.id] = None
-        elif kind is Call and type(node.func) is Attribute and node.func.attr == "append" \
-                and type(node.func.value) is Name:
-            stored[node.func.value.id] = None
-        if node is fn_node:
-            continue
-        refused = _REFUSED.get(type(node))
-        if refused is not None:
-            what, hint = refused
-            raise UnsupportedSyntax(f"s2s does not support {what}", parsed.loc(node), hint=hint)
-        if isinstance(node, gast.Call):
-            callee = node.func
-            if isinstance(callee, gast.Name) and callee.id in ("eval", "exec"):
-                raise UnsupportedSyntax(f"s2s does not support `{callee.id}`: the code it runs cannot be read",
-                                        parsed.loc(node), hint="write the code out directly")
-            if any(k.arg is None for k in node.keywords):
-                raise UnsupportedSyntax("s2s does not support `**kwargs` in a call whose keywords are not known "
-                                        "when the derivative is made", parsed.loc(node),
-                                        hint="pass keyword arguments one by one")
-    parsed.stored = (fn_node, stored)

@@ -1,0 +1,114 @@
+"""The front end's data: a function read for differentiation (`ParsedFunction`), the facts the desugaring may take
+as known when it is read for one caller (`Facts`), and the functions s2s makes itself (`Synthetic`, registered with
+`register_synthetic` together with their tree). Below both the reading (source.py) and the desugaring stage."""
+from __future__ import annotations
+
+import builtins
+import copy
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from s2s.frontend import parsing
+from s2s.ir.core import Loc
+
+
+@dataclass
+class Facts:
+    """What the desugaring may take as known about a function's parameters when it is read for one caller:
+    `known` maps a parameter to the object every caller passes (a method's `self`), `arity` a `*args`
+    parameter to the number of values it receives, `kwnames` a `**kwargs` parameter to its keywords."""
+    known: dict[str, Any] = field(default_factory=dict)
+    arity: dict[str, int] = field(default_factory=dict)
+    kwnames: dict[str, tuple] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class AttributeOf:
+    """The owner in a dependency on an attribute of an object (Function.dependencies)."""
+    holder: Any
+
+
+@dataclass(frozen=True, eq=False)
+class ItemOf:
+    """The owner in a dependency on an item of a dict (`LOSSES["mse"](x)`: a function read from a global dict)."""
+    holder: dict
+
+
+@dataclass
+class ParsedFunction:
+    fn: Any
+    node: gast.FunctionDef
+    filename: str
+    line_offset: int          # add to a gast line number to get the file's line
+    col_offset: int           # the indentation removed by dedent
+    lines: list[str]          # the file's lines, for error messages
+    closure: dict[str, Any] = field(default_factory=dict)   # name -> cell
+    facts: Facts = field(default_factory=Facts)
+    # methods read from objects known when the derivative is made (`self.e(x)`): (AttributeOf(object), name,
+    # what the name held then); a derivative is made anew when one is replaced (on the object or its class)
+    attributes: dict = field(default_factory=dict)
+    # names the desugaring made for a value it hands on and never reads again (a comprehension's result): they
+    # do not count as another name of the object (`m = {k: 0.0 for k in ks}; m[k] = v`)
+    transient: set = field(default_factory=set)
+    # (node, the variables its body rebinds) as the fence found them walking node (lowering's local names)
+    stored: tuple | None = None
+
+    @property
+    def globals(self) -> dict[str, Any]:
+        return self.fn.__globals__
+
+    def loc(self, node: Any) -> Loc:
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return Loc(self.filename, self.line_offset + self.node.lineno, self.col_offset)
+        line += self.line_offset
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return Loc(self.filename, line, getattr(node, "col_offset", 0) + self.col_offset, text)
+
+    def resolve(self, name: str) -> tuple[bool, Any]:
+        """(found, object) for a free name, looked up as Python would at this moment."""
+        if name in self.closure:
+            try:
+                return True, self.closure[name].cell_contents
+            except ValueError:       # an empty cell: the enclosing function has not bound it yet
+                return False, None
+        if name in self.globals:
+            return True, self.globals[name]
+        if hasattr(builtins, name):
+            return True, getattr(builtins, name)
+        return False, None
+
+
+@dataclass
+class Synthetic:
+    """A function s2s made: its tree (a FunctionDef in file coordinates), where it came from, its facts."""
+    node: gast.FunctionDef
+    filename: str
+    facts: Facts
+    source_of: Any = None     # a specialization: read this function's source instead, with the facts
+    line_offset: int = 0      # as in ParsedFunction, for a tree cut out of a function read from a file
+    col_offset: int = 0
+
+
+_SYNTHETIC: "weakref.WeakKeyDictionary[Any, Synthetic]" = weakref.WeakKeyDictionary()
+
+
+def register_synthetic(fn: Any, synthetic: Synthetic) -> None:
+    _SYNTHETIC[fn] = synthetic
+
+
+def synthetic_of(fn: Any) -> Synthetic | None:
+    try:
+        return _SYNTHETIC.get(fn)
+    except TypeError:
+        return None
+
+
+def clone_tree(node: Any) -> Any:
+    """A deep copy of a gast tree that shares the objects its constants hold (a model, a function)."""
+    roots = node if isinstance(node, list) else [node]
+    memo = {id(sub.value): sub.value for root in roots for sub in parsing.walk(root) if isinstance(sub, gast.Constant)}
+    return copy.deepcopy(node, memo)
