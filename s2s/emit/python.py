@@ -91,6 +91,7 @@ class _Emitter:
         self.skipped: set[int] = set()                      # ops written as part of another statement
         self.bindings: dict[str, Any] = {}
         self.inlined: dict[int, Op] = {}
+        self._taken: set[str] | None = None     # names bound objects may not take (_taken_names)
         reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
         reserved |= {h.__name__ for h in runtime.EMITTED_HELPERS}
         self.uses = self._survey(reserved)
@@ -291,12 +292,20 @@ class _Emitter:
 
     def reference_named(self, obj: Any, base: str) -> st.Expr:
         base = f"{base}_" if base in _helper_names() else base
+        taken = self._taken_names()
         for k in range(1000):
             candidate = base if k == 0 else f"{base}_{k}"
-            if self.bindings.get(candidate, obj) is obj:
+            if candidate not in taken and self.bindings.get(candidate, obj) is obj:
                 self.bindings[candidate] = obj
                 return st.name(candidate)
         raise AssertionError("too many bound objects")
+
+    def _taken_names(self) -> set[str]:
+        """The names a bound object may not take: the generated function's own (a derivative named like the
+        function it calls, `lambda__grad` inside `lambda__grad`, would call itself) and its locals'."""
+        if self._taken is None:
+            self._taken = {self.fn.name, *self.names.values()}
+        return self._taken
 
     def expression(self, op: Op) -> st.Expr:
         prim, args = op.prim, op.args
