@@ -30,6 +30,7 @@ from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import lowered, primal_ir, root_function  # noqa: F401  (reached as s2s.api.*)
 from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
+from s2s.frontend import depth
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
 from s2s.passes import sequences
@@ -111,7 +112,8 @@ def resolve_mode(options: Options, kinds: Sequence[Kind], names: Sequence[str] =
 def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
     """shapes: the arguments' abstract values (s2s/analysis/shapes.py) when the derivative is specialized on them; then
     on the global arrays' too (checked on entry: s2s/analysis/global_shapes.py)."""
-    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept():
+    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept(), \
+            depth.room(fn):         # expressions nested as deep as Python compiles (s2s/frontend/depth.py)
         return _derivative_ir(fn, options, param_kinds, shapes)
 
 
@@ -290,16 +292,17 @@ def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: 
 
 def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
              args: tuple | None = None) -> tuple[str, Callable]:
-    with complex_values.arguments(args), values_kept():      # args' dtypes say which values may be complex
-        derivative = derivative_ir(fn, options, param_kinds, shapes)
-        root = root_function(fn)
-        emitted = emit_module(derivative, _defaults(fn, derivative),
-                              _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
-    if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
-        return numba_backend.build(emitted, derivative.name, root, options.numba_options,
-                                   numba_backend.call_args(args, options.mode, options.wrt))
-    compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
-                                emitted.reads_user_names)
+    with depth.room(fn):        # (the emitter and the compiler too)
+        with complex_values.arguments(args), values_kept():      # args' dtypes say which values may be complex
+            derivative = derivative_ir(fn, options, param_kinds, shapes)
+            root = root_function(fn)
+            emitted = emit_module(derivative, _defaults(fn, derivative),
+                                  _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
+        if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
+            return numba_backend.build(emitted, derivative.name, root, options.numba_options,
+                                       numba_backend.call_args(args, options.mode, options.wrt))
+        compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
+                                    emitted.reads_user_names)
     compiled.__s2s_lines__ = emitted.line_map         # type: ignore[attr-defined]
     return emitted.source, compiled
 
