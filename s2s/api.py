@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import inspect
 import os
 from typing import Any, Callable, Sequence
 
@@ -436,8 +437,21 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
 
 def _example_args(fn: Callable, args: tuple) -> tuple:
     if args:
-        return _bind(fn, args, {})
+        try:
+            return _bind(fn, args, {})
+        except TypeError as exc:        # as many example arguments as the function takes (`s2s FILE:f --args`)
+            root = root_function(fn)
+            raise BadArgument(f"{len(args)} example argument{'s' * (len(args) != 1)} for {root.__qualname__}"
+                              f"{_signature_text(root)}: {exc}", _function_place(fn),
+                              hint="give one example value per parameter, in order") from None
     return _bind(fn, tuple(1.0 for _ in _param_names(fn)), {})
+
+
+def _signature_text(fn: Callable) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return "(...)"
 
 
 def _options_for(fn: Callable, wrt: Any, mode: str, with_value: bool, optimize: Any) -> Options:

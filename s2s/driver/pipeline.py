@@ -398,6 +398,10 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
         if i >= len(args):
             raise BadArgument(f"{qualname} was called without its differentiated argument {names[i]!r}")
         bad = non_float_leaf(args[i])
+        # (non_float_leaf's None means "no such leaf"; a None inside a container is a leaf without a gradient)
+        if args[i] is None:
+            raise BadArgument(f"argument {names[i]!r} of {qualname} is differentiated but is None; s2s "
+                              f"differentiates float arguments", hint="pass a float or a float array")
         if bad is not None and (dataclasses.is_dataclass(bad) and not isinstance(bad, type)
                                 or hasattr(bad, "__dict__") and not isinstance(bad, (np.ndarray, np.generic))):
             kind = "a dataclass" if dataclasses.is_dataclass(bad) else "an object"
