@@ -17,24 +17,43 @@ import contextlib
 import gc
 import itertools
 import linecache
+import os
+import threading
 import types
 from typing import Any, Callable, Iterator
 
 _counter = itertools.count(1)
 
 
+_paused_by: list = []        # the thread that turned the collector off, while it is off
+
+
 @contextlib.contextmanager
 def collection_paused() -> Iterator[None]:
     """The cyclic garbage collector off inside (reference counting still frees what it can), on again after,
-    if it was on before: nested and concurrent uses never leave it off."""
+    if it was on before: nested and concurrent uses never leave it off (nor does a fork: _after_fork_in_child)."""
     if not gc.isenabled():
         yield
         return
     gc.disable()
+    _paused_by[:] = [threading.get_ident()]
     try:
         yield
     finally:
+        _paused_by.clear()
         gc.enable()
+
+
+def _after_fork_in_child() -> None:
+    """Forked while another thread made a derivative: that thread, gone in the child, would never turn the
+    collector on again."""
+    if _paused_by and _paused_by[0] != threading.get_ident() and not gc.isenabled():
+        _paused_by.clear()
+        gc.enable()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class LiveNamespace(dict):

@@ -22,7 +22,7 @@ from s2s.analysis.global_shapes import GlobalChanged, global_is_array
 from s2s.analysis.values import SCALAR_TYPES as _ACTIVITY_SCALARS
 from s2s.backends import numba as numba_backend
 from s2s.driver import foreign, pipeline, primal
-from s2s.driver.pipeline import _LOCK, Options, _bind, annotate, compiled
+from s2s.driver.pipeline import Options, _bind, annotate, compiled
 from s2s.driver.primal import lowered, root_function
 from s2s.frontend.tree import AttributeOf, ItemOf
 from s2s.ir.core import Op, walk
@@ -100,7 +100,7 @@ def stale(fn: Callable) -> bool:
             seen is not None and any(_global_state(owner, name) != was for owner, name, was in seen)):
         _COMPLEX_GLOBALS.pop(root, None)
         _GENERATION[root] = _GENERATION.get(root, 0) + 1
-        with _LOCK:
+        with pipeline._LOCK:        # (read when used: a forked child gets a new one)
             primal._PRIMAL.pop(root, None)
             pipeline._CACHE.pop(fn, None)
             pipeline._VERIFIED.pop(fn, None)

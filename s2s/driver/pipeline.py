@@ -426,6 +426,18 @@ _CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary(
 _LOCK = threading.RLock()
 
 
+def _after_fork_in_child() -> None:
+    """A process forked while another thread made a derivative: that thread is not in the child, and the lock it
+    held would be held for ever; the child gets a free one. (A `with _LOCK:` the forking thread itself is in
+    releases the lock it entered, the old one.)"""
+    global _LOCK
+    _LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _dtypes(value: Any) -> Any:
     if isinstance(value, np.ndarray) or runtime._foreign(value):     # one derivative for NumPy, Dask, CuPy
         return value.dtype.str
