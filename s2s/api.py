@@ -1,4 +1,5 @@
-"""The public API: grad, value_and_grad, jvp, vjp, hvp, hessian, jacobian, source, ir, export.
+"""The public API: grad, value_and_grad, jvp, vjp, hvp, hessian, jacobian, source, ir, export (and the cache's
+cache_size and clear_cache, from the pipeline).
 
 Each takes the user's function (a function, lambda, bound method, partial, callable object or @njit dispatcher),
 checks its options, and hands it to the pipeline (s2s/driver/pipeline.py) through a dispatcher (s2s/driver/dispatch.py).
@@ -38,7 +39,9 @@ from s2s.driver.pipeline import (  # noqa: F401
     _resolve_wrt,
     _signature,
     _verify_reading,
+    cache_size,
     call,
+    clear_cache,
     compiled,
     derivative_ir,
     function_ir,

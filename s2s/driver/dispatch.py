@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import inspect
 import types
-import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -27,6 +26,7 @@ from s2s.driver.primal import lowered, root_function
 from s2s.frontend.tree import AttributeOf, ItemOf
 from s2s.ir.core import Op, walk
 from s2s.ir.lower import clear_callee_cache
+from s2s.kept import FunctionTable
 
 # ---------------------------------------------------------------- arguments
 
@@ -69,11 +69,11 @@ def _numeric_globals(fn: Callable) -> list:
 # per function: whether each global it reads held complex values, and a number, when its derivative was made
 # (complex_values and the kinds decide on the values as they are then; one that turns complex or real, or from a
 # number into something else, makes the derivative anew)
-_COMPLEX_GLOBALS: "weakref.WeakKeyDictionary[Callable, list]" = weakref.WeakKeyDictionary()
+_COMPLEX_GLOBALS = FunctionTable()      # (s2s/kept.py: freed with the function)
 
 
 # per function: how many times its derivatives were found stale (each derivative object compares with its own count)
-_GENERATION: "weakref.WeakKeyDictionary[Callable, int]" = weakref.WeakKeyDictionary()
+_GENERATION = FunctionTable()
 
 
 def _global_state(owner: Callable, name: str) -> tuple:
@@ -190,9 +190,11 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     table: dict = {}            # the fast path: the arguments' types -> generated function, or a router
     shaped: dict = {}           # the arguments' types -> the router's table (shapes, dtypes -> function)
     watch: list = []            # the bare names fn's code reads, checked cheaply on every call (_unchanged)
+    fast = pipeline.FastPath(fn, cache, table, shaped)      # emptied when a derivative of fn leaves the cache
     generation = [_GENERATION.get(root, 0)]      # fn's derivatives made stale so far (by any derivative of fn)
 
     def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
+        fast.tables         # (held as long as the dispatcher is)
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \

@@ -8,6 +8,7 @@ derivative's reading of the function with Python's.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import inspect
 import operator
@@ -25,7 +26,8 @@ from s2s.analysis import complex_values, global_shapes
 from s2s.analysis.activity import float_values, scalar_values, value_kinds
 from s2s.analysis.values import Abstract, Kind, abstract_of, kind_of, non_float_leaf, shape_key
 from s2s.backends import numba as numba_backend
-from s2s.driver import foreign, mutation, selfcheck
+from s2s.driver import foreign, mutation, primal, selfcheck
+from s2s.driver.callables import forget_wrappers
 from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import lowered, primal_ir, root_function  # noqa: F401  (reached as s2s.api.*)
 from s2s.emit.python import emit_module
@@ -33,6 +35,8 @@ from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWh
 from s2s.frontend import depth
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
+from s2s.ir.lower import clear_callee_cache
+from s2s.kept import FunctionTable
 from s2s.passes import sequences
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
@@ -114,7 +118,10 @@ def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], s
     on the global arrays' too (checked on entry: s2s/analysis/global_shapes.py)."""
     with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept(), \
             depth.room(fn):         # expressions nested as deep as Python compiles (s2s/frontend/depth.py)
-        return _derivative_ir(fn, options, param_kinds, shapes)
+        try:
+            return _derivative_ir(fn, options, param_kinds, shapes)
+        finally:
+            sequences.forget()
 
 
 def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
@@ -422,7 +429,7 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
 
 # ---------------------------------------------------------------- the cache
 
-_CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_CACHE = FunctionTable()          # fn -> {key: (source, compiled)}: kept on fn, freed with it (s2s/kept.py)
 _LOCK = threading.RLock()
 
 
@@ -475,6 +482,7 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
             with collection_paused():           # the transform's objects live until it ends: no gc passes
                 entry = table[key] = generate(fn, options, list(signature[0]),
                                               [abstract_of(a) for a in args] if shaped else None, args)
+        _used(fn, key)
         verified = _VERIFIED.setdefault(fn, set())      # made by an unchecked call first: compared now
         if selfcheck.enabled(check) and key not in verified and not foreign.has_dask(args):  # (Dask: computes)
             try:
@@ -486,6 +494,116 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
         return entry
 
 
+# ---------------------------------------------------------------- the bound
+
+DEFAULT_CACHE_SIZE = 512
+
+
+def _size_from_environment() -> int:
+    text = os.environ.get("S2S_CACHE_SIZE", "").strip()
+    if not text:
+        return DEFAULT_CACHE_SIZE
+    try:
+        size = int(text)
+        if size < 1:
+            raise ValueError
+    except ValueError:
+        import warnings
+        warnings.warn(f"S2S_CACHE_SIZE={text!r} is not a positive integer: s2s keeps {DEFAULT_CACHE_SIZE} "
+                      f"derivatives", stacklevel=2)
+        return DEFAULT_CACHE_SIZE
+    return size
+
+
+_SIZE = [_size_from_environment()]
+# every derivative in the cache, least recently made or looked up first: (id of its function, its key) -> a weak
+# reference to the function (what a function still holds when it is dropped goes with it: s2s/kept.py)
+_ORDER: "collections.OrderedDict[tuple, weakref.ref]" = collections.OrderedDict()
+_REFERENCES = FunctionTable()       # fn -> the weak reference _ORDER holds (one per function)
+_DEAD: list = []                    # appended to when a function in _ORDER is freed: _ORDER is swept
+_FAST_PATHS = FunctionTable()       # fn -> the dispatchers' tables holding its derivatives (FastPath)
+_ALL_FAST_PATHS: "weakref.WeakSet" = weakref.WeakSet()
+
+
+class FastPath:
+    """A dispatcher's own tables of generated functions (s2s/driver/dispatch.py): emptied when a derivative of its
+    function leaves the cache (it finds the others in the cache again, and notes them as used)."""
+    __slots__ = ("tables", "__weakref__")
+
+    def __init__(self, fn: Callable, *tables: dict) -> None:
+        self.tables = tables
+        with _LOCK:
+            _FAST_PATHS.setdefault(fn, weakref.WeakSet()).add(self)
+            _ALL_FAST_PATHS.add(self)
+
+    def clear(self) -> None:
+        for table in self.tables:
+            table.clear()
+
+
+def _used(fn: Callable, key: tuple) -> None:
+    """The derivative of fn under key was made or looked up: the last to leave the cache (under _LOCK)."""
+    place = (id(fn), key)
+    if place in _ORDER:
+        _ORDER.move_to_end(place)
+        return
+    reference = _REFERENCES.get(fn)
+    if reference is None:
+        reference = _REFERENCES[fn] = weakref.ref(fn, _DEAD.append)
+    _ORDER[place] = reference
+    _evict(_SIZE[0])
+
+
+def _evict(size: int) -> None:
+    """Derivatives leave the cache, least recently used first, until it holds size of them (under _LOCK)."""
+    if _DEAD:           # functions freed since: their derivatives went with them
+        _DEAD.clear()
+        for place in [p for p, r in _ORDER.items() if r() is None]:
+            del _ORDER[place]
+    while len(_ORDER) > size:
+        (_, key), reference = _ORDER.popitem(last=False)
+        fn = reference()
+        if fn is None:
+            continue
+        table = _CACHE.get(fn)
+        if table is not None:
+            table.pop(key, None)        # (its generated source leaves linecache with the function: compile.py)
+        verified = _VERIFIED.get(fn)
+        if verified is not None:
+            verified.discard(key)
+        for fast in list(_FAST_PATHS.get(fn, ())):
+            fast.clear()
+
+
+def cache_size(size: int | None = None) -> int:
+    """How many derivatives s2s keeps compiled, all functions together (each specialization counts: another
+    argument kind, shape or dtype, another mode); with size, set it (the least recently used leave now) and
+    return the previous one. The default is 512, or the environment variable S2S_CACHE_SIZE. A derivative that
+    left is made again when it is next needed."""
+    with _LOCK:
+        previous = _SIZE[0]
+        if size is not None:
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                raise BadArgument(f"cache_size takes a positive number of derivatives, not {size!r}")
+            _SIZE[0] = size
+            _evict(size)
+        return previous
+
+
+def clear_cache() -> None:
+    """Forget every derivative and IR s2s made (the derivatives returned still work: they are made again
+    when next called), with their generated sources in linecache."""
+    with _LOCK:
+        _CACHE.clear()
+        _VERIFIED.clear()
+        _ORDER.clear()
+        primal._PRIMAL.clear()
+        clear_callee_cache()
+        forget_wrappers()
+        for fast in list(_ALL_FAST_PATHS):
+            fast.clear()
+
+
 def global_state(fn: Callable, options: Options) -> tuple:
     """The shapes and dtypes of the global arrays fn reads, as the cache keys on them (global_facts)."""
     if options.backend != "python" or not isinstance(root_function(fn), types.FunctionType):
@@ -494,7 +612,7 @@ def global_state(fn: Callable, options: Options) -> tuple:
 
 
 # the keys, per function, of the derivatives already compared with Python in the checking mode
-_VERIFIED: "weakref.WeakKeyDictionary[Callable, set]" = weakref.WeakKeyDictionary()
+_VERIFIED = FunctionTable()
 
 
 def _zero_tree(x: Any) -> Any:

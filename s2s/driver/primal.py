@@ -4,7 +4,6 @@ functions' code (mutation.py, replay.py) read it here."""
 from __future__ import annotations
 
 import types
-import weakref
 from typing import Callable
 
 from s2s.frontend import depth
@@ -12,8 +11,9 @@ from s2s.frontend.parse import parse_function
 from s2s.ir.core import Function, checked, clone_function
 from s2s.ir.lower import lower
 from s2s.ir.naming import Namer
+from s2s.kept import FunctionTable
 
-_PRIMAL: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
+_PRIMAL = FunctionTable()         # fn -> (its code, its IR): kept on fn, freed with it (s2s/kept.py)
 
 
 def primal_ir(fn: Callable) -> Function:
