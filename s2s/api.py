@@ -54,6 +54,7 @@ from s2s.driver.pipeline import (  # noqa: F401
 )
 from s2s.driver.replay import Draws
 from s2s.emit.python import emit_module
+from s2s.emit.source_text import comment_text
 from s2s.errors import BadArgument, NonScalarOutput
 from s2s.ir.core import (
     format_function,
@@ -548,8 +549,8 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     full = _header(fn, options, kinds, [abstract_of(a) for a in example], derivative.auto_fallback)
     what = full.splitlines()[0].split(": the ", 1)[1].rstrip(".")
     kinds_line = "\n".join(full.splitlines()[1:])
-    header = (f"# Exported by s2s {__version__} from {path}:{root.__name__} (sha256 {digest}): the {what}.\n"
-              f"{kinds_line}\n# A standalone module: it needs NumPy, not s2s.")
+    header = (comment_text(f"# Exported by s2s {__version__} from {path}:{root.__name__} (sha256 {digest}): the "
+                           f"{what}.") + f"\n{kinds_line}\n# A standalone module: it needs NumPy, not s2s.")
     emitted = emit_module(derivative, _defaults(fn, derivative), header, root, standalone=True)
     if backend == "numba":
         return numba_backend.standalone(emitted, derivative.name, root, numba_options, example)

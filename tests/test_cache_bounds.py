@@ -203,14 +203,17 @@ def test_memory_is_flat_over_ten_thousand_shapes(size):
     gc.collect()
     tracemalloc.start()
     try:
-        before = tracemalloc.get_traced_memory()[0]
-        for n in range(5_000, 10_000):
+        held = []
+        for n in range(5_000, 10_001):
+            if n % 1_000 == 0:
+                gc.collect()
+                held.append(tracemalloc.get_traced_memory()[0])
             g(np.ones(n))
-        gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    assert grown < 1_000_000            # 5,000 more shapes kept 24 MB before
+    # 4.8 MB more every 1,000 shapes before; now what varies is the memo of shapes s2s/analysis/shapes.py keeps
+    # (4,096 entries at most, then emptied)
+    assert max(held) - min(held) < 3_000_000, held
     assert len(_generated_sources()) <= 16
 
 
