@@ -9,8 +9,8 @@ which the garbage collector frees when nothing else holds the function.
 
 The slot pickles as an empty dict (cloudpickle pickles a function's `__dict__` with it, and the machine that
 unpickles it need not have s2s); a function whose `__dict__` was copied from another one (`functools.wraps`)
-does not read the other's tables: a slot knows the function it belongs to. What is not a plain Python function
-is kept in a WeakKeyDictionary, as before.
+does not read the other's tables: a slot knows the function it belongs to. A derivative s2s made keeps its own the
+same way (its class says `__s2s_kept_on_self__`); anything else is kept in a WeakKeyDictionary, as before.
 """
 from __future__ import annotations
 
@@ -24,11 +24,12 @@ _MISSING = object()
 
 class _Slot:
     """The tables' values for one function, in its __dict__."""
-    __slots__ = ("owner", "values", "__weakref__")
+    __slots__ = ("__weakref__", "owner", "values")
 
     def __init__(self, owner: Any) -> None:
         self.owner = weakref.ref(owner)
-        self.values: dict = {}          # table -> value
+        # table -> value (weakly: the values of a table dropped, a test's fresh one, go with it)
+        self.values: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def __reduce__(self) -> tuple:      # (pickled with the function by cloudpickle: as nothing s2s needs)
         return dict, ()
@@ -42,11 +43,11 @@ class FunctionTable:
     (the methods the pipeline uses: get, [], []=, setdefault, pop, in, clear)."""
 
     def __init__(self) -> None:
-        self._slots: "weakref.WeakSet[_Slot]" = weakref.WeakSet()     # the slots holding a value of this table
+        self._slots: weakref.WeakSet[_Slot] = weakref.WeakSet()     # the slots holding a value of this table
         self._others: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def _slot(self, fn: Any, make: bool) -> Any:
-        if type(fn) is not types.FunctionType:
+        if type(fn) is not types.FunctionType and not getattr(type(fn), "__s2s_kept_on_self__", False):
             return None
         d = fn.__dict__
         slot = d.get(ATTRIBUTE)
@@ -100,7 +101,7 @@ class FunctionTable:
 
     def clear(self) -> None:
         for slot in list(self._slots):
-            slot.values.pop(self, None)
+            slot.values.pop(self, None)     # (a WeakKeyDictionary: pop(key, default))
         self._slots = weakref.WeakSet()
         self._others.clear()
 
@@ -110,5 +111,5 @@ class FunctionTable:
     def __hash__(self) -> int:          # (a key of the slots' dicts: by identity)
         return id(self)
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return self is other

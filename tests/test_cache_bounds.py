@@ -43,8 +43,8 @@ def size():
     s2s.cache_size(before)
 
 
-def _generated_sources():
-    return [name for name in linecache.cache if name.startswith("<s2s-")]
+def _generated_sources(of=""):
+    return [name for name in linecache.cache if name.startswith("<s2s-") and of in name]
 
 
 def _freed(reference):
@@ -89,7 +89,7 @@ def test_a_function_reading_a_global_number_is_freed(make_fn):
 
 
 def test_a_lambda_is_freed():
-    g = lambda x: SCALE * x ** 3       # noqa: E731
+    g = lambda x: SCALE * x ** 3
     assert s2s.grad(g)(1.0) == pytest.approx(9.0)
     reference = weakref.ref(g)
     del g
@@ -121,7 +121,7 @@ def test_the_cache_keeps_the_derivatives_used_last(size):
     gc.collect()
     assert len(pipeline._CACHE[f]) <= 6
     assert len(pipeline._ORDER) <= 6
-    assert len(_generated_sources()) <= 6
+    assert len(_generated_sources("test_the_cache_keeps_the_derivatives_used_last")) <= 6
     assert np.allclose(g(np.arange(1.0)), 0.0)            # made again, right
     assert np.allclose(g(np.arange(20.0)), 2 * np.arange(20.0))
 
@@ -169,7 +169,7 @@ def test_clear_cache_forgets_every_derivative_and_its_source():
     s2s.clear_cache()
     gc.collect()
     assert pipeline._CACHE.get(f) is None and not pipeline._ORDER
-    assert _generated_sources() == []
+    assert _generated_sources("test_clear_cache_forgets_every_derivative_and_its_source") == []
     assert np.allclose(g(x), np.exp(x))          # made again when called
 
 
@@ -188,7 +188,7 @@ def test_what_is_kept_is_flat_over_many_shapes(size):
     gc.collect()
     grown = len(gc.get_objects()) - before
     assert grown < 200 * 10
-    assert len(_generated_sources()) <= 10
+    assert len(_generated_sources("test_what_is_kept_is_flat_over_many_shapes")) <= 10
 
 
 @pytest.mark.slow
@@ -214,7 +214,7 @@ def test_memory_is_flat_over_ten_thousand_shapes(size):
     # 4.8 MB more every 1,000 shapes before; now what varies is the memo of shapes s2s/analysis/shapes.py keeps
     # (4,096 entries at most, then emptied)
     assert max(held) - min(held) < 3_000_000, held
-    assert len(_generated_sources()) <= 16
+    assert len(_generated_sources("test_memory_is_flat_over_ten_thousand_shapes")) <= 16
 
 
 # ---------------------------------------------------------------- the table kept on the function

@@ -154,6 +154,7 @@ def test_a_type_name_with_a_line_break_in_a_binding_comment():
 
 def test_an_import_line_holds_names_only():
     import types
+
     from s2s.emit.python import _import_line
     module = types.ModuleType("evil" + PAYLOAD)
     assert "\n" not in _import_line("m", module) and _import_line("m", module).startswith("#")

@@ -7,7 +7,6 @@ s2s/driver/compile.py, s2s/frontend/depth.py).
 """
 import gc
 import os
-import sys
 import threading
 import time
 import warnings

@@ -194,7 +194,6 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     generation = [_GENERATION.get(root, 0)]      # fn's derivatives made stale so far (by any derivative of fn)
 
     def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
-        fast.tables         # (held as long as the dispatcher is)
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
@@ -236,7 +235,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
 
     namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_unchanged": _unchanged,
                  "_s2s_annotate": annotate, "_s2s_changed": GlobalChanged, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
-                 "_s2s_scalars": _LIST_SCALARS}
+                 "_s2s_scalars": _LIST_SCALARS, "_s2s_fast": fast}     # (fast: held as long as the entry is)
 
     def route_to(types: tuple, routes: dict) -> Callable:
         return _router(types, routes, namespace, positional)
