@@ -216,7 +216,7 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
         grads, value = [], None
         draws = Draws(fn, args) if sum(np.size(args[i]) for i in indices) > 1 else None
         for i in indices:
-            g = np.zeros_like(args[i], dtype=np.result_type(args[i], np.float32)) \
+            g = np.zeros_like(args[i], dtype=runtime._gradient_dtype(args[i])) \
                 if isinstance(args[i], np.ndarray) else 0.0
             for k, e in _basis(args[i]):
                 tangents = [e if j == i else _zero_like(args[j]) for j in indices]
@@ -232,6 +232,8 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                     directional = np.reshape(directional, ())[()]
                 if isinstance(g, np.ndarray):
                     g[k] = directional
+                elif isinstance(args[i], np.floating):      # a NumPy number's gradient has its type (float16)
+                    g = type(args[i])(directional)
                 else:
                     g = directional
             grads.append(g)

@@ -162,7 +162,8 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
             raise S2SError("s2s differentiates a derivative it generated along one scalar argument (a float, not "
                            "a complex number)",
                            hint="for array arguments use s2s.hessian, s2s.hvp or s2s.jacobian")
-        derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad")
+        derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad",
+                                      typed=_number_type(shapes, wrt[0]))
     elif options.mode == "tangent":         # mode="auto" along one float: forward mode, seeded, no stack
         output = base.body.results[0]
         kind = value_kinds(base, kinds).get(id(output), "other") if isinstance(output, Value) else "constant"
@@ -171,7 +172,7 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
                 fallback = f"the output is {'a constant' if kind == 'constant' else 'not known to be a number'}"
             else:
                 derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad",
-                                              several=options.several)
+                                              several=options.several, typed=_number_type(shapes, wrt[0]))
         except NoDerivativeRule as exc:       # a function with an adjoint but no tangent rule: reverse mode
             if not auto:
                 raise
@@ -197,6 +198,16 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
                                 free=global_facts(fn, options) if shapes is not None else None))
     result.auto_fallback = fallback        # type: ignore[attr-defined]  # said in the header (_header)
     return result
+
+
+def _number_type(shapes: Any, i: int) -> Any:
+    """The type of argument i when it is a NumPy float number other than float64 (np.float16, np.float32): the
+    gradient along it, seeded with the Python number 1.0, is converted to it (np.where or np.dot of Python numbers
+    would make it float64). Known when the derivative is specialized on its arguments (shapes)."""
+    a = shapes[i] if shapes is not None and i < len(shapes) else None
+    if isinstance(a, Abstract) and not a.python and a.shape == () and a.dtype.kind == "f" and a.dtype != np.float64:
+        return a.dtype.type
+    return None
 
 
 def split_aux(fn: Function, kinds: list[Kind]) -> Function:
