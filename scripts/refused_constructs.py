@@ -35,7 +35,7 @@ CONSTRUCTS = [
         def f(x):
             yield x * x
     """),
-    ("a generator called inside", """
+    ("generators", """
         def squares(x):
             yield x * x
             yield x
@@ -47,7 +47,7 @@ CONSTRUCTS = [
         async def f(x):
             return x * x
     """),
-    ("`global`", """
+    ("`global`/`nonlocal`", """
         G = 1.0
 
         def f(x):
@@ -55,7 +55,7 @@ CONSTRUCTS = [
             G = x
             return x * G
     """),
-    ("`nonlocal`", """
+    ("`global`/`nonlocal`", """
         def f(x):
             y = 1.0
 
@@ -81,6 +81,12 @@ CONSTRUCTS = [
     ("`eval`/`exec`", """
         def f(x):
             return eval("x * x")
+    """),
+    ("`eval`/`exec`", """
+        def f(x):
+            scope = {"x": x}
+            exec("y = x * x", scope)
+            return scope["y"]
     """),
     ("set comprehensions", """
         def f(x):
@@ -117,7 +123,8 @@ CONSTRUCTS = [
         def f(x, n=2):
             return g(*([x] * n))
     """),
-    ("`*args` in the function's own signature", """
+    ("`*args` in the differentiated function's own signature without `functools.wraps` (differentiate "
+     "`lambda a, b: g(a, b)`)", """
         def f(*xs):
             return xs[0] * xs[0]
     """),
@@ -131,16 +138,16 @@ CONSTRUCTS = [
             BOX.v = x * x
             return BOX.v
     """),
-    ("`yield from`", """
+    ("generators", """
         def f(x):
             yield from (x, x)
     """),
-    ("`lambda` with a default reading x", """
+    ("a `lambda` whose default reads an active value", """
         def f(x):
             g = lambda y, c=x: y * c
             return g(x)
     """),
-    ("`with` over a manager given an active value", """
+    ("`with` over a context manager given an active value", """
         import contextlib
 
         @contextlib.contextmanager
@@ -219,13 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         for index, (name, source) in enumerate(CONSTRUCTS):
             results.append((name, *probe(source, directory, index)))
     if args.row:
-        refused = [name for name, outcome, _ in results if outcome == "refused"]
+        refused = list(dict.fromkeys(name for name, outcome, _ in results if outcome == "refused"))
         print("| " + ", ".join(refused) + " | refused with an `S2SError` naming the construct, its `file:line:col`, "
               "the line with a caret, and what to do instead |")
     else:
-        width = max(len(name) for name, _, _ in results)
         for name, outcome, message in results:
-            print(f"{name.ljust(width)}  {outcome:<16}  {message[:110]}")
+            print(f"{textwrap.shorten(name, 48).ljust(48)}  {outcome:<16}  {message[:110]}")
     return 1 if any(outcome not in ("refused", "differentiated") for _, outcome, _ in results) else 0
 
 
