@@ -262,3 +262,32 @@ def test_a_function_table_acts_as_a_mapping():
     partial = np.sin                 # not a plain function: kept weakly elsewhere, or not at all
     table[len] = 1
     assert table.get(len) == 1 and table.get(partial) is None
+
+
+class _Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def energy(self, x):
+        return self.scale * np.sum(x ** 2)
+
+
+def test_an_object_whose_method_was_differentiated_is_freed(monkeypatch):
+    """s2s keeps the wrappers of the 64 methods and callable objects used last (so that s2s.grad(model.loss) made
+    again finds its derivatives); an object leaves with its wrapper, or with clear_cache."""
+    models = [_Model(float(k)) for k in range(3)]
+    for k, model in enumerate(models):
+        assert np.allclose(s2s.grad(model.energy)(np.ones(2)), 2.0 * k)
+    references = [weakref.ref(m) for m in models]
+    del model, models
+    s2s.clear_cache()
+    assert all(_freed(r) for r in references)
+    from s2s.driver import callables
+    monkeypatch.setattr(callables, "_KEPT_WRAPPERS", 3)
+    model = _Model(2.0)
+    s2s.grad(model.energy)(np.ones(2))
+    reference = weakref.ref(model)
+    del model
+    for k in range(4):              # other objects' methods push its wrapper out
+        s2s.grad(_Model(float(k)).energy, check=False)(np.ones(2))
+    assert _freed(reference)
