@@ -111,6 +111,8 @@ def test_it_still_behaves_as_a_function():
     assert list(inspect.signature(g).parameters) == ["w", "x"]
     assert copy.copy(g) is g and copy.deepcopy(g) is g
     assert "loss_grad" in repr(g)
+    assert g.__doc__ == pf.loss.__doc__ and g.__annotations__ == pf.loss.__annotations__
+    s2s.check_grad(s2s.grad(pf.cube), 1.5)          # a derivative checked as a function: its second derivative
 
     class Holder:
         method_grad = s2s.grad(pf.cube)          # a class attribute binds as a method, as a function does

@@ -57,7 +57,7 @@ def derivative(body: Callable, root: Callable, name: str, made: tuple) -> Deriva
     cls.__module__ = __name__
     made_object = object.__new__(cls)
     d = made_object.__dict__
-    for attribute in ("__module__", "__doc__"):
+    for attribute in ("__module__", "__doc__", "__annotations__"):     # (functools.wraps's)
         d[attribute] = getattr(root, attribute, None)
     d.update({k: v for k, v in getattr(root, "__dict__", {}).items() if k != "__s2s_kept__"})
     d["__name__"] = d["__qualname__"] = f"{root.__name__}_{name}"

@@ -557,13 +557,15 @@ class FastPath:
 def _used(fn: Callable, key: tuple) -> None:
     """The derivative of fn under key was made or looked up: the last to leave the cache (under _LOCK)."""
     place = (id(fn), key)
-    if place in _ORDER:
+    existing = _ORDER.get(place)
+    if existing is not None and existing() is fn:
         _ORDER.move_to_end(place)
         return
     reference = _REFERENCES.get(fn)
     if reference is None:
         reference = _REFERENCES[fn] = weakref.ref(fn, _DEAD.append)
-    _ORDER[place] = reference
+    _ORDER[place] = reference           # (a place a freed function left, its id now another's: taken over)
+    _ORDER.move_to_end(place)
     _evict(_SIZE[0])
 
 
