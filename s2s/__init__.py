@@ -5,7 +5,21 @@
     print(s2s.source(f))      # the generated code: readable, and runnable with NumPy alone
 """
 from s2s import testing
-from s2s.api import __version__, export, grad, hessian, hvp, ir, jacobian, jvp, source, value_and_grad, vjp
+from s2s.api import (
+    __version__,
+    cache_size,
+    clear_cache,
+    export,
+    grad,
+    hessian,
+    hvp,
+    ir,
+    jacobian,
+    jvp,
+    source,
+    value_and_grad,
+    vjp,
+)
 from s2s.driver.selfcheck import ReadingMismatch
 from s2s.errors import (
     BadArgument,
@@ -26,5 +40,5 @@ __all__ = [
     "__version__", "export", "grad", "value_and_grad", "jvp", "vjp", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
     "nondifferentiable", "elementwise", "linear", "stop_gradient", "S2SError", "SourceUnavailable", "UnsupportedSyntax",
     "NoDerivativeRule", "NonScalarOutput", "BadArgument", "InvalidIR", "RefusedWhenRun", "ReadingMismatch",
-    "testing", "graph",
+    "testing", "graph", "cache_size", "clear_cache",
 ]

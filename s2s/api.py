@@ -1,4 +1,5 @@
-"""The public API: grad, value_and_grad, jvp, vjp, hvp, hessian, jacobian, source, ir, export.
+"""The public API: grad, value_and_grad, jvp, vjp, hvp, hessian, jacobian, source, ir, export (and the cache's
+cache_size and clear_cache, from the pipeline).
 
 Each takes the user's function (a function, lambda, bound method, partial, callable object or @njit dispatcher),
 checks its options, and hands it to the pipeline (s2s/driver/pipeline.py) through a dispatcher (s2s/driver/dispatch.py).
@@ -6,8 +7,8 @@ checks its options, and hands it to the pipeline (s2s/driver/pipeline.py) throug
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
+import inspect
 import os
 from typing import Any, Callable, Sequence
 
@@ -18,6 +19,7 @@ from s2s.analysis import complex_values
 from s2s.analysis.values import abstract_of, kind_of, shape_key  # noqa: F401  (shape_key: reached as s2s.api.shape_key)
 from s2s.backends import numba as numba_backend
 from s2s.driver.callables import as_function
+from s2s.driver.derivative import derivative
 from s2s.driver.dispatch import dispatcher, stale
 
 # and the pipeline's names that tools, benchmarks and tests reach through s2s.api
@@ -37,7 +39,9 @@ from s2s.driver.pipeline import (  # noqa: F401
     _resolve_wrt,
     _signature,
     _verify_reading,
+    cache_size,
     call,
+    clear_cache,
     compiled,
     derivative_ir,
     function_ir,
@@ -50,6 +54,7 @@ from s2s.driver.pipeline import (  # noqa: F401
 )
 from s2s.driver.replay import Draws
 from s2s.emit.python import emit_module
+from s2s.emit.source_text import comment_text
 from s2s.errors import BadArgument, NonScalarOutput
 from s2s.ir.core import (
     format_function,
@@ -96,13 +101,12 @@ def _underlying(fn: Any) -> Callable:
     return as_function(fn)        # a bound method, partial, callable object or rule as a function
 
 
-def _wrap(fn: Callable, options: Options, body: Callable, name: str) -> Callable:
-    root = root_function(fn)
-    functools.update_wrapper(body, root)
-    body.__name__ = body.__qualname__ = f"{root.__name__}_{name}"
-    body.__s2s__ = (fn, options)                   # type: ignore[attr-defined]
-    body.__wrapped__ = root                        # type: ignore[attr-defined]
-    return body
+def _wrap(fn: Callable, options: Options, body: Callable, name: str, made: tuple) -> Callable:
+    """The derivative returned: called as body, named `{f}_{name}`, pickled as the call made (the transformation,
+    the callable it was given, its keyword arguments): s2s/driver/derivative.py."""
+    made_object = derivative(body, root_function(fn), name, made)
+    made_object.__s2s__ = (fn, options)                   # type: ignore[attr-defined]
+    return made_object
 
 
 def _passes(optimize: Any) -> Any:
@@ -119,6 +123,9 @@ def _passes(optimize: Any) -> Any:
 def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: str = "auto",
                      has_aux: bool = False, check: bool | None = None, checkpoint: Any = None,
                      backend: str | None = None) -> Callable:
+    made = (value_and_grad if with_value else grad, fn,        # (how it is pickled: derivative.py)
+            dict(wrt=wrt, mode=mode, has_aux=has_aux, optimize=optimize, check=check, checkpoint=checkpoint,
+                 backend=backend))
     backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
     optimize = _passes(optimize)
@@ -134,11 +141,11 @@ def _make_derivative(fn: Any, wrt: Any, with_value: bool, optimize: Any, mode: s
             given = "has_aux" if has_aux else "checkpoint"
             raise BadArgument(f"{given} is for reverse mode, not mode='forward'", _function_place(fn),
                               hint="use mode='reverse' (or 'auto')")
-        return _forward_gradient(fn, indices, several, with_value, optimize, check, backend, numba_options)
+        return _forward_gradient(fn, indices, several, with_value, optimize, made, check, backend, numba_options)
     if mode not in ("auto", "reverse"):
         raise BadArgument(f"mode={mode!r}: grad takes mode='auto', 'reverse' or 'forward'")
     options = Options(indices, several, mode, with_value, optimize, has_aux, checkpoint, backend, numba_options)
-    return _wrap(fn, options, dispatcher(fn, options, check), "value_and_grad" if with_value else "grad")
+    return _wrap(fn, options, dispatcher(fn, options, check), "value_and_grad" if with_value else "grad", made)
 
 
 def grad(fn: Any = None, wrt: Any = 0, *, mode: str = "auto", has_aux: bool = False, optimize: bool = True,
@@ -191,7 +198,7 @@ def _basis(x: Any):
 
 
 def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, with_value: bool,
-                      optimize: bool, check: bool | None = None, backend: str = "python",
+                      optimize: bool, made: tuple, check: bool | None = None, backend: str = "python",
                       numba_options: tuple = ()) -> Callable:
     def gradient(*args: Any, **kwargs: Any) -> Any:
         args = _bind(fn, args, kwargs)
@@ -209,7 +216,7 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
         grads, value = [], None
         draws = Draws(fn, args) if sum(np.size(args[i]) for i in indices) > 1 else None
         for i in indices:
-            g = np.zeros_like(args[i], dtype=np.result_type(args[i], np.float32)) \
+            g = np.zeros_like(args[i], dtype=runtime._gradient_dtype(args[i])) \
                 if isinstance(args[i], np.ndarray) else 0.0
             for k, e in _basis(args[i]):
                 tangents = [e if j == i else _zero_like(args[j]) for j in indices]
@@ -225,6 +232,8 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                     directional = np.reshape(directional, ())[()]
                 if isinstance(g, np.ndarray):
                     g[k] = directional
+                elif isinstance(args[i], np.floating):      # a NumPy number's gradient has its type (float16)
+                    g = type(args[i])(directional)
                 else:
                     g = directional
             grads.append(g)
@@ -233,7 +242,7 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
 
     # as a function to differentiate again it is the gradient, whichever mode computes it
     return _wrap(fn, Options(indices, several, "reverse", with_value, optimize), gradient,
-                 "value_and_grad" if with_value else "grad")
+                 "value_and_grad" if with_value else "grad", made)
 
 
 def _zero_like(x: Any) -> Any:
@@ -267,6 +276,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimi
 def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None) -> Callable:
     """`hvp(f)(*args, v)`: the Hessian of f (with respect to argument wrt) times v, in one sweep
     (forward mode over the reverse-mode gradient), without forming the Hessian."""
+    made = (hvp, fn, dict(wrt=wrt, optimize=optimize, check=check))
     fn = _underlying(fn)
     _refuse_early(fn)
     indices, several = _resolve_wrt(fn, wrt)
@@ -287,7 +297,7 @@ def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None
                               f"{_tree_shape(primals[indices[0]])}")
         return call(_current(fn, options, primals, check)[1], (*primals, v))
 
-    return _wrap(fn, options, product, "hvp")
+    return _wrap(fn, options, product, "hvp", made)
 
 
 def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None,
@@ -296,6 +306,7 @@ def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | 
     product (forward over reverse) per coordinate. With wrt a tuple, the blocks as nested tuples
     (`H[i][j]` of shape x_i.shape + x_j.shape), as JAX gives them."""
     wrt = _argnums(wrt, argnums)
+    made = (hessian, fn, dict(wrt=wrt, optimize=optimize, check=check, backend=backend))
     backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
     _refuse_early(fn)
@@ -329,7 +340,7 @@ def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | 
             return blocks[0][0]
         return tuple(tuple(row) for row in blocks)
 
-    return _wrap(fn, options, matrix, "hessian")
+    return _wrap(fn, options, matrix, "hessian", made)
 
 
 def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
@@ -382,6 +393,7 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
     is smaller, reverse mode otherwise. With wrt a tuple, a tuple over the arguments; for f returning a tuple,
     a tuple over its outputs (of tuples over the arguments), as JAX nests them."""
     wrt = _argnums(wrt, argnums)
+    made = (jacobian, fn, dict(wrt=wrt, optimize=optimize, check=check))
     fn = _underlying(fn)
     _refuse_early(fn)
     indices, several = _resolve_wrt(fn, wrt)
@@ -429,15 +441,28 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
         blocks = [array_block(args, i, out, draws) for i in indices]
         return tuple(blocks) if several else blocks[0]
 
-    return _wrap(fn, Options(indices, several, "jacobian", False, optimize), matrix, "jacobian")
+    return _wrap(fn, Options(indices, several, "jacobian", False, optimize), matrix, "jacobian", made)
 
 
 # ---------------------------------------------------------------- source and IR
 
 def _example_args(fn: Callable, args: tuple) -> tuple:
     if args:
-        return _bind(fn, args, {})
+        try:
+            return _bind(fn, args, {})
+        except TypeError as exc:        # as many example arguments as the function takes (`s2s FILE:f --args`)
+            root = root_function(fn)
+            raise BadArgument(f"{len(args)} example argument{'s' * (len(args) != 1)} for {root.__qualname__}"
+                              f"{_signature_text(root)}: {exc}", _function_place(fn),
+                              hint="give one example value per parameter, in order") from None
     return _bind(fn, tuple(1.0 for _ in _param_names(fn)), {})
+
+
+def _signature_text(fn: Callable) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return "(...)"
 
 
 def _options_for(fn: Callable, wrt: Any, mode: str, with_value: bool, optimize: Any) -> Options:
@@ -531,8 +556,8 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     full = _header(fn, options, kinds, [abstract_of(a) for a in example], derivative.auto_fallback)
     what = full.splitlines()[0].split(": the ", 1)[1].rstrip(".")
     kinds_line = "\n".join(full.splitlines()[1:])
-    header = (f"# Exported by s2s {__version__} from {path}:{root.__name__} (sha256 {digest}): the {what}.\n"
-              f"{kinds_line}\n# A standalone module: it needs NumPy, not s2s.")
+    header = (comment_text(f"# Exported by s2s {__version__} from {path}:{root.__name__} (sha256 {digest}): the "
+                           f"{what}.") + f"\n{kinds_line}\n# A standalone module: it needs NumPy, not s2s.")
     emitted = emit_module(derivative, _defaults(fn, derivative), header, root, standalone=True)
     if backend == "numba":
         return numba_backend.standalone(emitted, derivative.name, root, numba_options, example)

@@ -86,6 +86,11 @@ def load_function(target: str) -> Any:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         raise LookupError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except RecursionError as exc:       # Python's compiler: an expression nested deeper than it compiles
+        raise LookupError(f"{path}: Python cannot compile it: {exc}") from None
+    except (Exception, SystemExit) as exc:      # an import error, or the file's own code failing when imported
+        raise LookupError(f"{path}:{_failing_line(exc, path)}: importing it raised {type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")) from None
     fn = getattr(module, name, None)
     if fn is None:
         raise LookupError(f"{path}:1: no function named {name!r}")
@@ -95,6 +100,16 @@ def load_function(target: str) -> Any:
         raise LookupError(f"{path}:1: {name!r} is {what}, not a function")
     # a derivative made with @s2s.grad stands for its function; any other decorator's wrapper is read as itself
     return fn.__wrapped__ if hasattr(fn, "__s2s__") else fn
+
+
+def _failing_line(exc: BaseException, path: str) -> int:
+    """The line of the target file an exception raised while importing it was raised at (its last frame there)."""
+    line, tb, target = 1, exc.__traceback__, os.path.abspath(path)
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == target:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 def _export_parser() -> argparse.ArgumentParser:
@@ -236,6 +251,17 @@ def markdown_rule_table(rows: list[tuple[str, str, str]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(argv)
+    except BrokenPipeError:         # `s2s rules | head`: the reader stopped reading
+        try:                        # (the interpreter's last flush of stdout would raise again)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return _fail("the output was closed before it was all written (broken pipe)")
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["export"]:
         return export_main(argv[1:])
     if argv[:1] == ["graph"]:

@@ -83,6 +83,13 @@ def _array(x):
     return x if _foreign(x) else np.asarray(x)
 
 
+def _gradient_dtype(*values):
+    """The dtype of a gradient of values like these: their common dtype when it is a float or complex one (float16
+    stays float16), else (integers, booleans) at least float32."""
+    dtype = np.result_type(*values)
+    return dtype if dtype.kind in "fc" else np.result_type(dtype, np.float32)
+
+
 def _basic_index(index):
     """Whether index selects without integer or boolean arrays (its elements are distinct: no repeats)."""
     items = index if isinstance(index, tuple) else (index,)
@@ -133,7 +140,7 @@ def _fill(g, x):
     """A gradient handed back to the user: x's shape, its own memory (x's library, chunks and device)."""
     if np.shape(g) == np.shape(x):
         return g
-    dtype = np.result_type(g, x, np.float32)
+    dtype = _gradient_dtype(g, x)
     if _foreign(x) or _foreign(g):
         return g + np.zeros_like(x, dtype=dtype, shape=np.shape(x))
     return np.array(np.broadcast_to(g, np.shape(x)), dtype=dtype)
@@ -171,7 +178,7 @@ def _scatter(x, index, g):
         out = [0.0] * len(x)
         out[index] = g
         return out
-    dtype = np.result_type(_array(x).dtype, _array(g).dtype, np.float32)
+    dtype = _gradient_dtype(_array(x).dtype, _array(g).dtype)
     if not _foreign(x):
         out = np.zeros(np.shape(x), dtype=dtype)
         np.add.at(out, index, g)
@@ -338,7 +345,7 @@ def _fill_tree(g, x):
     if _foreign(x) or _foreign(g):          # another library's array or 0-d array: stays one
         return _fill(g, x)
     if isinstance(x, np.ndarray):
-        return _fill(g, x) if np.ndim(g) else np.full(np.shape(x), g, dtype=np.result_type(x, np.float32))
+        return _fill(g, x) if np.ndim(g) else np.full(np.shape(x), g, dtype=_gradient_dtype(x))
     return float(g)
 
 
@@ -402,9 +409,9 @@ def _broadcast_back(g, x, axis=None, keepdims=False):
 
     The result broadcasts to x's shape without being copied to it: the transform spreads it lazily."""
     shape = np.shape(x)
-    # x's dtype, at least float32; a Python number counts as float64 (not as NEP 50's weak scalar, which float32
-    # would win over)
-    dtype = np.result_type(x if hasattr(x, "dtype") else np.asarray(x).dtype, np.float32)
+    # x's dtype if it is a float one, else at least float32; a Python number counts as float64 (not as NEP 50's weak
+    # scalar, which float32 would win over)
+    dtype = _gradient_dtype(x if hasattr(x, "dtype") else np.asarray(x).dtype)
     if axis is None and not keepdims:       # a full reduction: one number, as an array of ones' shape
         if isinstance(g, (np.ndarray, np.generic)) or _foreign(g):    # an array: kept in its library
             return np.reshape(g, (1,) * len(shape)).astype(dtype, copy=False)
@@ -527,9 +534,9 @@ def _unrepeat(g, x, repeats, axis=None):
     if np.ndim(repeats) == 0:               # each element repeated alike: sum the copies, in any library
         moved = np.moveaxis(g, axis, 0)
         summed = np.sum(np.reshape(moved, (n, int(repeats)) + moved.shape[1:]), axis=1)
-        return np.reshape(np.moveaxis(summed, 0, axis), x.shape).astype(np.result_type(x, np.float32), copy=False)
+        return np.reshape(np.moveaxis(summed, 0, axis), x.shape).astype(_gradient_dtype(x), copy=False)
     index = np.repeat(np.arange(n), repeats)
-    out = np.zeros((n,) + np.moveaxis(g, axis, 0).shape[1:], dtype=np.result_type(x, np.float32))
+    out = np.zeros((n,) + np.moveaxis(g, axis, 0).shape[1:], dtype=_gradient_dtype(x))
     np.add.at(out, index, np.moveaxis(g, axis, 0))
     return np.reshape(np.moveaxis(out, 0, axis), x.shape)
 
@@ -541,7 +548,7 @@ def _diag_adjoint(g, x, k=0):
         m, n = np.shape(x)
         square = np.diag(g, k)[:m, :n]
         return np.pad(square, ((0, m - square.shape[0]), (0, n - square.shape[1])))
-    out = np.zeros(np.shape(x), dtype=np.result_type(x, np.float32))
+    out = np.zeros(np.shape(x), dtype=_gradient_dtype(x))
     i = np.arange(len(g))
     if k >= 0:
         out[i, i + k] = g
@@ -616,4 +623,5 @@ EMITTED_HELPERS = {_assert_number, _assert_inexact, _real_output, _prod_of_other
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,
                    _unconcatenate, _unstack_joined, _untile, _unrepeat, _diag_adjoint, _einsum_adjoint, _unsupported,
-                   _shaped_like, stop_gradient, _masked, _masked_tangent, _foreign, _array, _basic_index}
+                   _shaped_like, stop_gradient, _masked, _masked_tangent, _foreign, _array, _basic_index,
+                   _gradient_dtype}

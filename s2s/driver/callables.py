@@ -13,6 +13,7 @@ pipeline sees an ordinary function; `wrt` counts the wrapper's parameters.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import linecache
@@ -25,7 +26,10 @@ import numpy as np
 from s2s.frontend.tree import Facts, Synthetic, register_synthetic
 from s2s.rules import registry
 
-_WRAPPERS: dict = {}
+# the wrappers made last (so that s2s.grad(model.loss) called again finds its derivatives): a wrapper holds its
+# object (a model), so only the most recently used are kept; the derivatives of one that leaves go with it
+_WRAPPERS: "collections.OrderedDict[Any, tuple]" = collections.OrderedDict()
+_KEPT_WRAPPERS = 64
 
 
 def as_function(obj: Any) -> Any:
@@ -34,12 +38,26 @@ def as_function(obj: Any) -> Any:
     key = _key(obj)
     cached = _WRAPPERS.get(key)
     if cached is not None and cached[0] is _identity(obj):
+        try:
+            _WRAPPERS.move_to_end(key)
+        except KeyError:        # (another thread dropped it meanwhile)
+            pass
         return cached[1]
     wrapper = _wrap(obj)
     if wrapper is None:
         return obj
     _WRAPPERS[key] = (_identity(obj), wrapper)
+    while len(_WRAPPERS) > _KEPT_WRAPPERS:
+        try:
+            _WRAPPERS.popitem(last=False)
+        except KeyError:
+            break
     return wrapper
+
+
+def forget_wrappers() -> None:
+    """Drop the wrappers kept (s2s.clear_cache)."""
+    _WRAPPERS.clear()
 
 
 def _identity(obj: Any) -> Any:

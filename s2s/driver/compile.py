@@ -4,7 +4,8 @@ The generated module runs in a namespace of its own (its imports, helpers and
 bound objects). Any other name it reads, a global or a closure variable of the
 user's function, is looked up in the user's function when the code runs, so
 changing a global between two calls is seen by the second one.
-The source is registered in linecache, so tracebacks, pdb and inspect show it.
+The source is registered in linecache, so tracebacks, pdb and inspect show it, for as long as the function
+lives (the pipeline's cache is bounded: s2s/driver/pipeline.py).
 
 `collection_paused()` is the context in which a derivative is made: the transform allocates millions of small
 objects that live until it ends (IR, trees), and the cyclic collector would scan the growing heap again and
@@ -15,26 +16,47 @@ from __future__ import annotations
 import builtins
 import contextlib
 import gc
+import heapq
 import itertools
 import linecache
+import os
+import threading
 import types
+import weakref
 from typing import Any, Callable, Iterator
 
 _counter = itertools.count(1)
 
 
+_paused_by: list = []        # the thread that turned the collector off, while it is off
+
+
 @contextlib.contextmanager
 def collection_paused() -> Iterator[None]:
     """The cyclic garbage collector off inside (reference counting still frees what it can), on again after,
-    if it was on before: nested and concurrent uses never leave it off."""
+    if it was on before: nested and concurrent uses never leave it off (nor does a fork: _after_fork_in_child)."""
     if not gc.isenabled():
         yield
         return
     gc.disable()
+    _paused_by[:] = [threading.get_ident()]
     try:
         yield
     finally:
+        _paused_by.clear()
         gc.enable()
+
+
+def _after_fork_in_child() -> None:
+    """Forked while another thread made a derivative: that thread, gone in the child, would never turn the
+    collector on again."""
+    if _paused_by and _paused_by[0] != threading.get_ident() and not gc.isenabled():
+        _paused_by.clear()
+        gc.enable()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class LiveNamespace(dict):
@@ -62,11 +84,25 @@ def compile_function(source: str, name: str, user_fn: types.FunctionType | None,
                      label: str, reads_user_names: bool = True) -> Callable:
     """exec the module and return its function. Its globals are a plain dict (the fastest look-ups)
     unless it reads the user's globals or closure variables by bare name."""
-    filename = f"<s2s-{next(_counter)} {label}>"
+    number = heapq.heappop(_free_numbers) if _free_numbers else next(_counter)
+    filename = f"<s2s-{number} {label}>"
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
     namespace: dict = LiveNamespace(user_fn) if reads_user_names else {}
     namespace.update(bindings)
     namespace["__name__"] = f"s2s.generated.{name}"
     exec(compile(source, filename, "exec"), namespace)
-    return namespace[name]
+    function = namespace[name]
+    # its source leaves linecache with its code (a traceback holds the code: it is shown until then), and the
+    # number is used again (CPython keeps each file name a code object had: a number per derivative ever made
+    # would grow without bound)
+    weakref.finalize(function.__code__, _forget, filename, number)
+    return function
+
+
+_free_numbers: list[int] = []       # the numbers of the generated sources freed, to use again (a heap)
+
+
+def _forget(filename: str, number: int) -> None:
+    linecache.cache.pop(filename, None)
+    heapq.heappush(_free_numbers, number)

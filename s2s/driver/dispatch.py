@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import inspect
 import types
-import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -22,11 +21,12 @@ from s2s.analysis.global_shapes import GlobalChanged, global_is_array
 from s2s.analysis.values import SCALAR_TYPES as _ACTIVITY_SCALARS
 from s2s.backends import numba as numba_backend
 from s2s.driver import foreign, pipeline, primal
-from s2s.driver.pipeline import _LOCK, Options, _bind, annotate, compiled
+from s2s.driver.pipeline import Options, _bind, annotate, compiled
 from s2s.driver.primal import lowered, root_function
 from s2s.frontend.tree import AttributeOf, ItemOf
 from s2s.ir.core import Op, walk
 from s2s.ir.lower import clear_callee_cache
+from s2s.kept import FunctionTable
 
 # ---------------------------------------------------------------- arguments
 
@@ -69,11 +69,11 @@ def _numeric_globals(fn: Callable) -> list:
 # per function: whether each global it reads held complex values, and a number, when its derivative was made
 # (complex_values and the kinds decide on the values as they are then; one that turns complex or real, or from a
 # number into something else, makes the derivative anew)
-_COMPLEX_GLOBALS: "weakref.WeakKeyDictionary[Callable, list]" = weakref.WeakKeyDictionary()
+_COMPLEX_GLOBALS = FunctionTable()      # (s2s/kept.py: freed with the function)
 
 
 # per function: how many times its derivatives were found stale (each derivative object compares with its own count)
-_GENERATION: "weakref.WeakKeyDictionary[Callable, int]" = weakref.WeakKeyDictionary()
+_GENERATION = FunctionTable()
 
 
 def _global_state(owner: Callable, name: str) -> tuple:
@@ -100,7 +100,7 @@ def stale(fn: Callable) -> bool:
             seen is not None and any(_global_state(owner, name) != was for owner, name, was in seen)):
         _COMPLEX_GLOBALS.pop(root, None)
         _GENERATION[root] = _GENERATION.get(root, 0) + 1
-        with _LOCK:
+        with pipeline._LOCK:        # (read when used: a forked child gets a new one)
             primal._PRIMAL.pop(root, None)
             pipeline._CACHE.pop(fn, None)
             pipeline._VERIFIED.pop(fn, None)
@@ -190,6 +190,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     table: dict = {}            # the fast path: the arguments' types -> generated function, or a router
     shaped: dict = {}           # the arguments' types -> the router's table (shapes, dtypes -> function)
     watch: list = []            # the bare names fn's code reads, checked cheaply on every call (_unchanged)
+    fast = pipeline.FastPath(fn, cache, table, shaped)      # emptied when a derivative of fn leaves the cache
     generation = [_GENERATION.get(root, 0)]      # fn's derivatives made stale so far (by any derivative of fn)
 
     def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
@@ -234,7 +235,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
 
     namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_unchanged": _unchanged,
                  "_s2s_annotate": annotate, "_s2s_changed": GlobalChanged, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
-                 "_s2s_scalars": _LIST_SCALARS}
+                 "_s2s_scalars": _LIST_SCALARS, "_s2s_fast": fast}     # (fast: held as long as the entry is)
 
     def route_to(types: tuple, routes: dict) -> Callable:
         return _router(types, routes, namespace, positional)

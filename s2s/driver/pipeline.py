@@ -8,6 +8,7 @@ derivative's reading of the function with Python's.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import inspect
 import operator
@@ -25,13 +26,18 @@ from s2s.analysis import complex_values, global_shapes
 from s2s.analysis.activity import float_values, scalar_values, value_kinds
 from s2s.analysis.values import Abstract, Kind, abstract_of, kind_of, non_float_leaf, shape_key
 from s2s.backends import numba as numba_backend
-from s2s.driver import foreign, mutation, selfcheck
+from s2s.driver import foreign, mutation, primal, selfcheck
+from s2s.driver.callables import forget_wrappers
 from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import lowered, primal_ir, root_function  # noqa: F401  (reached as s2s.api.*)
 from s2s.emit.python import emit_module
+from s2s.emit.source_text import comment_text
 from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
+from s2s.frontend import depth
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
+from s2s.ir.lower import clear_callee_cache
+from s2s.kept import FunctionTable
 from s2s.passes import sequences
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
@@ -111,8 +117,12 @@ def resolve_mode(options: Options, kinds: Sequence[Kind], names: Sequence[str] =
 def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
     """shapes: the arguments' abstract values (s2s/analysis/shapes.py) when the derivative is specialized on them; then
     on the global arrays' too (checked on entry: s2s/analysis/global_shapes.py)."""
-    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept():
-        return _derivative_ir(fn, options, param_kinds, shapes)
+    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept(), \
+            depth.room(fn):         # expressions nested as deep as Python compiles (s2s/frontend/depth.py)
+        try:
+            return _derivative_ir(fn, options, param_kinds, shapes)
+        finally:
+            sequences.forget()
 
 
 def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
@@ -152,7 +162,8 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
             raise S2SError("s2s differentiates a derivative it generated along one scalar argument (a float, not "
                            "a complex number)",
                            hint="for array arguments use s2s.hessian, s2s.hvp or s2s.jacobian")
-        derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad")
+        derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad",
+                                      typed=_number_type(shapes, wrt[0]))
     elif options.mode == "tangent":         # mode="auto" along one float: forward mode, seeded, no stack
         output = base.body.results[0]
         kind = value_kinds(base, kinds).get(id(output), "other") if isinstance(output, Value) else "constant"
@@ -161,7 +172,7 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
                 fallback = f"the output is {'a constant' if kind == 'constant' else 'not known to be a number'}"
             else:
                 derivative = forward_function(base, {wrt[0]: Const(1.0)}, kinds, options.with_value, "grad",
-                                              several=options.several)
+                                              several=options.several, typed=_number_type(shapes, wrt[0]))
         except NoDerivativeRule as exc:       # a function with an adjoint but no tangent rule: reverse mode
             if not auto:
                 raise
@@ -187,6 +198,16 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
                                 free=global_facts(fn, options) if shapes is not None else None))
     result.auto_fallback = fallback        # type: ignore[attr-defined]  # said in the header (_header)
     return result
+
+
+def _number_type(shapes: Any, i: int) -> Any:
+    """The type of argument i when it is a NumPy float number other than float64 (np.float16, np.float32): the
+    gradient along it, seeded with the Python number 1.0, is converted to it (np.where or np.dot of Python numbers
+    would make it float64). Known when the derivative is specialized on its arguments (shapes)."""
+    a = shapes[i] if shapes is not None and i < len(shapes) else None
+    if isinstance(a, Abstract) and not a.python and a.shape == () and a.dtype.kind == "f" and a.dtype != np.float64:
+        return a.dtype.type
+    return None
 
 
 def split_aux(fn: Function, kinds: list[Kind]) -> Function:
@@ -275,31 +296,33 @@ def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: 
     if root is not fn:
         what = f"derivative of a derivative ({what})"
     where = os.path.basename(root.__code__.co_filename)
-    header = (f"# Generated by s2s {__version__}: the {what} of {root.__qualname__} ({where}:"
-              f"{root.__code__.co_firstlineno}), {'forward' if options.mode == 'tangent' else options.mode} mode.")
+    lines = [f"# Generated by s2s {__version__}: the {what} of {root.__qualname__} ({where}:"
+             f"{root.__code__.co_firstlineno}), {'forward' if options.mode == 'tangent' else options.mode} mode."]
     if kinds:        # the code is specialized on these: it is valid for arguments of these kinds
         names = _param_names(fn)
         shown = [f"{a.dtype} array of shape {a.shape}" if a is not None and k == "array" else
                  "int" if k == "scalar" and a is not None and a.dtype in (int, bool) else _describe(k)
                  for k, a in zip(kinds, shapes or [None] * len(kinds))]      # shapes: specialized on them
-        header += "\n# For arguments " + ", ".join(f"{n}: {d}" for n, d in zip(names, shown)) + "."
+        lines.append("# For arguments " + ", ".join(f"{n}: {d}" for n, d in zip(names, shown)) + ".")
     if why:
-        header += "\n" + why
-    return header
+        lines.append(why)
+    # each a line of its own: a file or function name, a dict key, with a line break in it stays in its comment
+    return "\n".join(comment_text(line) for line in lines)
 
 
 def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
              args: tuple | None = None) -> tuple[str, Callable]:
-    with complex_values.arguments(args), values_kept():      # args' dtypes say which values may be complex
-        derivative = derivative_ir(fn, options, param_kinds, shapes)
-        root = root_function(fn)
-        emitted = emit_module(derivative, _defaults(fn, derivative),
-                              _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
-    if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
-        return numba_backend.build(emitted, derivative.name, root, options.numba_options,
-                                   numba_backend.call_args(args, options.mode, options.wrt))
-    compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
-                                emitted.reads_user_names)
+    with depth.room(fn):        # (the emitter and the compiler too)
+        with complex_values.arguments(args), values_kept():      # args' dtypes say which values may be complex
+            derivative = derivative_ir(fn, options, param_kinds, shapes)
+            root = root_function(fn)
+            emitted = emit_module(derivative, _defaults(fn, derivative),
+                                  _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
+        if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
+            return numba_backend.build(emitted, derivative.name, root, options.numba_options,
+                                       numba_backend.call_args(args, options.mode, options.wrt))
+        compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
+                                    emitted.reads_user_names)
     compiled.__s2s_lines__ = emitted.line_map         # type: ignore[attr-defined]
     return emitted.source, compiled
 
@@ -395,6 +418,10 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
         if i >= len(args):
             raise BadArgument(f"{qualname} was called without its differentiated argument {names[i]!r}")
         bad = non_float_leaf(args[i])
+        # (non_float_leaf's None means "no such leaf"; a None inside a container is a leaf without a gradient)
+        if args[i] is None:
+            raise BadArgument(f"argument {names[i]!r} of {qualname} is differentiated but is None; s2s "
+                              f"differentiates float arguments", hint="pass a float or a float array")
         if bad is not None and (dataclasses.is_dataclass(bad) and not isinstance(bad, type)
                                 or hasattr(bad, "__dict__") and not isinstance(bad, (np.ndarray, np.generic))):
             kind = "a dataclass" if dataclasses.is_dataclass(bad) else "an object"
@@ -415,8 +442,20 @@ def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> No
 
 # ---------------------------------------------------------------- the cache
 
-_CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_CACHE = FunctionTable()          # fn -> {key: (source, compiled)}: kept on fn, freed with it (s2s/kept.py)
 _LOCK = threading.RLock()
+
+
+def _after_fork_in_child() -> None:
+    """A process forked while another thread made a derivative: that thread is not in the child, and the lock it
+    held would be held for ever; the child gets a free one. (A `with _LOCK:` the forking thread itself is in
+    releases the lock it entered, the old one.)"""
+    global _LOCK
+    _LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _dtypes(value: Any) -> Any:
@@ -456,6 +495,7 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
             with collection_paused():           # the transform's objects live until it ends: no gc passes
                 entry = table[key] = generate(fn, options, list(signature[0]),
                                               [abstract_of(a) for a in args] if shaped else None, args)
+        _used(fn, key)
         verified = _VERIFIED.setdefault(fn, set())      # made by an unchecked call first: compared now
         if selfcheck.enabled(check) and key not in verified and not foreign.has_dask(args):  # (Dask: computes)
             try:
@@ -467,6 +507,118 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
         return entry
 
 
+# ---------------------------------------------------------------- the bound
+
+DEFAULT_CACHE_SIZE = 512
+
+
+def _size_from_environment() -> int:
+    text = os.environ.get("S2S_CACHE_SIZE", "").strip()
+    if not text:
+        return DEFAULT_CACHE_SIZE
+    try:
+        size = int(text)
+        if size < 1:
+            raise ValueError
+    except ValueError:
+        import warnings
+        warnings.warn(f"S2S_CACHE_SIZE={text!r} is not a positive integer: s2s keeps {DEFAULT_CACHE_SIZE} "
+                      f"derivatives", stacklevel=2)
+        return DEFAULT_CACHE_SIZE
+    return size
+
+
+_SIZE = [_size_from_environment()]
+# every derivative in the cache, least recently made or looked up first: (id of its function, its key) -> a weak
+# reference to the function (what a function still holds when it is dropped goes with it: s2s/kept.py)
+_ORDER: "collections.OrderedDict[tuple, weakref.ref]" = collections.OrderedDict()
+_REFERENCES = FunctionTable()       # fn -> the weak reference _ORDER holds (one per function)
+_DEAD: list = []                    # appended to when a function in _ORDER is freed: _ORDER is swept
+_FAST_PATHS = FunctionTable()       # fn -> the dispatchers' tables holding its derivatives (FastPath)
+_ALL_FAST_PATHS: "weakref.WeakSet" = weakref.WeakSet()
+
+
+class FastPath:
+    """A dispatcher's own tables of generated functions (s2s/driver/dispatch.py): emptied when a derivative of its
+    function leaves the cache (it finds the others in the cache again, and notes them as used)."""
+    __slots__ = ("tables", "__weakref__")
+
+    def __init__(self, fn: Callable, *tables: dict) -> None:
+        self.tables = tables
+        with _LOCK:
+            _FAST_PATHS.setdefault(fn, weakref.WeakSet()).add(self)
+            _ALL_FAST_PATHS.add(self)
+
+    def clear(self) -> None:
+        for table in self.tables:
+            table.clear()
+
+
+def _used(fn: Callable, key: tuple) -> None:
+    """The derivative of fn under key was made or looked up: the last to leave the cache (under _LOCK)."""
+    place = (id(fn), key)
+    existing = _ORDER.get(place)
+    if existing is not None and existing() is fn:
+        _ORDER.move_to_end(place)
+        return
+    reference = _REFERENCES.get(fn)
+    if reference is None:
+        reference = _REFERENCES[fn] = weakref.ref(fn, _DEAD.append)
+    _ORDER[place] = reference           # (a place a freed function left, its id now another's: taken over)
+    _ORDER.move_to_end(place)
+    _evict(_SIZE[0])
+
+
+def _evict(size: int) -> None:
+    """Derivatives leave the cache, least recently used first, until it holds size of them (under _LOCK)."""
+    if _DEAD:           # functions freed since: their derivatives went with them
+        _DEAD.clear()
+        for place in [p for p, r in _ORDER.items() if r() is None]:
+            del _ORDER[place]
+    while len(_ORDER) > size:
+        (_, key), reference = _ORDER.popitem(last=False)
+        fn = reference()
+        if fn is None:
+            continue
+        table = _CACHE.get(fn)
+        if table is not None:
+            table.pop(key, None)        # (its generated source leaves linecache with the function: compile.py)
+        verified = _VERIFIED.get(fn)
+        if verified is not None:
+            verified.discard(key)
+        for fast in list(_FAST_PATHS.get(fn, ())):
+            fast.clear()
+
+
+def cache_size(size: int | None = None) -> int:
+    """How many derivatives s2s keeps compiled, all functions together (each specialization counts: another
+    argument kind, shape or dtype, another mode); with size, set it (the least recently used leave now) and
+    return the previous one. The default is 512, or the environment variable S2S_CACHE_SIZE. A derivative that
+    left is made again when it is next needed."""
+    with _LOCK:
+        previous = _SIZE[0]
+        if size is not None:
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                raise BadArgument(f"cache_size takes a positive number of derivatives, not {size!r}")
+            _SIZE[0] = size
+            _evict(size)
+        return previous
+
+
+def clear_cache() -> None:
+    """Forget every derivative and IR s2s made (the derivatives returned still work: they are made again
+    when next called), with their generated sources in linecache."""
+    with _LOCK:
+        _CACHE.clear()
+        _VERIFIED.clear()
+        _ORDER.clear()
+        primal._PRIMAL.clear()
+        clear_callee_cache()
+        forget_wrappers()
+        for fast in list(_ALL_FAST_PATHS):
+            fast.clear()
+
+
 def global_state(fn: Callable, options: Options) -> tuple:
     """The shapes and dtypes of the global arrays fn reads, as the cache keys on them (global_facts)."""
     if options.backend != "python" or not isinstance(root_function(fn), types.FunctionType):
@@ -475,7 +627,7 @@ def global_state(fn: Callable, options: Options) -> tuple:
 
 
 # the keys, per function, of the derivatives already compared with Python in the checking mode
-_VERIFIED: "weakref.WeakKeyDictionary[Callable, set]" = weakref.WeakKeyDictionary()
+_VERIFIED = FunctionTable()
 
 
 def _zero_tree(x: Any) -> Any:

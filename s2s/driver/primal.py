@@ -4,15 +4,16 @@ functions' code (mutation.py, replay.py) read it here."""
 from __future__ import annotations
 
 import types
-import weakref
 from typing import Callable
 
+from s2s.frontend import depth
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Function, checked, clone_function
 from s2s.ir.lower import lower
 from s2s.ir.naming import Namer
+from s2s.kept import FunctionTable
 
-_PRIMAL: "weakref.WeakKeyDictionary[Callable, tuple]" = weakref.WeakKeyDictionary()
+_PRIMAL = FunctionTable()         # fn -> (its code, its IR): kept on fn, freed with it (s2s/kept.py)
 
 
 def primal_ir(fn: Callable) -> Function:
@@ -25,7 +26,8 @@ def lowered(fn: Callable) -> Function:
     """fn lowered to IR, made once per function (and code) and cached: for callers that only read it."""
     cached = _PRIMAL.get(fn) if isinstance(fn, types.FunctionType) else None
     if cached is None or cached[0] is not fn.__code__:
-        cached = (getattr(fn, "__code__", None), checked(lower(parse_function(fn))))
+        with depth.room(fn):        # expressions nested as deep as Python compiles
+            cached = (getattr(fn, "__code__", None), checked(lower(parse_function(fn))))
         _PRIMAL[fn] = cached
     return cached[1]
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import builtins
 import collections
 import inspect
+import keyword
 import math
 import operator
 import os
@@ -91,6 +92,7 @@ class _Emitter:
         self.skipped: set[int] = set()                      # ops written as part of another statement
         self.bindings: dict[str, Any] = {}
         self.inlined: dict[int, Op] = {}
+        self._taken: set[str] | None = None     # names bound objects may not take (_taken_names)
         reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
         reserved |= {h.__name__ for h in runtime.EMITTED_HELPERS}
         self.uses = self._survey(reserved)
@@ -290,13 +292,24 @@ class _Emitter:
         return st.attribute(self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), name)
 
     def reference_named(self, obj: Any, base: str) -> st.Expr:
+        if not base.isidentifier() or keyword.iskeyword(base):     # (a module named after a file `my-model.py`)
+            base = "_" + "".join(c if c.isalnum() or c == "_" else "_" for c in base)
+            base = base if base.isidentifier() and not keyword.iskeyword(base) else "_const"
         base = f"{base}_" if base in _helper_names() else base
+        taken = self._taken_names()
         for k in range(1000):
             candidate = base if k == 0 else f"{base}_{k}"
-            if self.bindings.get(candidate, obj) is obj:
+            if candidate not in taken and self.bindings.get(candidate, obj) is obj:
                 self.bindings[candidate] = obj
                 return st.name(candidate)
         raise AssertionError("too many bound objects")
+
+    def _taken_names(self) -> set[str]:
+        """The names a bound object may not take: the generated function's own (a derivative named like the
+        function it calls, `lambda__grad` inside `lambda__grad`, would call itself) and its locals'."""
+        if self._taken is None:
+            self._taken = {self.fn.name, *self.names.values()}
+        return self._taken
 
     def expression(self, op: Op) -> st.Expr:
         prim, args = op.prim, op.args
@@ -344,8 +357,9 @@ class _Emitter:
             return st.compare("in", values[1], values[0])
         if prim is operator.getitem:
             return st.subscript(values[0], self.index(args[1]))
-        if prim is getattr and isinstance(args[1], Const) and isinstance(args[1].value, str):
-            return st.attribute(values[0], args[1].value)
+        if prim is getattr and isinstance(args[1], Const) and isinstance(args[1].value, str) and \
+                args[1].value.isidentifier() and not keyword.iskeyword(args[1].value):
+            return st.attribute(values[0], args[1].value)       # (else `getattr(p, 'a b')`, as written)
         if prim is runtime.make_tuple:
             return st.tuple_(values)
         if prim is runtime.make_dict:
@@ -573,6 +587,10 @@ class _Emitter:
         module = getattr(self.root, "__module__", None)
         if module is None or module == "__main__" or module.startswith("_s2s_target_"):
             module = os.path.splitext(os.path.basename(self.root.__code__.co_filename))[0]
+        if not _dotted(module):
+            raise S2SError(f"cannot export {self.fn.name}: it reads {', '.join(names)} from its module, and "
+                           f"{module!r} is not a name an import can give", self.fn.loc,
+                           hint="rename the file to a Python module name (letters, digits and _)")
         if any(name in self.root.__code__.co_freevars for name in names):
             raise S2SError(f"cannot export {self.fn.name}: it reads a closure variable of "
                            f"{self.root.__qualname__}", hint="make it a module-level global of your module")
@@ -614,12 +632,14 @@ def _import_line(name: str, obj: Any) -> str:
     """How a printed module gets an object the generated code names: an import, or a note that it is
     bound when s2s runs the code (a closure cell, a default value)."""
     if isinstance(obj, types.ModuleType):
+        if not _dotted(obj.__name__):
+            return st.comment_text(f"# {name}: bound by s2s when it runs this code (the module {obj.__name__})")
         return f"import {obj.__name__} as {name}" if obj.__name__ != name else f"import {name}"
     module_name = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None)
-    module = sys.modules.get(module_name) if module_name else None
-    if module is not None and qualname and "." not in qualname and getattr(module, qualname, None) is obj \
-            and module_name != "__main__":
+    module = sys.modules.get(module_name) if isinstance(module_name, str) and _dotted(module_name) else None
+    if module is not None and isinstance(qualname, str) and _dotted(qualname) and "." not in qualname \
+            and getattr(module, qualname, None) is obj and module_name != "__main__":
         return f"from {module_name} import {qualname}" + (f" as {name}" if name != qualname else "")
     if isinstance(obj, np.ufunc):       # a ufunc knows no module: NumPy's, or SciPy's special functions
         for home in ("numpy", "scipy.special"):
@@ -629,9 +649,15 @@ def _import_line(name: str, obj: Any) -> str:
     owner = getattr(obj, "__self__", None)          # a method of a library's object: `scipy.stats.norm.logpdf`
     if owner is not None and not isinstance(owner, types.ModuleType) and getattr(obj, "__name__", None):
         path = _public_path(owner)
-        if path is not None and getattr(owner, obj.__name__, None) == obj:
+        if path is not None and _dotted(obj.__name__) and getattr(owner, obj.__name__, None) == obj:
             return f"import {path[0]}\n{name} = {'.'.join(path)}.{obj.__name__}"
-    return f"# {name}: bound by s2s when it runs this code ({type(obj).__name__})"
+    return st.comment_text(f"# {name}: bound by s2s when it runs this code ({type(obj).__name__})")
+
+
+def _dotted(text: str) -> bool:
+    """Whether text is a name, or names joined by dots, that an import line may hold as it is."""
+    return isinstance(text, str) and all(part.isidentifier() and not keyword.iskeyword(part)
+                                         for part in text.split("."))
 
 
 def _public_path(obj: Any) -> tuple[str, str] | None:
@@ -645,7 +671,8 @@ def _public_path(obj: Any) -> tuple[str, str] | None:
         module = sys.modules.get(".".join(parts[:k]))
         if module is None or any(p.startswith("_") for p in parts[1:k]):
             continue
-        found = next((n for n, v in vars(module).items() if v is obj and not n.startswith("_")), None)
+        found = next((n for n, v in vars(module).items() if v is obj and not n.startswith("_") and _dotted(n)),
+                     None)
         if found is not None:
             return module.__name__, found
     return None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import math
 import os
+import re
 from typing import Any, Callable
 
 ATOM = 100          # never parenthesized (names, calls, attributes, subscripts, lists, dicts, strings)
@@ -28,6 +29,18 @@ IF_EXP, OR, AND, NOT, COMPARE, UNARY, POW, POW_RHS, NUMBER = 27, 31, 33, 35, 37,
 MAX_LINE = 79       # astor's source_repr.split_lines
 
 Expr = tuple        # (text, precedence)
+
+# what may not reach a `#` comment as it is: the characters Python's tokenizer or str.splitlines (linecache,
+# editors) reads as a line break, and the other control characters (a null byte fails compile()), tab aside
+_UNSAFE_IN_COMMENT = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def comment_text(text: str) -> str:
+    """text as it may stand in a comment of generated code: each character that would end the comment line (a
+    file name with a line break would make what follows it code), or break it for linecache, as its escape."""
+    if text.isprintable():          # (the common case)
+        return text
+    return _UNSAFE_IN_COMMENT.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def wrap(e: Expr, pp: int) -> str:
@@ -206,8 +219,8 @@ class _Renderer:
         """`# file.py:12  the line`, quoting the user's line."""
         base = self.basenames.get(loc.file)
         if base is None:
-            base = self.basenames[loc.file] = os.path.basename(loc.file)
-        text = loc.text.strip()
+            base = self.basenames[loc.file] = comment_text(os.path.basename(loc.file))
+        text = comment_text(loc.text.strip())
         return f"# {base}:{loc.line}" + (f"  {text}" if text else "")
 
     def emit(self, line: str, depth: int, odd: bool, source: Callable[[], tuple[str, str]]) -> None:

@@ -23,7 +23,6 @@ import inspect
 import keyword
 import operator
 import types
-import weakref
 from typing import Any, Callable
 
 import gast
@@ -38,6 +37,7 @@ from s2s.frontend.policy import is_user_function, library_owned, plain_function
 from s2s.frontend.tree import ParsedFunction
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.naming import Namer
+from s2s.kept import FunctionTable
 from s2s.rules import registry
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
@@ -1084,7 +1084,7 @@ def _is_constant_object(obj: Any) -> bool:
         or callable(obj)
 
 
-_CALLEE_IR: "weakref.WeakKeyDictionary[types.FunctionType, dict]" = weakref.WeakKeyDictionary()
+_CALLEE_IR = FunctionTable()      # callee -> {the functions it was given: its IR}; freed with it (s2s/kept.py)
 
 
 def clear_callee_cache() -> None:

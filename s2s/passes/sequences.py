@@ -65,6 +65,12 @@ class LazyNamer:
 _LAST: list = []               # [fn, its argument kinds, its fingerprint, the kinds], or empty
 
 
+def forget() -> None:
+    """Drop what resolve kept for the next pass: once a derivative is made (its IR names the user's function,
+    which it would keep alive)."""
+    _LAST.clear()
+
+
 def _fingerprint(fn: Function) -> tuple:
     return fn.body, fn.body.stmts, len(fn.body.stmts), tuple(fn.body.results)
 

@@ -217,7 +217,7 @@ class _Specializer:
                 all(self.integer(a) for a in self.defining[id(index)].args)
             if None in (A, X) or X.python or not basic or A.shape != X.shape:
                 continue
-            if A.dtype != (np.result_type(X.dtype, G.proto(), np.float32) if G is not None else
+            if A.dtype != (runtime._gradient_dtype(X.dtype, G.proto()) if G is not None else
                            np.float64 if X.dtype == np.float64 else None):   # float64 whatever float g is
                 continue
             item = self.new(operator.getitem, [acc, index], op)
@@ -440,7 +440,7 @@ def _broadcast_back(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | l
     if G is None or X is None or X.python or not isinstance(axis, Const) or not isinstance(keepdims, Const) \
             or op.kwargs:
         return None
-    target = np.result_type(X.dtype, np.float32)
+    target = runtime._gradient_dtype(X.dtype)
     if axis.value is None and not keepdims.value:
         weak = G.dtype is float and target == np.float64        # a Python float: float64 when spread
         if mode == "free" and G.shape == () and (weak or not G.python and G.dtype == target) and X.ndim:
@@ -498,7 +498,7 @@ def _scatter(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op]
         return None
     items = index.value if isinstance(index.value, tuple) else (index.value,)
     if not all(i is None or i is Ellipsis or type(i) in (int, slice) for i in items) \
-            or np.result_type(X.dtype, G.proto(), np.float32) != X.dtype:
+            or runtime._gradient_dtype(X.dtype, G.proto()) != X.dtype:
         return None
     zeros = s.new(np.zeros_like, [op.args[0]], op)       # no index repeats: the adjoint is written, not added
     return [zeros, s.new(runtime.setitem, [zeros.outs[0], index, op.args[2]], op, out=op.outs[0])]

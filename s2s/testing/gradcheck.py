@@ -69,12 +69,12 @@ def check_grad(f: Callable, *args: Any, wrt: Any = 0, rtol: float = 1e-5, atol: 
     Arguments may be floats, arrays, or tuples, lists and dicts of them (each number is checked).
     Raises AssertionError naming the argument and coordinate of the worst mismatch.
     """
-    from s2s.api import _resolve_wrt, grad
+    from s2s.api import _param_names, _resolve_wrt, grad
 
     indices, several = _resolve_wrt(f, wrt)
     gradient = grad(f, wrt)(*args)
     grads = gradient if several else (gradient,)
-    names = f.__code__.co_varnames
+    names = _param_names(f)             # (f may be a derivative s2s made: the parameters of its function)
     for i, g in zip(indices, grads):
         leaves, gradient_leaves = _leaves(args[i]), _leaves(g)
         if [p for p, _ in leaves] != [p for p, _ in gradient_leaves]:

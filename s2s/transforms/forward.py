@@ -282,9 +282,10 @@ class _Forward:
 
 
 def forward_function(fn: Function, seeds: dict[int, Any], param_kinds: list, with_value: bool,
-                     suffix: str = "jvp", several: bool = False) -> Function:
+                     suffix: str = "jvp", several: bool = False, typed: Any = None) -> Function:
     """several: the tangent in a tuple of one (a gradient with wrt a tuple). A function that returns
-    (output, aux) (has_aux) gives `(tangent, aux)`, or `((output, aux), tangent)` with the value."""
+    (output, aux) (has_aux) gives `(tangent, aux)`, or `((output, aux), tangent)` with the value. typed: a NumPy
+    number type the tangent is converted to (a gradient along a float16 number seeded with 1.0 has its type)."""
     namer = Namer()
     fn = clone_function(fn, lambda v: namer.value(v.hint))       # loops get tangents: work on a copy
     fwd = _Forward(fn, active_values(fn, list(seeds)), value_kinds(fn, param_kinds))
@@ -306,6 +307,10 @@ def forward_function(fn: Function, seeds: dict[int, Any], param_kinds: list, wit
         filled = fwd.fresh(tangent.hint)
         tail.append(Op(runtime._fill, [tangent, output], [filled], loc=fn.loc))
         tangent = filled
+    if typed is not None:
+        converted = fwd.fresh(tangent.hint if isinstance(tangent, Value) else "t")
+        tail.append(Op(typed, [tangent], [converted], loc=fn.loc))
+        tangent = converted
     if several:
         wrapped = fwd.fresh("grads")
         tail.append(Op(runtime.make_tuple, [tangent], [wrapped]))

@@ -23,6 +23,7 @@ import copy
 import functools
 import inspect
 import types
+import weakref
 from typing import Any
 
 import gast
@@ -341,7 +342,9 @@ def _specialize_call(ctx: Context, node: gast.Call) -> gast.Call:
     return node
 
 
-_SPECIALIZED: dict = {}
+# (fn, the known objects' ids, the call's form) -> the clone, for as long as something holds the clone (the IR of a
+# function that calls it): held strongly, every object a method was ever specialized on (a model) stayed alive
+_SPECIALIZED: "weakref.WeakValueDictionary[tuple, types.FunctionType]" = weakref.WeakValueDictionary()
 
 
 def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | None = None,
@@ -351,8 +354,8 @@ def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | 
     known, arity, kwnames = known or {}, arity or {}, kwnames or {}
     key = (fn, tuple((k, id(v)) for k, v in known.items()), tuple(arity.items()), tuple(kwnames.items()))
     cached = _SPECIALIZED.get(key)
-    if cached is not None and all(cached[0].get(k) is v for k, v in known.items()):
-        return cached[1]
+    if cached is not None and all(synthetic_of(cached).facts.known.get(k) is v for k, v in known.items()):
+        return cached
     clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__kwdefaults__ = fn.__kwdefaults__
     clone.__qualname__, clone.__module__ = fn.__qualname__, fn.__module__
@@ -361,7 +364,7 @@ def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | 
     base = synthetic_of(fn)
     facts = Facts(known={**(base.facts.known if base else {}), **known}, arity=arity, kwnames=kwnames)
     register_synthetic(clone, Synthetic(None, fn.__code__.co_filename, facts, source_of=fn))
-    _SPECIALIZED[key] = (dict(known), clone)
+    _SPECIALIZED[key] = clone
     return clone
 
 
