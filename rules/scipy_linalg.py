@@ -9,6 +9,7 @@ import numpy as np
 import scipy.linalg as la
 import scipy.signal as signal
 
+from s2s.rules.linalg import _onto_triangle, _read
 from s2s.rules.registry import adjoint, several_results, tangent, template
 
 
@@ -59,14 +60,14 @@ def cho_factor(g, ans, a, lower=False, overwrite_a=False, check_finite=True):
     p = np.tril(np.swapaxes(low, -1, -2) @ gl) - 0.5 * (np.swapaxes(low, -1, -2) @ gl) * np.eye(np.shape(a)[-1])
     s = np.swapaxes(np.linalg.solve(np.swapaxes(low, -1, -2), np.swapaxes(np.linalg.solve(np.swapaxes(low, -1, -2), p), -1, -2)), -1, -2)
     rest = np.triu(gc, 1) if lower else np.tril(gc, -1)
-    return 0.5 * (s + np.swapaxes(s, -1, -2)) + rest
+    return _onto_triangle(s, lower) + rest          # the factor reads a's one triangle
 
 
 @tangent(la.cho_factor)
 def cho_factor_tangent(t, ans, a, lower=False, overwrite_a=False, check_finite=True):
     factor = np.tril(ans[0]) if lower else np.triu(ans[0])
     low = factor if lower else np.swapaxes(factor, -1, -2)
-    sym = 0.5 * (t + np.swapaxes(t, -1, -2))         # symmetrized, as the adjoint is
+    sym = _read(t, lower)                            # the symmetric matrix read from t's triangle
     inner = np.linalg.solve(low, np.swapaxes(np.linalg.solve(low, np.swapaxes(sym, -1, -2)), -1, -2))
     dl = low @ (np.tril(inner) - 0.5 * inner * np.eye(np.shape(a)[-1]))
     dfactor = dl if lower else np.swapaxes(dl, -1, -2)
