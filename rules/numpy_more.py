@@ -358,7 +358,8 @@ template(_as_3_vectors)
 
 @tangent(np.append)
 def append_tangent(t, ans, arr, values, axis=None):        # affine in each argument: the other gives zeros
-    return np.append(t, 0.0 * values, axis), np.append(0.0 * arr, t, axis)
+    # (either may be a list of numbers: zeros of its shape, in its precision)
+    return np.append(t, 0.0 * np.asarray(values), axis), np.append(0.0 * np.asarray(arr), t, axis)
 
 
 @tangent(np.select)
