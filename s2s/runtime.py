@@ -259,6 +259,12 @@ def item(x):
     return x.item() if hasattr(x, "item") else x
 
 
+def copy_method(x):
+    """`x.copy()` as Python runs it: a list's copy is a list, a dict's a dict, an array's an array.
+    (s2s/passes/sequences.py replaces it with np.copy or list() once the kinds of values are known.)"""
+    return x.copy()
+
+
 def dict_key(d, index):
     """Key number index of a dict, in its order: what `for k in d:` binds."""
     return list(d)[index]
@@ -611,7 +617,7 @@ def _unsupported(message):
 
 
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_assert_number, _assert_inexact, _real_output, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
+EMITTED_HELPERS = {copy_method, _assert_number, _assert_inexact, _real_output, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,

@@ -1060,6 +1060,8 @@ class Lowerer:
                                         "return the new value from the method instead of storing it")
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
+        if attr == "copy" and not node.args and not node.keywords:
+            function = runtime.copy_method      # a list's copy is a list (np.copy would make an array of it)
         if not callable(function):
             list_way = {"pop": "read the item, then pop in a statement of its own: `y = xs[0]; xs.pop(0)` (s2s "
                                "reads xs.pop(i) on a local list in a statement that reads xs nowhere else)",
