@@ -185,6 +185,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     watched = bool(lowered(fn).dependencies or _numeric_globals(fn)) if not hasattr(fn, "__s2s__") else True
     positional = code.co_argcount
     keyword_only = bool(code.co_kwonlyargcount)
+    names = code.co_varnames[:positional + code.co_kwonlyargcount]
     numba = options.backend == "numba"
     cache: dict = {}            # (the arguments' types, shapes and dtypes) -> generated function
     table: dict = {}            # the fast path: the arguments' types -> generated function, or a router
@@ -195,6 +196,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
+        args = foreign.plain(args, names)       # subclasses of ndarray: read as arrays, or refused (np.ma, matrix)
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
             if not numba else numba_backend.call_key(args)
         function = cache.get(key)

@@ -344,6 +344,7 @@ def annotate(exc: BaseException, function: Callable) -> None:
 
 
 def call(function: Callable, args: tuple) -> Any:
+    args = foreign.plain(args)          # subclasses of ndarray as compiled() took them (np.memmap: an array)
     try:
         return foreign.call(function, args)         # Dask arrays: never computed by derivative code
     except Exception as exc:
@@ -444,6 +445,7 @@ def _signature(args: tuple) -> tuple:
 def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = None) -> tuple[str, Callable]:
     """(source, function) of fn's derivative for arguments like args: from the cache, or made once.
     In the checking mode a new derivative's reading of fn is first compared with Python's on args."""
+    args = foreign.plain(args, _all_param_names(fn))   # a subclass of ndarray: read as an array, or refused
     signature = _signature(args)
     shaped = specializes(options)           # the shape pass: arrays' shapes are part of the key
     with _LOCK:
@@ -515,13 +517,14 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
 
 
 def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:
-    """All of fn's arguments, positionally: keywords placed, defaults filled in."""
+    """All of fn's arguments, positionally: keywords placed, defaults filled in; a subclass of ndarray read as an
+    array, or refused (s2s/driver/foreign.py: plain)."""
     root = root_function(fn)
     if not kwargs and len(args) == root.__code__.co_argcount and not root.__code__.co_kwonlyargcount:
-        return args
+        return foreign.plain(args, _all_param_names(fn))     # (a subclass of ndarray: an array, or refused)
     bound = inspect.signature(root).bind(*args, **kwargs)
     bound.apply_defaults()
-    return tuple(bound.arguments.values())
+    return foreign.plain(tuple(bound.arguments.values()), _all_param_names(fn))
 
 
 def _defaults(fn: Callable, derivative: Function) -> tuple:
