@@ -32,6 +32,16 @@ class AttributeOf:
 
 
 @dataclass(frozen=True, eq=False)
+class PartsOf:
+    """The owner in a dependency on what a function s2s read is made of: its `__code__` (IPython's autoreload
+    replaces it), `__defaults__` and `__kwdefaults__` (Function.dependencies)."""
+    function: Any
+
+
+FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+
+
+@dataclass(frozen=True, eq=False)
 class ItemOf:
     """The owner in a dependency on an item of a dict (`LOSSES["mse"](x)`: a function read from a global dict)."""
     holder: dict
