@@ -45,7 +45,8 @@ _MISSING = object()
 
 def _current(owner: Callable, name: str) -> Any:
     if isinstance(owner, PartsOf):               # a function's __code__, __defaults__, __kwdefaults__
-        return getattr(owner.function, name, _MISSING)
+        function = owner.function
+        return _MISSING if function is None else getattr(function, name, _MISSING)
     if isinstance(owner, AttributeOf):           # a method of an object known when the derivative was made
         return inspect.getattr_static(owner.holder, name, _MISSING)
     if isinstance(owner, ItemOf):                # a function read from a dict by a known key
@@ -156,9 +157,12 @@ def _watch_list(fn: Callable) -> list:
     root = root_function(fn)
     for owner, name, obj in cached[1].dependencies:
         if isinstance(owner, PartsOf):
-            if owner.function is root:      # its defaults are read at each call (_entry), its code by the entry
+            function = owner.function
+            if function is None:
+                return [None]
+            if function is root:            # its defaults are read at each call (_entry), its code by the entry
                 continue
-            parts.setdefault(id(owner.function), {"function": owner.function})[name] = obj
+            parts.setdefault(id(function), {"function": function})[name] = obj
             continue
         if isinstance(owner, AttributeOf):          # `self.e`: the object's own attributes, and its classes'
             found.extend(_attribute_watch(owner.holder, name))

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from s2s.analysis.shapes import AnyShape
 from s2s.errors import BadArgument, S2SError
 
 
@@ -102,8 +103,8 @@ _HOOKS = ("__array_ufunc__", "__array_function__", "__setitem__", "__len__",
     for op in (name, "r" + name, "i" + name)) + tuple(
     f"__{op}__" for op in ("neg", "pos", "abs", "invert", "lt", "le", "gt", "ge", "eq", "ne"))
 _SUBCLASSES: dict[type, tuple] = {}        # subclass -> the hooks it changes (types outlive calls)
-_PLAIN_TYPES = frozenset({np.ndarray, float, int, bool, complex, str, type(None), np.float64, np.float32,
-                          np.float16, np.int64, np.int32, np.complex128})
+_PLAIN_TYPES = frozenset({np.ndarray, AnyShape, float, int, bool, complex, str, type(None), np.float64, np.float32,
+                          np.float16, np.int64, np.int32, np.complex128})       # (AnyShape: the CLI's placeholder)
 
 
 def changed_hooks(cls: type) -> tuple:
