@@ -597,9 +597,14 @@ def _masked(contribution, g):
     """contribution where the adjoint g is nonzero, and exactly zero where g is zero.
 
     Below np.where, maximum or abs the adjoint is zero on the branch not taken, whose values may be
-    NaN or infinite there (np.sqrt of a negative number); 0 times them must stay 0, not become NaN."""
+    NaN or infinite there (np.sqrt of a negative number); 0 times them must stay 0, not become NaN. So at a
+    function whose derivative is infinite somewhere (sqrt at 0): a value it gives that is discarded gets a zero
+    adjoint. The contribution is linear in g, so where it is finite it is already zero where g is: a finite
+    contribution (the usual case) is returned as it is, after one test."""
     if np.ndim(contribution) == 0 and np.ndim(g) == 0 and not (_foreign(g) or _foreign(contribution)):
         return contribution if g != 0 else 0.0
+    if not (_foreign(g) or _foreign(contribution)) and np.isfinite(contribution).all():
+        return contribution
     return np.where(_array(g) == 0, 0.0, contribution)
 
 
@@ -609,6 +614,8 @@ def _masked_tangent(t, g):
     zero where t is not finite there (local is NaN or infinite on a branch not taken)."""
     if np.ndim(t) == 0 and np.ndim(g) == 0 and not (_foreign(g) or _foreign(t)):
         return t if g != 0 or np.isfinite(t) else 0.0
+    if not (_foreign(g) or _foreign(t)) and np.isfinite(t).all():
+        return t
     return np.where((_array(g) == 0) & ~np.isfinite(t), 0.0, t)
 
 
