@@ -122,6 +122,7 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
     base = checked(guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     base = mutation.refuse_hidden_changes(base, list(options.wrt))         # an object a method call changed
+    base = mutation.refuse_opaque_writers(base, list(options.wrt), kinds)  # a compiled function's writes
     if base.scalar_checks:
         found = value_kinds(base, kinds)
         for (value, *others), loc, message in base.scalar_checks:     # fine if the value is a number, or
