@@ -10,7 +10,8 @@ import scipy.linalg as la
 import scipy.signal as signal
 
 from s2s.rules.linalg import _onto_triangle, _read
-from s2s.rules.registry import adjoint, several_results, tangent, template
+from s2s.rules.registry import (adjoint, complex_adjoint, complex_from_real, complex_tangent, several_results, tangent,
+                                template)
 
 
 def _transposed(trans):
@@ -140,6 +141,7 @@ def expm_tangent(t, ans, a):
 
 
 @adjoint(la.solve_sylvester)
+@complex_adjoint(la.solve_sylvester)            # holomorphic in each argument: the same formulas for complex values
 def solve_sylvester(g, ans, a, b, q):
     # a x + x b = q: q_bar = solve_sylvester(a^T, b^T, g), a_bar = -q_bar x^T, b_bar = -x^T q_bar
     gq = la.solve_sylvester(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), g)
@@ -147,18 +149,26 @@ def solve_sylvester(g, ans, a, b, q):
 
 
 @tangent(la.solve_sylvester)
+@complex_tangent(la.solve_sylvester)
 def solve_sylvester_tangent(t, ans, a, b, q):
     return la.solve_sylvester(a, b, -(t @ ans)), la.solve_sylvester(a, b, -(ans @ t)), la.solve_sylvester(a, b, t)
 
 
 @adjoint(la.sqrtm)
+@complex_adjoint(la.sqrtm)
 def sqrtm(g, ans, a, disp=True, blocksize=64):    # x x = a: x dx + dx x = da (a Sylvester equation)
+    # holomorphic: the same formula for complex values (a real matrix with a negative eigenvalue has a complex
+    # square root; the adjoint of the real matrix is the real part, s2s/analysis/complex_values.py)
     return la.solve_sylvester(np.swapaxes(ans, -1, -2), np.swapaxes(ans, -1, -2), g)
 
 
 @tangent(la.sqrtm)
+@complex_tangent(la.sqrtm)
 def sqrtm_tangent(t, ans, a, disp=True, blocksize=64):
     return la.solve_sylvester(ans, ans, t)
+
+
+complex_from_real(la.sqrtm)
 
 
 # ---- scipy.signal: convolution and correlation (real arrays), linear in each operand
