@@ -349,12 +349,13 @@ def _fill_tree(g, x):
 
 
 def _spread(g, items):
-    """The adjoint of each item of the builtin sum over a list (or an array's rows): g, for every item."""
+    """The adjoint of each item of the builtin sum over a list (or an array's rows): g, for every item, summed
+    back to the item's shape where the sum broadcast it (`sum([W, b])` with b a row)."""
     if isinstance(items, np.ndarray):
         return np.broadcast_to(g, np.shape(items))
     if _foreign(items):
         return _expand(g, items)
-    return [g] * len(items)
+    return [_unbroadcast(g, item) for item in items]
 
 
 def _overwritten(g, index):

@@ -213,6 +213,10 @@ class _Reverse:
             for i in needed:
                 element = self.fresh(adjoint_hint(op.args[i]))
                 out.append(Op(runtime._item, [g, Const(keys[i - offset])], [element], loc=op.loc))
+                if self.kinds.get(id(op.args[i])) == "array":
+                    # an item no read of the container reached is 0.0 (_item): smaller than the array, as a lazy
+                    # adjoint is (the gradient handed back is filled to the argument's shape: runtime._fill)
+                    self.lazy.add(id(element))
                 element = self.real_part(op.args[i], element, self.complex.of(op.outs[0]), out, op.loc)
                 self.accumulate(op.args[i], element, out, op.loc)
             return
