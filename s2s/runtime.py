@@ -583,7 +583,10 @@ def _einsum_adjoint(subscripts, g, a, b, k):
 def _shaped_like(*operands):
     """An uninitialized array with the shape and dtype an elementwise operation on operands would give.
 
-    Stands in for a value the derivative needs only for its shape (the optimizer's shape pass)."""
+    Stands in for a value the derivative needs only for its shape (the optimizer's shape pass). A list or tuple
+    (a constant the user wrote, `t * [[0.5, 1.0]]`) is read as the array NumPy makes of it."""
+    if any(isinstance(o, (list, tuple)) for o in operands):
+        operands = tuple(np.asarray(o) if isinstance(o, (list, tuple)) else o for o in operands)
     shapes = {np.shape(o) for o in operands} - {()}
     shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(np.shape(o) for o in operands))
     dtype = np.result_type(*operands)
