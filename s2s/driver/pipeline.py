@@ -4,7 +4,8 @@
 differentiate it again), the transform, the optimizing passes, each followed by the verifier. `generate` emits and
 compiles its result; `compiled` caches it per function object (weakly: dropping the function frees it) and per
 (wrt, mode, options, argument kinds and, when specialized, shapes), and in the checking mode compares a new
-derivative's reading of the function with Python's.
+derivative's reading of the function with Python's, and its derivative along a random direction with the other
+mode's (s2s/driver/selfcheck.py).
 """
 from __future__ import annotations
 
@@ -463,6 +464,7 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
         if selfcheck.enabled(check) and key not in verified and not foreign.has_dask(args):  # (Dask: computes)
             try:
                 _verify_reading(fn, options, args, entry[1])
+                _verify_derivative(fn, options, args, entry)
             except BaseException:
                 table.pop(key, None)
                 raise
@@ -515,6 +517,21 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
     prims = [s.prim for s in walk(lowered(root).body) if isinstance(s, Op)]
     selfcheck.compare(root.__qualname__ if root is fn else f"the derivative of {root.__qualname__}", fn, args,
                       run, selfcheck.draws_random(prims))
+
+
+def _verify_derivative(fn: Callable, options: Options, args: tuple, entry: tuple[str, Callable]) -> None:
+    """The checking mode: the new derivative along one random direction against the other mode's, or central
+    differences (selfcheck.check_derivative). Not for derivatives of derivatives, Hessian-vector products, has_aux
+    or Numba's backend."""
+    if hasattr(fn, "__s2s__") or options.has_aux or options.backend != "python" or options.mode == "hvp":
+        return
+    root = root_function(fn)
+    prims = [s.prim for s in walk(lowered(root).body) if isinstance(s, Op)]
+
+    def other(mode: str, several: bool, with_value: bool) -> Callable:
+        made = dataclasses.replace(options, several=several, mode=mode, with_value=with_value, checkpoint=None)
+        return compiled(fn, made, args, check=False)[1]
+    selfcheck.check_derivative(root.__qualname__, root, options, args, entry, prims, other, call)
 
 
 def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:
