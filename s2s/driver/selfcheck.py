@@ -13,8 +13,10 @@ nor the passes. A disagreement beyond rounding raises `DerivativeMismatch` (a Re
 function. Where the other mode is refused (a rule without a tangent, arguments forward mode does not take),
 central differences stand in, and they raise only where they are smooth (two step sizes and the one-sided
 differences agree): never near a kink. Not compared: derivatives of derivatives and Hessian-vector products,
-has_aux, Numba's backend, and functions differentiated through a numerical solver (odeint: the two modes solve
-different equations, each to the call's tolerances). All of it on the first call only.
+has_aux, Numba's backend, functions differentiated through a numerical solver (odeint: the two modes solve
+different equations, each to the call's tolerances), functions calling methods of objects known only when they
+run (which may change them at each call), and derivatives made inside s2s.testing's tools, which compare the
+modes themselves. All of it on the first call only.
 
 Functions that draw random numbers: draws from NumPy's global generator
 (`np.random.randn`, ...) are replayed, since the global state is saved before
@@ -25,7 +27,9 @@ from call to call by design.
 """
 from __future__ import annotations
 
+import contextvars
 import copy
+import functools
 import os
 import random
 from typing import Any, Callable
@@ -138,6 +142,23 @@ def compare(function_name: str, original: Callable, args: tuple, computed: Calla
 
 class DerivativeMismatch(ReadingMismatch):
     """The checking mode found that reverse and forward mode (or central differences) disagree on a derivative."""
+
+
+# False inside a tool that compares the modes itself (s2s.testing's check_grads and check_grad, with their own
+# tables): the checking mode leaves the derivatives made there to it, and still compares their readings
+_MODES_COMPARED: contextvars.ContextVar[bool] = contextvars.ContextVar("s2s_modes_compared", default=True)
+
+
+def modes_compared_by_caller(fn: Callable) -> Callable:
+    """Decorate a checking tool that compares s2s's modes itself: inside it, check_derivative compares nothing."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        token = _MODES_COMPARED.set(False)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _MODES_COMPARED.reset(token)
+    return wrapper
 
 
 # functions whose derivatives s2s computes with a numerical solver at the call's own tolerances: the two modes solve
@@ -262,11 +283,11 @@ def check_derivative(name: str, root: Callable, options: Any, args: tuple, entry
     other(mode, several, with_value), or against central differences where that mode is refused; `call(function,
     args)` runs derivative code. Raises DerivativeMismatch naming the function when they disagree."""
     wrt = list(options.wrt)
-    if any(i >= len(args) or not leaves(args[i]) for i in wrt):
+    if not _MODES_COMPARED.get() or any(i >= len(args) or not leaves(args[i]) for i in wrt):
         return
     random_use = draws_random(prims)
-    if random_use == "own" or solved(prims):
-        return
+    if random_use == "own" or solved(prims) or any(getattr(p, "_s2s_effect", False) for p in prims):
+        return                  # (a method of an object known only when the code runs may change it at each call)
     state = (np.random.get_state(), random.getstate()) if random_use == "global" else None
     try:
         _compare_modes(name, root, options, args, entry, wrt, other, call, state)
