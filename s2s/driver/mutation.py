@@ -305,7 +305,7 @@ registry.nondifferentiable(not_held)
 # nondifferentiable, which the registry says compute a value from their arguments)
 _READERS = {print, repr, str, format, isinstance, issubclass, type, id, hash, callable, hasattr, len, iter, sorted,
             bool, range, enumerate, zip, map, filter, any, all, divmod, input}
-_READER_MODULES = ("numpy.testing", "logging", "warnings", "math", "time", "pprint", "builtins")
+_READER_MODULES = ("numpy.testing", "logging", "warnings", "math", "time", "pprint")
 # NumPy's functions that write into an argument without an out= (lowering refuses out= and copyto, place, put...)
 _NUMPY_WRITERS = {"shuffle"}
 
@@ -324,7 +324,7 @@ def _writes_nothing(prim: Any) -> bool:
         return True
     if getattr(prim, "_s2s_effect", False) or isinstance(prim, type):
         return True     # a method of an object (refuse_hidden_changes checks it), a class built (lowering's)
-    module = getattr(prim, "__module__", None) or getattr(type(prim), "__module__", "") or ""
+    module = getattr(prim, "__module__", None) or ""      # (a slot of a type, np.ndarray.__setitem__: none)
     if module.startswith("s2s") or module in _READER_MODULES or module.startswith(_READER_MODULES):
         return True                     # s2s's own helpers; logging and the like
     if module.startswith("numpy") and not module.startswith("numpy.random"):
