@@ -311,3 +311,22 @@ def _function_from(expression, args, make_fn):
     names = ", ".join("xyz"[:len(args)])
     return make_fn(f"def f({names}):\n    return np.sum(({expression}) * WEIGHTS)\n",
                    namespace={"WEIGHTS": weights}), args
+
+
+@pytest.mark.parametrize("body", [
+    "np.sum(np.trace(y[:, :3, :3], axis1=0, axis2=2) * [-0.52, 0.55, -0.13])",     # the fuzzer's axes seed 6
+    "np.sum(np.trace(y) * [1.0, -2.0, 0.5, 3.0])",
+    "np.sum(np.linalg.det(y[:, :3, :3]) * [1.5, -0.5])",
+    "np.sum(np.sum(y, keepdims=True) * [[[1.0, 2.0]]])",
+    "np.sum(np.max(y, keepdims=True) * [[[1.0], [2.0]]])",
+])
+def test_reductions_that_leave_an_array_times_a_list(body, make_fn):
+    """np.trace and np.linalg.det of a 3-D array, and a reduction with keepdims=True, give arrays: taken for
+    numbers, `t * [..]` was read as a list repeated t times (forward mode gave 0.0, reverse mode refused)."""
+    f = make_fn(f"def f(y):\n    return {body}\n")
+    y = R(2, 3, 4) if "det" not in body else R(2, 3, 3) + 2.0 * np.eye(3)
+    v = _rng.uniform(-1.0, 1.0, size=y.shape)
+    expected = _directional(f, (y,), [v])
+    for mode in ("reverse", "forward", "auto"):
+        gradient = s2s.grad(f, mode=mode)(y)
+        assert float(np.sum(gradient * v)) == pytest.approx(expected, rel=1e-6), mode
