@@ -337,7 +337,15 @@ def refuse_opaque_writers(fn: Function, wrt: list[int], param_kinds: list) -> Fu
     value while an argument may be an array: it may write into that array (`_smooth(params, data, yhat, xhat)`
     filling yhat, `np.random.shuffle(x)`), which s2s would not follow, so the array is never taken for a
     constant. Its result, if used, needs a rule anyway; a call given only numbers writes into nothing."""
-    candidates = [op for op in walk(fn.body) if isinstance(op, Op) and not _writes_nothing(op.prim)]
+    known: dict[int, bool] = {}          # id(prim) -> _writes_nothing (prims outlive the function)
+    candidates = []
+    for op in walk(fn.body):
+        if isinstance(op, Op):
+            reads = known.get(id(op.prim))
+            if reads is None:
+                reads = known[id(op.prim)] = _writes_nothing(op.prim)
+            if not reads:
+                candidates.append(op)
     if not candidates:
         return fn
     from s2s.analysis.activity import useful_values, value_kinds, varied_values
