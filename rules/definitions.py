@@ -23,7 +23,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
         total = np.sum(np.ones_like(a * 1.0), axis=axis, keepdims=keepdims)
     else:
         if np.ndim(weights) == 1 and np.ndim(a) > 1:     # weights along the one axis given, as NumPy reads them
-            weights = np.reshape(weights, (-1,) + (1,) * (np.ndim(a) - 1 - axis % np.ndim(a)))
+            weights = np.reshape(weights, (-1,) + (1,) * int(np.ndim(a) - 1 - np.mod(axis, np.ndim(a))))
         total = np.sum(weights * np.ones_like(a), axis=axis, keepdims=keepdims)
         mean = np.sum(a * weights, axis=axis, keepdims=keepdims) / total
     if returned:                        # (the average, the sum of the weights shaped like it)

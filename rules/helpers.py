@@ -6,7 +6,7 @@ rules/runtime_helpers.py, so that derivative code using it can be differentiated
 import numpy as np
 
 from s2s.rules.registry import helper, nondifferentiable
-from s2s.runtime import _axes, _foreign, _prod_of_others, _unbroadcast
+from s2s.runtime import _axes, _foreign, _prod_of_others, _unbroadcast, _zeros_like_tree
 
 
 def _undiagonal(g, x, offset=0, axis1=0, axis2=1):
@@ -129,13 +129,13 @@ def _einsum_parse(args):
     return terms, output, operands, positions
 
 
-def _einsum_arg_adjoint(g, p, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
+def _einsum_arg_adjoint(g, p, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=None, x8=None, x9=None, x10=None):
     """The adjoint of argument p of numpy.einsum(x0, x1, ...), None when argument p is not an operand.
 
     The adjoint of an operand is the einsum of the output's adjoint with the other operands, into the
     operand's subscripts; an index repeated in the operand (a diagonal) is written through an identity,
     and an index of the operand found nowhere else (summed away) through ones."""
-    terms, output, operands, positions = _einsum_parse([x0, x1, x2, x3, x4, x5])
+    terms, output, operands, positions = _einsum_parse([x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10])
     if p not in positions:
         return None
     k = positions.index(p)
@@ -163,9 +163,9 @@ def _einsum_arg_adjoint(g, p, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
     return np.einsum(expression, g, *[o for _, o in others], *extra_operands)
 
 
-def _einsum_call(x0, x1=None, x2=None, x3=None, x4=None, x5=None):
+def _einsum_call(x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=None, x8=None, x9=None, x10=None):
     """numpy.einsum of the arguments that are given (a rule passes a fixed number)."""
-    return np.einsum(*[a for a in (x0, x1, x2, x3, x4, x5) if a is not None])
+    return np.einsum(*[a for a in (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10) if a is not None])
 
 
 def _matrix_axes(x, axis):
@@ -236,7 +236,7 @@ def _qr_mode(a, mode):
 def _rollaxis_destination(x, axis, start):
     """Where numpy.rollaxis(x, axis, start) moves axis to, as numpy.moveaxis's destination."""
     n = np.ndim(x)
-    axis, start = axis % n, start % (n + 1) if start < 0 else start
+    axis, start = axis % n, start + n if start < 0 else start       # (NumPy adds n to a negative start)
     return start - 1 if start > axis else start
 
 
@@ -533,7 +533,10 @@ def _sorted_order(items, key=None, reverse=False):
 
 
 def _unsorted(g, items, key=None, reverse=False):
-    """The adjoint of sorted(items): the adjoint of each element sent back to where it came from."""
+    """The adjoint of sorted(items): the adjoint of each element sent back to where it came from. sorted(d) of a
+    dict is its keys, which carry no derivative: a zero adjoint for each of d's values."""
+    if isinstance(items, dict):
+        return _zeros_like_tree(items)
     out = [0.0] * len(items)
     for k, i in enumerate(_sorted_order(items, key, reverse)):
         out[i] = g[k]
@@ -541,7 +544,9 @@ def _unsorted(g, items, key=None, reverse=False):
 
 
 def _sorted_like(t, items, key=None, reverse=False):
-    """t (a list like items) taken in the order that sorts items."""
+    """t (a list like items) taken in the order that sorts items (a dict's keys: constants)."""
+    if isinstance(items, dict):
+        return [0.0] * len(items)
     return [t[i] for i in _sorted_order(items, key, reverse)]
 
 

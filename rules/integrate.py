@@ -60,10 +60,83 @@ def _call_args(func_args, y, t, tfirst):
     return ((t, y) if tfirst else (y, t)) + tuple(func_args), (1, 0) if tfirst else (0, 1)
 
 
+def _float_leaf(a):
+    return isinstance(a, (float, np.floating)) or isinstance(a, np.ndarray) and a.dtype.kind == "f"
+
+
+def _leaves(value):
+    """The floats and float arrays of value, in order (inside tuples, lists and dicts: a neural ODE's parameters,
+    a list of (W, b) pairs)."""
+    if _float_leaf(value):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    return []
+
+
 def _differentiable(func_args):
-    """The positions (among func's own args) of the float or float-array arguments: the others get no adjoint."""
-    return tuple(k for k, a in enumerate(func_args)
-                 if isinstance(a, (float, np.floating)) or isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    """The positions (among func's own args) of the arguments holding floats (or float arrays, or tuples, lists
+    and dicts of them): the others get no adjoint."""
+    return tuple(k for k, a in enumerate(func_args) if _leaves(a))
+
+
+def _size(likes):
+    return sum(np.size(leaf) for like in likes for leaf in _leaves(like))
+
+
+def _adjoint_leaves(adjoint, like):
+    """The adjoint's entries for like's float leaves, in _leaves' order (a missing one, None or 0.0, as zeros)."""
+    if _float_leaf(like):
+        return [np.zeros(np.size(like)) if adjoint is None or np.ndim(adjoint) < np.ndim(like) and not np.any(
+            adjoint) else np.ravel(np.asarray(adjoint, dtype=float)) + np.zeros(np.size(like))]
+    if isinstance(like, (tuple, list)):
+        items = adjoint if isinstance(adjoint, (tuple, list)) else [None] * len(like)
+        return [leaf for a, v in zip(items, like) for leaf in _adjoint_leaves(a, v)]
+    if isinstance(like, dict):
+        items = adjoint if isinstance(adjoint, dict) else {}
+        return [leaf for k, v in like.items() for leaf in _adjoint_leaves(items.get(k), v)]
+    return []
+
+
+def _flat_like(adjoints, likes):
+    """The adjoints (or tangents) of likes as one float vector, in _leaves' order."""
+    parts = [leaf for a, like in zip(adjoints, likes) for leaf in _adjoint_leaves(a, like)]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _rebuilt(like, take):
+    """like's structure, each float leaf replaced by take(leaf), anything else by 0.0 (no adjoint)."""
+    if _float_leaf(like):
+        return take(like)
+    if isinstance(like, (tuple, list)):
+        items = [_rebuilt(v, take) for v in like]
+        return type(like)(*items) if hasattr(type(like), "_fields") else type(like)(items)
+    if isinstance(like, dict):
+        return {k: _rebuilt(v, take) for k, v in like.items()}
+    return 0.0
+
+
+def _tangent_like(t, like):
+    """A tangent of like with zeros of its leaves' shapes where t gives none (None or 0.0), as s2s.jvp takes it."""
+    if _float_leaf(like):
+        if t is None or np.ndim(t) < np.ndim(like) and not np.any(t):
+            return np.zeros_like(like) if isinstance(like, np.ndarray) else 0.0
+        return t
+    if isinstance(like, (tuple, list)):
+        items = t if isinstance(t, (tuple, list)) else [None] * len(like)
+        made = [_tangent_like(a, v) for a, v in zip(items, like)]
+        return type(like)(*made) if hasattr(type(like), "_fields") else type(like)(made)
+    if isinstance(like, dict):
+        items = t if isinstance(t, dict) else {}
+        return {k: _tangent_like(items.get(k), v) for k, v in like.items()}
+    return None
+
+
+def _tree_dot(a, b, like):
+    """The sum of the products of the leaves of a and b, two adjoints (or tangents) of like."""
+    return float(np.dot(_flat_like([a], [like]), _flat_like([b], [like])))
 
 
 def _flat(values):
@@ -73,14 +146,18 @@ def _flat(values):
 
 
 def _unflat(vector, likes):
-    """vector cut into pieces shaped like likes (a float for a float)."""
+    """vector cut into pieces shaped like likes (a float for a float; a tuple, list or dict of them rebuilt)."""
     out, start = [], 0
-    for like in likes:
+
+    def take(like):
+        nonlocal start
         n = np.size(like)
         piece = vector[start:start + n]
-        out.append(float(piece[0]) if np.ndim(like) == 0 and not isinstance(like, np.ndarray)
-                   else np.reshape(piece, np.shape(like)))
         start += n
+        return float(piece[0]) if np.ndim(like) == 0 and not isinstance(like, np.ndarray) \
+            else np.reshape(piece, np.shape(like))
+    for like in likes:
+        out.append(_rebuilt(like, take))
     return out
 
 
@@ -105,7 +182,7 @@ def _odeint_adjoint(g, ys, func, y0, t, func_args, tfirst, solver):
         call, (iy, it) = _call_args(func_args, y, time, tfirst)
         value, back = vjp(func, *call, wrt=(iy, it) + tuple(2 + k for k in active))
         adjoints = back(_cotangent_like(a, value))
-        return (_flat([value]), np.ravel(adjoints[0]), float(np.sum(adjoints[1])), _flat(adjoints[2:]))
+        return (_flat([value]), np.ravel(adjoints[0]), float(np.sum(adjoints[1])), _flat_like(adjoints[2:], likes))
 
     def augmented(state, time):
         y, a = state[:d], state[d:2 * d]
@@ -114,7 +191,7 @@ def _odeint_adjoint(g, ys, func, y0, t, func_args, tfirst, solver):
 
     a_y = g[-1].copy()
     a_t0 = 0.0
-    a_args = np.zeros(sum(np.size(v) for v in likes))
+    a_args = np.zeros(_size(likes))
     time_adjoints = []
     for i in range(count - 1, 0, -1):
         moved = float(np.dot(pullback(ys[i], t[i], np.zeros(d))[0], g[i]))       # moving output time i
@@ -134,7 +211,8 @@ def _odeint_tangent(ys, func, y0, t, func_args, tfirst, solver, dy0, dt, dargs):
     d = np.shape(ys)[1]
     func_args = tuple(func_args)
     arg_tangents = [None] * len(func_args) if dargs is None else \
-        [None if k not in _differentiable(func_args) else dargs[k] for k in range(len(func_args))]
+        [None if k not in _differentiable(func_args) else _tangent_like(dargs[k], func_args[k])
+         for k in range(len(func_args))]
 
     def tangent_of_f(y, time, s):
         return _f_and_tangent(func, func_args, tfirst, y, time, s, None, arg_tangents)
@@ -184,8 +262,10 @@ def _odeint_tangent_tangent(ys, func, y0, t, func_args, tfirst, solver, dy0, dt,
     count, d = np.shape(ys)
     func_args = tuple(func_args)
     active = _differentiable(func_args)
-    inner = [dargs[k] if dargs is not None and k in active else None for k in range(len(func_args))]
-    outer = [oargs[k] if oargs is not None and k in active else None for k in range(len(func_args))]
+    inner = [_tangent_like(dargs[k], func_args[k]) if dargs is not None and k in active else None
+             for k in range(len(func_args))]
+    outer = [_tangent_like(oargs[k], func_args[k]) if oargs is not None and k in active else None
+             for k in range(len(func_args))]
     dt = np.zeros(count) if dt is None else np.reshape(np.asarray(dt, dtype=float), np.shape(t))
     oys = np.zeros(np.shape(ys)) if oys is None else np.reshape(np.asarray(oys, dtype=float), np.shape(ys))
     ot = np.zeros(count) if ot is None else np.reshape(np.asarray(ot, dtype=float), np.shape(t))
@@ -200,8 +280,8 @@ def _odeint_tangent_tangent(ys, func, y0, t, func_args, tfirst, solver, dy0, dt,
         out = np.zeros(d)
         for i in range(d):
             _, h = jvp(phi_gradient, (y, time, np.eye(d)[i]) + func_args, [oy, None, None] + outer)
-            out[i] = np.dot(np.ravel(h[0]), s) + sum(np.sum(h[1 + n] * inner[k]) for n, k in enumerate(active)
-                                                      if inner[k] is not None)
+            out[i] = np.dot(np.ravel(h[0]), s) + sum(_tree_dot(h[1 + n], inner[k], func_args[k])
+                                                      for n, k in enumerate(active) if inner[k] is not None)
         return out
 
     def augmented(state, time):
@@ -279,7 +359,7 @@ def _odeint_adjoint_tangent(adjoints, g, ys, func, y0, t, func_args, tfirst, sol
     func_args = tuple(func_args)
     active = _differentiable(func_args)
     likes = [func_args[k] for k in active]
-    p = sum(np.size(v) for v in likes)
+    p = _size(likes)
     if dg is None and dys is None and dt is None and dargs is None:          # y0 gives only its shape
         return _adjoints_like(np.zeros(d), [0.0] * count, np.zeros(p), y0, t, func_args, active, likes, 0.0)
     dg = np.zeros(np.shape(ys)) if dg is None else np.reshape(np.asarray(dg, dtype=float), np.shape(ys))
@@ -288,7 +368,7 @@ def _odeint_adjoint_tangent(adjoints, g, ys, func, y0, t, func_args, tfirst, sol
     arg_tangents = [None] * len(func_args)
     if dargs is not None:
         for k in active:
-            arg_tangents[k] = dargs[k]
+            arg_tangents[k] = _tangent_like(dargs[k], func_args[k])
     phi_gradient = grad(_weighted(func, len(func_args), tfirst), wrt=(0, 1) + tuple(3 + k for k in active))
 
     def f_and_tangent(y, time, dy, dtime):
@@ -306,10 +386,11 @@ def _odeint_adjoint_tangent(adjoints, g, ys, func, y0, t, func_args, tfirst, sol
         phi_args = (y, time, a) + func_args
         phi_tangents = [dy, None, None] + arg_tangents
         _, second = jvp(phi_gradient, phi_args, phi_tangents)
-        dynamics = np.concatenate([_flat([value]), np.ravel(first[0]), [np.sum(first[1])], _flat(first[2:])])
+        dynamics = np.concatenate([_flat([value]), np.ravel(first[0]), [np.sum(first[1])],
+                                   _flat_like(first[2:], likes)])
         tangent = np.concatenate([tangent_of_f, np.ravel(through_da[0]) - np.ravel(second[0]),
                                   [np.sum(through_da[1]) - np.sum(second[1])],
-                                  _flat(through_da[2:]) - _flat(second[2:])])
+                                  _flat_like(through_da[2:], likes) - _flat_like(second[2:], likes)])
         return np.concatenate([dynamics, tangent])
 
     def dynamics_only(state, time):

@@ -87,6 +87,27 @@ def slogdet_tangent(t, ans, a):
 # ---- decompositions
 
 
+def _lower(uplo):
+    """Whether numpy.linalg's UPLO names the lower triangle ("L", the default; NumPy takes "l" too)."""
+    return uplo == "L" or uplo == "l"
+
+
+def _read(t, lower):
+    """The symmetric matrix a decomposition reads from t when it reads t's lower (or upper) triangle only."""
+    if lower:
+        return np.tril(t) + _t(np.tril(t, -1))
+    return np.triu(t) + _t(np.triu(t, 1))
+
+
+def _onto_triangle(s, lower):
+    """The adjoint of a from s, that of the symmetric matrix read from a's lower (upper) triangle (_read's
+    transpose): each entry of the triangle read stands for itself and its mirror; the other triangle is not read,
+    so its adjoint is zero (NumPy's value does not change with it)."""
+    if lower:
+        return np.tril(s + _t(s)) - s * _eye(np.shape(s)[-1], s)
+    return np.triu(s + _t(s)) - s * _eye(np.shape(s)[-1], s)
+
+
 def _phi(m):
     """The lower triangle of m with its diagonal halved (Murray 2016)."""
     return np.tril(m) - 0.5 * m * _eye(np.shape(m)[-1], m)
@@ -94,21 +115,20 @@ def _phi(m):
 
 @adjoint(np.linalg.cholesky)
 def cholesky(g, ans, a, upper=False):
-    # Murray 2016: A_bar = L^-T Phi(L^T L_bar) L^-1, symmetrized (numpy reads one triangle: a symmetric
-    # perturbation is the only one that keeps a valid input, as in autograd and JAX)
+    # Murray 2016: A_bar = L^-T Phi(L^T L_bar) L^-1 for a symmetric perturbation; NumPy reads the lower triangle
+    # (the upper one with upper=True), so the other triangle's adjoint is zero (_onto_triangle)
     low = _t(ans) if upper else ans
     gl = _t(g) if upper else g
     p = _phi(_t(low) @ gl)
     s = _t(np.linalg.solve(_t(low), _t(np.linalg.solve(_t(low), p))))
-    return 0.5 * (s + _t(s))
+    return _onto_triangle(s, not upper)
 
 
 @tangent(np.linalg.cholesky)
 def cholesky_tangent(t, ans, a, upper=False):
-    # symmetrized, as the adjoint is (and as eigh's rules are): a symmetric matrix's derivative, whichever
-    # triangle NumPy reads
+    # the symmetric matrix NumPy reads from t's lower triangle (upper with upper=True)
     low = _t(ans) if upper else ans
-    sym = 0.5 * (t + _t(t))
+    sym = _read(t, not upper)
     inner = np.linalg.solve(low, _t(np.linalg.solve(low, _t(sym))))      # L^-1 dA L^-T
     dl = low @ _phi(inner)
     return _t(dl) if upper else dl
@@ -116,8 +136,9 @@ def cholesky_tangent(t, ans, a, upper=False):
 
 @adjoint(np.linalg.eigh)
 def eigh(g, ans, a, UPLO="L"):
-    # Giles 2008: A_bar = V (diag(w_bar) + F o (V^T V_bar)) V^T, F_ij = 1 / (w_j - w_i) off the diagonal;
-    # symmetrized (numpy reads one triangle); repeated eigenvalues: infinite, as autograd and JAX
+    # Giles 2008: A_bar = V (diag(w_bar) + F o (V^T V_bar)) V^T, F_ij = 1 / (w_j - w_i) off the diagonal, for a
+    # symmetric perturbation; NumPy reads the UPLO triangle alone (_onto_triangle); repeated eigenvalues:
+    # infinite, as autograd and JAX
     w, v = ans[0], ans[1]
     n = np.shape(w)[-1]
     eye = _eye(n, w)
@@ -125,7 +146,7 @@ def eigh(g, ans, a, UPLO="L"):
     f = (1.0 - eye) / gap
     inner = np.expand_dims(g[0] + 0.0 * w, -2) * eye + f * (_t(v) @ (g[1] + 0.0 * v))
     s = v @ inner @ _t(v)
-    return 0.5 * (s + _t(s))
+    return _onto_triangle(s, _lower(UPLO))
 
 
 @tangent(np.linalg.eigh)
@@ -133,8 +154,7 @@ def eigh_tangent(t, ans, a, UPLO="L"):
     w, v = ans[0], ans[1]
     n = np.shape(w)[-1]
     eye = _eye(n, w)
-    sym = 0.5 * (t + _t(t))
-    p = _t(v) @ sym @ v
+    p = _t(v) @ _read(t, _lower(UPLO)) @ v
     f = (1.0 - eye) / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + eye)
     return ((np.diagonal(p, 0, -2, -1), v @ (f * p)),)
 
@@ -143,13 +163,13 @@ def eigh_tangent(t, ans, a, UPLO="L"):
 def eigvalsh(g, ans, a, UPLO="L"):
     v = np.linalg.eigh(a, UPLO)[1]
     s = (v * np.expand_dims(g, -2)) @ _t(v)
-    return 0.5 * (s + _t(s))
+    return _onto_triangle(s, _lower(UPLO))
 
 
 @tangent(np.linalg.eigvalsh)
 def eigvalsh_tangent(t, ans, a, UPLO="L"):
     v = np.linalg.eigh(a, UPLO)[1]
-    return np.diagonal(_t(v) @ (0.5 * (t + _t(t))) @ v, 0, -2, -1)
+    return np.diagonal(_t(v) @ _read(t, _lower(UPLO)) @ v, 0, -2, -1)
 
 
 def _svd_f(s):
@@ -162,13 +182,16 @@ def _svd_f(s):
 @adjoint(np.linalg.svd)
 def svd(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     # Townsend 2016, for the reduced SVD; a full SVD of a non-square matrix through its first min(m, n)
-    # singular vectors only (the others are arbitrary: _leading refuses an adjoint on them)
+    # singular vectors only (the others are arbitrary: _leading refuses an adjoint on them). With hermitian=True
+    # NumPy decomposes the symmetric matrix read from a's lower triangle (through eigh)
+    if hermitian:
+        a = _read(a, True)
     k = min(np.shape(a)[-2], np.shape(a)[-1])
     if compute_uv:
         u, s, vt = ans[0][..., :, :k], ans[1], ans[2][..., :k, :]
         gu, gs, gvt = _leading(g[0], k, -1) + 0.0 * u, g[1] + 0.0 * s, _leading(g[2], k, -2) + 0.0 * vt
     else:
-        u, s, vt = np.linalg.svd(a, full_matrices=False)
+        u, s, vt = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
         gu, gs, gvt = 0.0 * u, g, 0.0 * vt
     v, gv = _t(vt), _t(gvt)
     f = _svd_f(s)
@@ -180,13 +203,18 @@ def svd(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     core = u @ (ju @ sm + np.expand_dims(gs, -2) * eye_k + sm @ jv) @ vt
     left = (gu - u @ (_t(u) @ gu)) * inv_s @ vt
     right = (u * inv_s) @ (_t(gv) - (_t(gv) @ v) @ vt)
+    if hermitian:
+        return _onto_triangle(core + left + right, True)
     return core + left + right
 
 
 @tangent(np.linalg.svd)
 def svd_tangent(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
+    if hermitian:                       # the symmetric matrix read from the lower triangles
+        a = _read(a, True)
+        t = _read(t, True)
     k = min(np.shape(a)[-2], np.shape(a)[-1])
-    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    u, s, vt = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
     v = _t(vt)
     p = _t(u) @ t @ v
     ds = np.diagonal(p, 0, -2, -1)
@@ -232,17 +260,26 @@ def qr_tangent(t, ans, a, mode="reduced"):
 
 @adjoint(np.linalg.pinv)
 def pinv(g, ans, a, rcond=None, hermitian=False, rtol=None):
-    # Golub and Pereyra 1973; valid where the rank does not change (as JAX)
+    # Golub and Pereyra 1973; valid where the rank does not change (as JAX); hermitian=True reads the lower
+    # triangle alone
     p = ans
+    if hermitian:
+        a = _read(a, True)
     eye_m = _eye(np.shape(a)[-2], a)
     eye_n = _eye(np.shape(a)[-1], a)
-    return (-_t(p) @ g @ _t(p) + (eye_m - a @ p) @ _t(g) @ p @ _t(p)
-            + _t(p) @ p @ _t(g) @ (eye_n - p @ a))
+    out = (-_t(p) @ g @ _t(p) + (eye_m - a @ p) @ _t(g) @ p @ _t(p)
+           + _t(p) @ p @ _t(g) @ (eye_n - p @ a))
+    if hermitian:
+        return _onto_triangle(out, True)
+    return out
 
 
 @tangent(np.linalg.pinv)
 def pinv_tangent(t, ans, a, rcond=None, hermitian=False, rtol=None):
     p = ans
+    if hermitian:
+        a = _read(a, True)
+        t = _read(t, True)
     eye_m = _eye(np.shape(a)[-2], a)
     eye_n = _eye(np.shape(a)[-1], a)
     return -p @ t @ p + p @ _t(p) @ _t(t) @ (eye_m - a @ p) + (eye_n - p @ a) @ _t(t) @ _t(p) @ p
@@ -340,7 +377,7 @@ several_results(np.linalg.lstsq, kind=_lstsq_results)
 
 
 # shared parts of the formulas above, inlined into the rules that call them (second order differentiates them)
-for _part in (_eye, _t, _norm_direction, _phi, _svd_f, _pinv_adjoint):
+for _part in (_eye, _t, _norm_direction, _lower, _read, _onto_triangle, _phi, _svd_f, _pinv_adjoint):
     template(_part)
 
 

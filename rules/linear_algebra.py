@@ -41,12 +41,21 @@ def outer(g, ans, a, b):
 
 
 @adjoint(np.einsum)
-def einsum(g, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, optimize=False):
-    # any number of operands (up to five), the string or the sublist form, ellipses and repeated indices;
-    # the adjoint of an argument that is not an operand (subscripts, sublists) is None and never used
-    return (_einsum_arg_adjoint(g, 0, x0, x1, x2, x3, x4, x5), _einsum_arg_adjoint(g, 1, x0, x1, x2, x3, x4, x5),
-            _einsum_arg_adjoint(g, 2, x0, x1, x2, x3, x4, x5), _einsum_arg_adjoint(g, 3, x0, x1, x2, x3, x4, x5),
-            _einsum_arg_adjoint(g, 4, x0, x1, x2, x3, x4, x5), _einsum_arg_adjoint(g, 5, x0, x1, x2, x3, x4, x5))
+def einsum(g, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=None, x8=None, x9=None, x10=None, optimize=False):
+    # any number of operands (up to five in the sublist form with its output, eleven arguments; up to ten in the
+    # string form), ellipses and repeated indices; the adjoint of an argument that is not an operand (subscripts,
+    # sublists) is None and never used
+    return (_einsum_arg_adjoint(g, 0, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 1, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 2, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 3, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 4, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 5, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 6, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 7, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 8, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 9, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_arg_adjoint(g, 10, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10))
 
 
 # ---- numpy.linalg
@@ -91,10 +100,18 @@ linear(np.matmul, operator.matmul, np.dot, np.inner, np.outer, np.tensordot, arg
 
 
 @tangent(np.einsum)
-def einsum_tangent(t, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, optimize=False):
-    return (_einsum_call(t, x1, x2, x3, x4, x5), _einsum_call(x0, t, x2, x3, x4, x5),
-            _einsum_call(x0, x1, t, x3, x4, x5), _einsum_call(x0, x1, x2, t, x4, x5),
-            _einsum_call(x0, x1, x2, x3, t, x5), _einsum_call(x0, x1, x2, x3, x4, t))
+def einsum_tangent(t, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=None, x8=None, x9=None, x10=None, optimize=False):
+    return (_einsum_call(t, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_call(x0, t, x2, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_call(x0, x1, t, x3, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_call(x0, x1, x2, t, x4, x5, x6, x7, x8, x9, x10),
+            _einsum_call(x0, x1, x2, x3, t, x5, x6, x7, x8, x9, x10),
+            _einsum_call(x0, x1, x2, x3, x4, t, x6, x7, x8, x9, x10),
+            _einsum_call(x0, x1, x2, x3, x4, x5, t, x7, x8, x9, x10),
+            _einsum_call(x0, x1, x2, x3, x4, x5, x6, t, x8, x9, x10),
+            _einsum_call(x0, x1, x2, x3, x4, x5, x6, x7, t, x9, x10),
+            _einsum_call(x0, x1, x2, x3, x4, x5, x6, x7, x8, t, x10),
+            _einsum_call(x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, t))
 
 
 @tangent(np.linalg.inv)

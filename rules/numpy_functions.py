@@ -317,7 +317,9 @@ def atleast(g, ans, x):
 def transpose(g, ans, x, axes=None):
     if axes is None:
         return np.transpose(g)
-    return np.transpose(g, tuple(np.argsort(axes)))   # a tuple: Dask takes no array of axes
+    # axes may be negative (-1 is the last): the inverse permutation of the axes as non-negative ones; a tuple
+    # of ints (Dask takes no array of axes)
+    return np.transpose(g, tuple(int(k) for k in np.argsort(np.mod(axes, np.ndim(x)))))
 
 
 @adjoint(np.swapaxes)

@@ -32,7 +32,7 @@ from s2s.rules.helpers import (
     _unsorted,
     _unsplit,
 )
-from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, several_results, tangent
+from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, several_results, tangent, template
 from s2s.runtime import _cumsum_adjoint, _unbroadcast
 
 _DEGREE = 0.017453292519943295          # pi / 180, a Python float: float32 stays float32
@@ -319,10 +319,28 @@ def kron(g, ans, a, b):
     return _kron_adjoint(g, a, b, 0), _kron_adjoint(g, a, b, 1)
 
 
+def _as_3_vectors(v):
+    """v, whose last axis holds 2- or 3-vectors, as 3-vectors: (x, y) is (x, y, 0), as np.cross reads it."""
+    if np.shape(v)[-1] == 2:
+        return np.concatenate([v, 0.0 * v[..., :1]], axis=-1)
+    return v
+
+
 @adjoint(np.cross)
 def cross(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    # g . (a x b) = a . (b x g) = b . (g x a); broadcast operands are summed back
-    return _unbroadcast(np.cross(b, g), a), _unbroadcast(np.cross(g, a), b)
+    # with the vector axes moved last (axis= sets all three): g . (a x b) = a . (b x g) = b . (g x a); two
+    # 2-vectors give the z component alone (axisc unused), so g is (0, 0, g); broadcast operands are summed back
+    if axis is not None:
+        axisa, axisb, axisc = axis, axis, axis
+    a_last = np.moveaxis(a, axisa, -1)
+    b_last = np.moveaxis(b, axisb, -1)
+    if np.shape(a_last)[-1] == 2 and np.shape(b_last)[-1] == 2:
+        g_last = np.stack([0.0 * g, 0.0 * g, g], axis=-1)
+    else:
+        g_last = np.moveaxis(g, axisc, -1)
+    da = np.cross(_as_3_vectors(b_last), g_last)[..., :np.shape(a_last)[-1]]
+    db = np.cross(g_last, _as_3_vectors(a_last))[..., :np.shape(b_last)[-1]]
+    return np.moveaxis(_unbroadcast(da, a_last), -1, axisa), np.moveaxis(_unbroadcast(db, b_last), -1, axisb)
 
 
 @adjoint(np.select)
@@ -335,11 +353,13 @@ linear(np.diff, np.roll, np.rot90, np.fliplr, np.flipud, np.rollaxis, np.atleast
        np.dstack, np.deg2rad, np.radians, np.rad2deg, np.degrees, np.conjugate, np.conj, np.real, np.real_if_close)
 several_results(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, kind=lambda args, kwargs: ("list*", "array"))
 linear(np.kron, np.cross, argnums=(0, 1))
+template(_as_3_vectors)
 
 
 @tangent(np.append)
 def append_tangent(t, ans, arr, values, axis=None):        # affine in each argument: the other gives zeros
-    return np.append(t, 0.0 * values, axis), np.append(0.0 * arr, t, axis)
+    # (either may be a list of numbers: zeros of its shape, in its precision)
+    return np.append(t, 0.0 * np.asarray(values), axis), np.append(0.0 * np.asarray(arr), t, axis)
 
 
 @tangent(np.select)

@@ -11,7 +11,7 @@ import numpy as np
 
 from s2s import runtime
 from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, tangent
-from s2s.runtime import _overwritten, _scatter, _spread, _written
+from s2s.runtime import _overwritten, _scatter, _spread, _unbroadcast, _written
 
 # ---- arithmetic
 
@@ -98,7 +98,7 @@ def setitem(g, ans, container, index, value):
 
 @adjoint(builtins.sum)
 def builtin_sum(g, ans, items, start=0):
-    return _spread(g, items), g
+    return _spread(g, items), _unbroadcast(g, start)
 
 
 @adjoint(builtins.max)

@@ -37,6 +37,7 @@ _REFUSED: dict[Any, str] = {}
 _DEFINITIONS: dict[Any, Callable] = {}
 _COMPLEX_ADJOINTS: dict[Any, Callable] = {}
 _COMPLEX_TANGENTS: dict[Any, Callable] = {}
+_COMPLEX_FROM_REAL: dict[Any, None] = {}
 _BUILTIN_RULE_MODULES = ("python_operators", "sequences", "math_functions", "numpy_functions", "numpy_more", "linear_algebra",
                          "linalg", "fft", "complex_numbers", "runtime_helpers", "special", "stats", "scipy_linalg",
                          "integrate", "definitions")
@@ -87,6 +88,21 @@ def complex_tangent(*prims: Any) -> Callable[[Callable], Callable]:
             _COMPLEX_TANGENTS[_key(prim)] = rule
         return rule
     return register
+
+
+def complex_from_real(*prims: Any) -> None:
+    """Declare functions whose result may be complex for real arguments, as the values decide (scipy.linalg.sqrtm
+    of a matrix with a negative eigenvalue): s2s/analysis/complex_values.py then takes the real part of a real
+    argument's adjoint. Their rules must hold for complex values (registered with complex_adjoint too)."""
+    for prim in prims:
+        _COMPLEX_FROM_REAL[_key(prim)] = None
+
+
+def makes_complex(prim: Any) -> bool:
+    """Whether prim was declared with complex_from_real."""
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_COMPLEX_FROM_REAL, prim, False) is None
 
 
 def find_complex_adjoint(prim: Any) -> Callable | None:

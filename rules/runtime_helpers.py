@@ -47,7 +47,7 @@ linear(helpers._undiagonal, helpers._trace_adjoint, helpers._diff_adjoint, helpe
        helpers._take_along_axis_adjoint, helpers._unpad, helpers._unsplit, helpers._uncolumn_stack,
        helpers._unappend, helpers._select_adjoint, helpers._unsorted, helpers._sorted_like, helpers._unlisted, helpers._unpopped, helpers._listed_tangent,
        helpers._banded_transpose, helpers._band_of, helpers._leading, helpers._completed)
-linear(helpers._einsum_call, argnums=(0, 1, 2, 3, 4, 5))
+linear(helpers._einsum_call, argnums=(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
 linear(helpers._dot_nd_left, argnums=(0, 2))
 linear(helpers._dot_nd_right, argnums=(0, 1))
 linear(helpers._banded_matmul, argnums=(0, 3))
@@ -87,11 +87,16 @@ def kron_adjoint_tangent(t, ans, g, a, b, k):
 
 
 @tangent(helpers._einsum_arg_adjoint)
-def einsum_arg_adjoint_tangent(t, ans, g, p, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
-    return (helpers._einsum_arg_adjoint(t, p, x0, x1, x2, x3, x4, x5), None,
-            helpers._einsum_arg_adjoint(g, p, t, x1, x2, x3, x4, x5) if p != 0 else 0.0 * ans,
-            helpers._einsum_arg_adjoint(g, p, x0, t, x2, x3, x4, x5) if p != 1 else 0.0 * ans,
-            helpers._einsum_arg_adjoint(g, p, x0, x1, t, x3, x4, x5) if p != 2 else 0.0 * ans,
-            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, t, x4, x5) if p != 3 else 0.0 * ans,
-            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, t, x5) if p != 4 else 0.0 * ans,
-            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, t) if p != 5 else 0.0 * ans)
+def einsum_arg_adjoint_tangent(t, ans, g, p, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=None, x8=None, x9=None, x10=None):
+    return (helpers._einsum_arg_adjoint(t, p, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10), None,
+            helpers._einsum_arg_adjoint(g, p, t, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10) if p != 0 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, t, x2, x3, x4, x5, x6, x7, x8, x9, x10) if p != 1 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, t, x3, x4, x5, x6, x7, x8, x9, x10) if p != 2 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, t, x4, x5, x6, x7, x8, x9, x10) if p != 3 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, t, x5, x6, x7, x8, x9, x10) if p != 4 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, t, x6, x7, x8, x9, x10) if p != 5 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, x5, t, x7, x8, x9, x10) if p != 6 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, x5, x6, t, x8, x9, x10) if p != 7 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, x5, x6, x7, t, x9, x10) if p != 8 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, x5, x6, x7, x8, t, x10) if p != 9 else 0.0 * ans,
+            helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, t) if p != 10 else 0.0 * ans)

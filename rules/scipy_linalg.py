@@ -9,7 +9,9 @@ import numpy as np
 import scipy.linalg as la
 import scipy.signal as signal
 
-from s2s.rules.registry import adjoint, several_results, tangent, template
+from s2s.rules.linalg import _onto_triangle, _read
+from s2s.rules.registry import (adjoint, complex_adjoint, complex_from_real, complex_tangent, several_results, tangent,
+                                template)
 
 
 def _transposed(trans):
@@ -59,14 +61,14 @@ def cho_factor(g, ans, a, lower=False, overwrite_a=False, check_finite=True):
     p = np.tril(np.swapaxes(low, -1, -2) @ gl) - 0.5 * (np.swapaxes(low, -1, -2) @ gl) * np.eye(np.shape(a)[-1])
     s = np.swapaxes(np.linalg.solve(np.swapaxes(low, -1, -2), np.swapaxes(np.linalg.solve(np.swapaxes(low, -1, -2), p), -1, -2)), -1, -2)
     rest = np.triu(gc, 1) if lower else np.tril(gc, -1)
-    return 0.5 * (s + np.swapaxes(s, -1, -2)) + rest
+    return _onto_triangle(s, lower) + rest          # the factor reads a's one triangle
 
 
 @tangent(la.cho_factor)
 def cho_factor_tangent(t, ans, a, lower=False, overwrite_a=False, check_finite=True):
     factor = np.tril(ans[0]) if lower else np.triu(ans[0])
     low = factor if lower else np.swapaxes(factor, -1, -2)
-    sym = 0.5 * (t + np.swapaxes(t, -1, -2))         # symmetrized, as the adjoint is
+    sym = _read(t, lower)                            # the symmetric matrix read from t's triangle
     inner = np.linalg.solve(low, np.swapaxes(np.linalg.solve(low, np.swapaxes(sym, -1, -2)), -1, -2))
     dl = low @ (np.tril(inner) - 0.5 * inner * np.eye(np.shape(a)[-1]))
     dfactor = dl if lower else np.swapaxes(dl, -1, -2)
@@ -139,6 +141,7 @@ def expm_tangent(t, ans, a):
 
 
 @adjoint(la.solve_sylvester)
+@complex_adjoint(la.solve_sylvester)            # holomorphic in each argument: the same formulas for complex values
 def solve_sylvester(g, ans, a, b, q):
     # a x + x b = q: q_bar = solve_sylvester(a^T, b^T, g), a_bar = -q_bar x^T, b_bar = -x^T q_bar
     gq = la.solve_sylvester(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), g)
@@ -146,18 +149,26 @@ def solve_sylvester(g, ans, a, b, q):
 
 
 @tangent(la.solve_sylvester)
+@complex_tangent(la.solve_sylvester)
 def solve_sylvester_tangent(t, ans, a, b, q):
     return la.solve_sylvester(a, b, -(t @ ans)), la.solve_sylvester(a, b, -(ans @ t)), la.solve_sylvester(a, b, t)
 
 
 @adjoint(la.sqrtm)
+@complex_adjoint(la.sqrtm)
 def sqrtm(g, ans, a, disp=True, blocksize=64):    # x x = a: x dx + dx x = da (a Sylvester equation)
+    # holomorphic: the same formula for complex values (a real matrix with a negative eigenvalue has a complex
+    # square root; the adjoint of the real matrix is the real part, s2s/analysis/complex_values.py)
     return la.solve_sylvester(np.swapaxes(ans, -1, -2), np.swapaxes(ans, -1, -2), g)
 
 
 @tangent(la.sqrtm)
+@complex_tangent(la.sqrtm)
 def sqrtm_tangent(t, ans, a, disp=True, blocksize=64):
     return la.solve_sylvester(ans, ans, t)
+
+
+complex_from_real(la.sqrtm)
 
 
 # ---- scipy.signal: convolution and correlation (real arrays), linear in each operand

@@ -44,6 +44,16 @@ def listed_tangent(t, ans, items):
     return _listed_tangent(t, items, ans)
 
 
+# ---- x.copy() where the kind of x is not a list or an array (a dict): the same items
+
+@adjoint(runtime.copy_method)
+def copy_method(g, ans, x):
+    return g
+
+
+linear(runtime.copy_method)
+
+
 # ---- xs.pop(i) as a statement (s2s/ir/lower.py): the list without item i, whose adjoint gets none
 
 @adjoint(list_pop)

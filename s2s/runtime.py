@@ -266,6 +266,12 @@ def item(x):
     return x.item() if hasattr(x, "item") else x
 
 
+def copy_method(x):
+    """`x.copy()` as Python runs it: a list's copy is a list, a dict's a dict, an array's an array.
+    (s2s/passes/sequences.py replaces it with np.copy or list() once the kinds of values are known.)"""
+    return x.copy()
+
+
 def dict_key(d, index):
     """Key number index of a dict, in its order: what `for k in d:` binds."""
     return list(d)[index]
@@ -350,12 +356,13 @@ def _fill_tree(g, x):
 
 
 def _spread(g, items):
-    """The adjoint of each item of the builtin sum over a list (or an array's rows): g, for every item."""
+    """The adjoint of each item of the builtin sum over a list (or an array's rows): g, for every item, summed
+    back to the item's shape where the sum broadcast it (`sum([W, b])` with b a row)."""
     if isinstance(items, np.ndarray):
         return np.broadcast_to(g, np.shape(items))
     if _foreign(items):
         return _expand(g, items)
-    return [g] * len(items)
+    return [_unbroadcast(g, item) for item in items]
 
 
 def _overwritten(g, index):
@@ -583,7 +590,10 @@ def _einsum_adjoint(subscripts, g, a, b, k):
 def _shaped_like(*operands):
     """An uninitialized array with the shape and dtype an elementwise operation on operands would give.
 
-    Stands in for a value the derivative needs only for its shape (the optimizer's shape pass)."""
+    Stands in for a value the derivative needs only for its shape (the optimizer's shape pass). A list or tuple
+    (a constant the user wrote, `t * [[0.5, 1.0]]`) is read as the array NumPy makes of it."""
+    if any(isinstance(o, (list, tuple)) for o in operands):
+        operands = tuple(np.asarray(o) if isinstance(o, (list, tuple)) else o for o in operands)
     shapes = {np.shape(o) for o in operands} - {()}
     shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(np.shape(o) for o in operands))
     dtype = np.result_type(*operands)
@@ -598,9 +608,14 @@ def _masked(contribution, g):
     """contribution where the adjoint g is nonzero, and exactly zero where g is zero.
 
     Below np.where, maximum or abs the adjoint is zero on the branch not taken, whose values may be
-    NaN or infinite there (np.sqrt of a negative number); 0 times them must stay 0, not become NaN."""
+    NaN or infinite there (np.sqrt of a negative number); 0 times them must stay 0, not become NaN. So at a
+    function whose derivative is infinite somewhere (sqrt at 0): a value it gives that is discarded gets a zero
+    adjoint. The contribution is linear in g, so where it is finite it is already zero where g is: a finite
+    contribution (the usual case) is returned as it is, after one test."""
     if np.ndim(contribution) == 0 and np.ndim(g) == 0 and not (_foreign(g) or _foreign(contribution)):
         return contribution if g != 0 else 0.0
+    if not (_foreign(g) or _foreign(contribution)) and np.isfinite(contribution).all():
+        return contribution
     return np.where(_array(g) == 0, 0.0, contribution)
 
 
@@ -610,6 +625,8 @@ def _masked_tangent(t, g):
     zero where t is not finite there (local is NaN or infinite on a branch not taken)."""
     if np.ndim(t) == 0 and np.ndim(g) == 0 and not (_foreign(g) or _foreign(t)):
         return t if g != 0 or np.isfinite(t) else 0.0
+    if not (_foreign(g) or _foreign(t)) and np.isfinite(t).all():
+        return t
     return np.where((_array(g) == 0) & ~np.isfinite(t), 0.0, t)
 
 
@@ -618,7 +635,7 @@ def _unsupported(message):
 
 
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {_assert_number, _assert_inexact, _real_output, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
+EMITTED_HELPERS = {copy_method, _assert_number, _assert_inexact, _real_output, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,

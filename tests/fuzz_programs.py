@@ -33,19 +33,22 @@ import io
 import itertools
 import linecache
 import math
+import operator
 import random
 import re
 import sys
 import time
 import tokenize
 import traceback
+import types
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
-CATEGORIES = ("containers", "arrays", "elements", "carried", "helpers", "names", "broadcast")
+CATEGORIES = ("containers", "arrays", "elements", "carried", "helpers", "names", "broadcast", "axes", "stale",
+              "subclasses", "writers", "lambdas", "trees")
 # "auto" is the default mode, the path every user takes: along one float argument it is the seeded forward mode
 MODES = ("auto", "reverse", "reverse-noopt", "forward", "forward-noopt")
 
@@ -58,6 +61,8 @@ class Program:
     category: str
     tags: list[str] = field(default_factory=list)
     seed: int = 0
+    change: str = ""                # run between two calls of the same derivative, which must follow it (stale)
+    must_refuse: str = ""           # the derivative must be refused with an error matching this (subclasses)
 
     def describe(self) -> str:
         return f"# category {self.category}, seed {self.seed}\n{self.source}# args = {self.args!r}\n"
@@ -1032,9 +1037,254 @@ def odd_names(seed: int) -> Program:
     return Program(source, base.args, base.diff, "names", [base.category] + base.tags, seed)
 
 
+# ---------------------------------------------------------------- issue 27's families
+
+# axis keywords: (the call, with {0}, {1} for its operands and {kw} for the keywords; the operands' names;
+# {keyword: values}); a combination NumPy refuses is drawn again
+_AXES = (None, 0, 1, 2, -1, -2, -3, (0, 1), (2, 0), (-1, 1), (0, 1, 2))
+_AXIS_FORMS: list[tuple[str, int, dict[str, tuple]]] = [
+    ("np.sum({0}{kw})", 1, {"axis": _AXES, "keepdims": (False, True)}),
+    ("np.mean({0}{kw})", 1, {"axis": _AXES, "keepdims": (False, True)}),
+    ("np.prod({0}{kw})", 1, {"axis": _AXES, "keepdims": (False, True)}),
+    ("np.max({0}{kw})", 1, {"axis": _AXES, "keepdims": (False, True)}),
+    ("np.min({0}{kw})", 1, {"axis": _AXES, "keepdims": (False, True)}),
+    ("np.std({0}{kw})", 1, {"axis": _AXES, "keepdims": (False, True)}),
+    ("np.var({0}, ddof=1{kw})", 1, {"axis": _AXES}),
+    ("np.linalg.norm({0}{kw})", 1, {"axis": (None, 0, 1, -1, (0, 1), (2, 1)), "keepdims": (False, True)}),
+    ("np.median({0}{kw})", 1, {"axis": _AXES}),
+    ("np.cumsum({0}{kw})", 1, {"axis": (None, 0, 1, 2, -1, -2)}),
+    ("np.cumprod({0}{kw})", 1, {"axis": (0, 1, 2, -1)}),
+    ("np.flip({0}{kw})", 1, {"axis": _AXES}),
+    ("np.moveaxis({0}{kw})", 1, {"source": (0, 1, 2, -1, (0, 1), (2, 0)), "destination": (0, 1, -1, -2, (1, 0), (0, 2))}),
+    ("np.swapaxes({0}{kw})", 1, {"axis1": (0, 1, 2, -1), "axis2": (0, 1, -2, -3)}),
+    ("np.transpose({0}{kw})", 1, {"axes": (None, (1, 0, 2), (2, 0, 1), (-1, 0, 1), (0, 2, 1))}),
+    ("np.concatenate([{0}, {1}]{kw})", 2, {"axis": (None, 0, 1, 2, -1, -2)}),
+    ("np.stack([{0}, {1}]{kw})", 2, {"axis": (0, 1, 2, 3, -1, -2)}),
+    ("np.take_along_axis({0}, np.argsort({1}{kw}){kw})", 2, {"axis": (0, 1, 2, -1, -2)}),
+    ("np.cross({0}[:, :, :3], {1}[:, :, :3]{kw})", 2, {"axisa": (-1, 0, 1), "axisb": (-1, 0, 1, 2),
+                                                    "axisc": (-1, 0, 1, 2)}),
+    ("np.cross({0}[:, :3, :3], {1}[:, :3, :3]{kw})", 2, {"axis": (0, 1, 2, -1)}),
+    ("np.expand_dims({0}{kw})", 1, {"axis": (0, 1, 3, -1, (0, 2))}),
+    ("np.diff({0}{kw})", 1, {"axis": (0, 1, 2, -1)}),
+    ("np.roll({0}, 2{kw})", 1, {"axis": (None, 0, 1, 2, -1)}),
+    ("np.trace({0}[:, :3, :3]{kw})", 1, {"axis1": (0, 1, 2, -1), "axis2": (0, 1, 2, -2)}),
+    ("np.diagonal({0}[:, :3, :3]{kw})", 1, {"axis1": (0, 1, 2), "axis2": (1, 2, -1, -3)}),
+    ("np.tensordot({0}, {1}{kw})", 2, {"axes": (0, 1, ([1, 2], [1, 2]), ([0], [0]), ([2, 1], [2, 1]))}),
+    ("np.sort({0}{kw})", 1, {"axis": (None, 0, 1, 2, -1)}),
+    ("np.quantile({0}, 0.3{kw})", 1, {"axis": _AXES}),
+    ("np.rot90({0}, 1{kw})", 1, {"axes": ((0, 1), (1, 2), (2, 0), (-1, 0))}),
+    ("np.repeat({0}, 2{kw})", 1, {"axis": (None, 0, 1, -1)}),
+    ("np.split({0}, 2{kw})[1]", 1, {"axis": (0, 2, -1)}),
+    ("np.trapezoid({0}, dx=0.5{kw})", 1, {"axis": (0, 1, -1)}),
+]
+
+
+def axes(seed: int) -> Program:
+    """f(x, y): two (2, 3, 4) arrays through calls with random axis keywords (reductions, cross, moveaxis,
+    concatenate, stack, take_along_axis, tensordot...), each result summed with weights (issue 27, item 1: np.cross's
+    reverse rule ignored axisa/axisb/axisc)."""
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    # distinct values (a sort, a median or an extremum picks one element: no ties), away from zero
+    values = {"x": (nrng.permutation(np.linspace(0.3, 1.2, 24)) * nrng.choice([-1.0, 1.0], 24)).reshape(2, 3, 4),
+              "y": nrng.permutation(np.linspace(0.31, 1.19, 24)).reshape(2, 3, 4)}
+    lines, terms, tags = ["def f(x, y):"], [], []
+    for k in range(rng.randint(1, 3)):
+        for _ in range(30):
+            form, count, keywords = rng.choice(_AXIS_FORMS)
+            operands = [rng.choice(["x", "y"]) for _ in range(count)]
+            chosen = {name: rng.choice(options) for name, options in keywords.items()}
+            if "axis" in chosen and form.startswith("np.cross") and "axisa" in keywords:
+                chosen.pop("axis")
+            text = "".join(f", {name}={value!r}" for name, value in chosen.items())
+            call = form.format(*operands, kw=text)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    result = eval(call, {"np": np}, values)
+            except Exception:
+                continue
+            if np.size(result) == 0 or not np.all(np.isfinite(result)):
+                continue
+            break
+        else:
+            continue
+        name = f"t{k}"
+        lines.append(f"    {name} = {call}")
+        weights = np.round(nrng.uniform(-1.0, 1.0, np.shape(result)), 2)
+        terms.append(f"np.sum({name} * {np.array2string(weights, separator=', ', threshold=10**6)})"
+                     if np.ndim(result) else f"{name} * {float(weights)!r}")
+        tags.append(form.split("(")[0])
+    if not terms:
+        terms = ["np.sum(x * y)"]
+    lines.append("    return " + " + ".join(terms))
+    return Program("\n".join(lines) + "\n", (values["x"], values["y"]), (0, 1), "axes", tags, seed)
+
+
+# module-attribute helpers changed between calls: the derivative, made before, must follow the change
+_STALE_BODIES = ["x * {c} + x ** 2", "np.sin(x) * {c}", "x ** 3 - {c} * x", "np.tanh({c} * x) + x"]
+_STALE_CHANGES = [("hmod.helper = helper_b", "a module's attribute rebound"),
+                  ("helper_a.__code__ = helper_b.__code__", "__code__ replaced (autoreload)"),
+                  ("helper_a.__defaults__ = ({d},)", "a helper's default changed"),
+                  ("Ops.helper = staticmethod(helper_b)", "a class attribute rebound"),
+                  ("helper = helper_b", "a global rebound"),
+                  ("helper_a.__kwdefaults__ = {{'k': {d}}}", "a keyword default changed")]
+
+
+def stale(seed: int) -> Program:
+    """f(x, v) calls a helper through a module attribute, a class, a global name, with defaults; between two calls
+    of the same derivative the helper is rebound, its __code__ replaced or a default changed (issue 27, item 6:
+    the existing derivative, and a fresh one, kept the old helper)."""
+    rng = random.Random(seed)
+    first, second = rng.sample(_STALE_BODIES, 2)
+    c = const(rng)
+    change, tag = rng.choice(_STALE_CHANGES)
+    change = change.format(d=round(rng.uniform(0.5, 2.5), 2))
+    source = (f"hmod = types.ModuleType('hmod_fuzz')\n\n\n"
+              f"def helper_a(x, c={c}, *, k=1.0):\n    return ({first.format(c='c')}) * k\n\n\n"
+              f"def helper_b(x, c={c}, *, k=1.0):\n    return ({second.format(c='c')}) * k\n\n\n"
+              f"hmod.helper = helper_a\nhelper = helper_a\n\n\n"
+              f"class Ops:\n    helper = staticmethod(helper_a)\n\n\n")
+    reach = {"module": "hmod.helper({})", "class": "Ops.helper({})", "global": "helper({})"}
+    how = "class" if change.startswith("Ops") else "global" if change.startswith("helper =") else \
+        "module" if change.startswith("hmod") else rng.choice(list(reach))
+    call = reach[how]
+    body = rng.choice([f"return {call.format('x')} * np.sum(v) + np.sum({call.format('v')})",
+                       f"s = 0.0\n    for w in v:\n        s = s + {call.format('w * x')}\n    return s",
+                       f"return np.sum(np.sin({call.format('v')}) * x) + {call.format('x')}"])
+    source += f"def f(x, v):\n    {body}\n"
+    args = (random_float(rng), np.round(np.random.default_rng(seed).uniform(-1.0, 1.0, 3), 3))
+    return Program(source, args, (0, 1), "stale", [tag, how], seed, change=change)
+
+
+class Tagged(np.ndarray):
+    """A subclass of ndarray that changes nothing NumPy computes: read as an array."""
+
+
+_SUBCLASS_BODIES = ["np.mean(x * x) + np.sum(y)", "np.sum(x * y) * np.sum(x)", "np.sum(np.sin(x) + y ** 2)",
+                    "np.max(x) * np.mean(y)", "np.sum(x @ y.T)"]
+
+
+def subclasses(seed: int) -> Program:
+    """f(x, y) over arrays, one of them a subclass of ndarray: a masked array or np.matrix must be refused (never a
+    wrong number: issue 27, item 7), a subclass that changes no hook read as an array."""
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    x = np.round(nrng.uniform(-1.0, 1.0, (3, 3)), 3)
+    y = np.round(nrng.uniform(-1.0, 1.0, (3, 3)), 3)
+    kind = rng.choice(["masked", "matrix", "tagged", "plain"])
+    refuse = ""
+    if kind == "masked":
+        x = np.ma.array(x, mask=nrng.random((3, 3)) < 0.3)
+        refuse = "MaskedArray"
+    elif kind == "matrix":
+        x = np.asmatrix(x)
+        refuse = "matrix"
+    elif kind == "tagged":
+        x = x.view(Tagged)
+    body = rng.choice(_SUBCLASS_BODIES)
+    return Program(f"def f(x, y):\n    return float({body})\n", (x, y), (0, 1) if rng.random() < 0.7 else (1,),
+                   "subclasses", [kind], seed, must_refuse=refuse)
+
+
+_KNOWN_WRITES = ["operator.setitem(y, slice(None), {e})", "operator.setitem(y, 1, {s})",
+                 "operator.__setitem__(y, slice(0, 2), ({e})[:2])", "np.copyto(y, {e})", "np.copyto(y, {e}, where=W > 0)",
+                 "np.place(y, W > 0, ({e})[W > 0])", "np.put(y, [2, 0], ({e})[:2])", "operator.iadd(y, {e})",
+                 "operator.imul(y, {e})", "y = operator.isub(y, {e})"]
+_UNKNOWN_WRITES = ["np.ndarray.__setitem__(y, slice(None), {e})", "np.ndarray.fill(y, {s})",
+                   "np.random.default_rng(0).shuffle(y)"]
+
+
+def writers(seed: int) -> Program:
+    """f(x): an array filled or changed by a call that writes into it: followed where its semantics are known
+    (operator.setitem, operator.iadd, np.copyto, np.place, np.put), refused otherwise; never a silent zero
+    (issue 27, item 5)."""
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    exprs = ["np.sin(x)", "x * x", "x * 2.0 + 1.0", "np.exp(-x)"]
+    scalars = ["x[0] * x[1]", "np.sum(x)", "x[2] ** 2"]
+    start = rng.choice(["np.zeros(3)", "x * 1.0", "np.ones(3)", "x ** 2"])
+    lines = ["def f(x):", f"    y = {start}"]
+    known = rng.random() < 0.8
+    for _ in range(rng.randint(1, 2)):
+        write = rng.choice(_KNOWN_WRITES if known else _UNKNOWN_WRITES)
+        lines.append("    " + write.format(e=rng.choice(exprs), s=rng.choice(scalars)))
+    lines.append(rng.choice(["    return np.sum(y * W)", "    return np.sum(np.sin(y)) + np.sum(y * x)",
+                             "    return np.sum(y ** 2) * x[0]"]))
+    weights = np.round(nrng.uniform(-1.0, 1.0, 3), 2)
+    source = f"W = np.array({weights.tolist()!r})\n\n\n" + "\n".join(lines) + "\n"
+    return Program(source, (np.round(nrng.uniform(0.2, 1.0, 3), 3),), (0,), "writers",
+                   ["known" if known else "unknown"], seed)
+
+
+_LAMBDA_LINES = [
+    "g = lambda a: (lambda b: b * {c} + b * b)(a * x)\n    return g(y) + x",
+    "return sum(map(lambda v: (lambda w: w ** 2 + {c} * w)(v * y), [x, y]))",
+    "return (lambda a: (lambda b: a * b + {c})(y))(x * x)",
+    "sq = lambda t: t * t\n    return sq((lambda a: a * y + {c})(x)) + sq(y)",
+    "pick = lambda a, b: (lambda s: s * a + (1.0 - s) * b)({c})\n    return pick(x * y, np.sin(x))",
+    "return (lambda p: p(x) * p(y))(lambda t: np.tanh(t * {c}))",
+    "acc = 0.0\n    for v in [x, y]:\n        acc = acc + (lambda a: (lambda b: a * b)(a + {c}))(v)\n    return acc",
+]
+_NESTED_GRADS = ["return s2s.grad(lambda u: s2s.grad(lambda w: w ** 3 * {c})(u))(x) * y",
+                 "return s2s.grad(lambda u: (lambda w: w ** 3)(u) * {c})(x) + y * x"]
+
+
+def lambdas(seed: int) -> Program:
+    """f(x, y) with lambdas nested on one line: a lambda called inside a lambda, given to map, to another lambda,
+    lambdas in a loop; with S2S_FUZZ_NESTED_GRADS=1 also the natural JAX spelling of a derivative inside a
+    derivative, `s2s.grad(lambda u: s2s.grad(lambda w: ...)(u))` (issue 27, item 10: a RecursionError)."""
+    import os
+    rng = random.Random(seed)
+    pool = _LAMBDA_LINES + (_NESTED_GRADS if os.environ.get("S2S_FUZZ_NESTED_GRADS") == "1" else [])
+    body = rng.choice(pool).format(c=const(rng))
+    return Program(f"def f(x, y):\n    {body}\n", (random_float(rng), random_float(rng)), (0, 1), "lambdas",
+                   ["nested grad" if "s2s.grad" in body else "lambda"], seed)
+
+
+_TREE_FORMS = ["h1(({a}, {b}), {c})", "h2([{a}, {b}, {c}])", "h3(({a}, {b}))", "h4([{a}, {b}], 0.5)", "h2(({a}, {b}))",
+               "{a} * {b} + {c}", "np.sin({a}) + {b}", "sum([{a}, {b}])", "sum(({a}, {b}), {c})",
+               "np.sum([{a}, {a}], axis=0) * {b}", "h5({{'w': {a}, 'u': {b}}})", "h6([({a}, {b}), ({c}, {a})])"]
+_TREE_HELPERS = ("def h1(p, v):\n    a, c = p\n    return a * v + c\n\n\n"
+                 "def h2(ps):\n    out = ps[0]\n    for q in ps[1:]:\n        out = out + q\n    return out\n\n\n"
+                 "def h3(p):\n    return p[0] * p[1]\n\n\n"
+                 "def h4(t, k):\n    x, y = t\n    return np.tanh(x + k * y)\n\n\n"
+                 "def h5(d):\n    return d['w'] * 0.5 + d['u']\n\n\n"
+                 "def h6(layers):\n    h = 0.0\n    for w, b in layers:\n        h = h + w * b\n    return h\n\n\n")
+
+
+def trees(seed: int) -> Program:
+    """f(W, b, c, s): arrays of shapes (2, 3), (3,), (2, 1) and a float, given to helpers in (W, b) tuples, lists
+    and dicts, summed with the builtin sum, accumulated in loops: broadcasting inside (issue 27, item 8: sum([W, b])
+    gave b a (2, 3) adjoint, or crashed with 'non-broadcastable output operand')."""
+    rng = random.Random(seed)
+    names = ["W", "b", "c", "s"]
+    lines = ["def f(W, b, c, s):"]
+    tags = []
+    for k in range(rng.randint(2, 4)):
+        a, b, c = rng.choice(names), rng.choice(names), rng.choice(names)
+        form = rng.choice(_TREE_FORMS)
+        value = form.format(a=a, b=b, c=c)
+        target = f"t{k}"
+        if rng.random() < 0.3:
+            lines.append(f"    {target} = {a}\n    for q in [{b}, {c}]:\n        {target} = {target} + q * {a}")
+            tags.append("loop")
+        else:
+            lines.append(f"    {target} = {value}")
+            tags.append(form.split("(")[0])
+        names.append(target)
+    lines.append("    return " + " + ".join(f"np.sum({n} ** 2)" for n in names[4:]))
+    nrng = np.random.default_rng(seed)
+    args = (np.round(nrng.uniform(-1, 1, (2, 3)), 3), np.round(nrng.uniform(-1, 1, 3), 3),
+            np.round(nrng.uniform(-1, 1, (2, 1)), 3), random_float(rng))
+    return Program(_TREE_HELPERS + "\n".join(lines) + "\n", args, (0, 1, 2, 3), "trees", tags, seed)
+
+
 GENERATORS: dict[str, Callable[[int], Program]] = {"containers": containers, "arrays": arrays, "elements": elements,
                                                    "carried": carried, "broadcast": broadcast,
-                                                   "helpers": helpers, "names": odd_names}
+                                                   "helpers": helpers, "names": odd_names, "axes": axes,
+                                                   "stale": stale, "subclasses": subclasses, "writers": writers,
+                                                   "lambdas": lambdas, "trees": trees}
 
 
 # ---------------------------------------------------------------- defining and running
@@ -1046,7 +1296,8 @@ def define(source: str, name: str = "f") -> Callable:
     import s2s
     filename = f"<fuzz-{next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    scope = {"math": math, "np": np, "numpy": np, "functools": functools, "s2s": s2s}
+    scope = {"math": math, "np": np, "numpy": np, "functools": functools, "s2s": s2s, "operator": operator,
+             "types": types}
     exec(compile(source, filename, "exec"), scope)
     return scope[name]
 
@@ -1173,15 +1424,18 @@ def check_mode(program: Program, f: Callable, value: float, fd: dict[int, np.nda
     import s2s
     from s2s.driver.selfcheck import ReadingMismatch
     optimize = not mode.endswith("noopt")
-    scale = max([abs(value)] + [float(np.max(np.abs(d))) for d in fd.values() if d.size])
-    try:
+    made: dict[str, Any] = {}        # the derivative object of this mode, called again after program.change
+
+    def attempt(value: float, fd: dict[int, np.ndarray]) -> Outcome | None:
+        scale = max([abs(value)] + [float(np.max(np.abs(d))) for d in fd.values() if d.size])
         if mode == "auto" or mode.startswith("reverse"):
             wrt, explicit = program.diff, {"mode": "reverse"}
             if mode == "auto":      # the default mode; along one float argument, if there is one
                 wrt = next(((i,) for i in program.diff if isinstance(program.args[i], float)), wrt)
                 explicit = {}
-            got_value, grads = s2s.value_and_grad(f, wrt=wrt, optimize=optimize, check=True, **explicit)(
-                *copy.deepcopy(program.args))
+            if "derivative" not in made:
+                made["derivative"] = s2s.value_and_grad(f, wrt=wrt, optimize=optimize, check=True, **explicit)
+            got_value, grads = made["derivative"](*copy.deepcopy(program.args))
             if not close(got_value, value, scale):
                 return Outcome("wrong", f"value {got_value!r} instead of {value!r}", "value")
             for i, g in zip(wrt, grads):     # the numbers first: a wrong structure must not hide them
@@ -1212,6 +1466,32 @@ def check_mode(program: Program, f: Callable, value: float, fd: dict[int, np.nda
             if np.ndim(got) != 0 or not close(got, expected, scale):
                 return Outcome("wrong", f"directional derivative {got!r} instead of {expected!r} "
                                         f"along {tangents!r}", "derivative")
+        return None
+
+    try:
+        if program.must_refuse:
+            made["derivative"] = s2s.value_and_grad(f, wrt=program.diff, optimize=optimize, check=True, **(
+                {"mode": "forward" if mode.startswith("forward") else "reverse"} if mode != "auto" else {}))
+            try:
+                made["derivative"](*copy.deepcopy(program.args))
+            except s2s.S2SError as exc:
+                if re.search(program.must_refuse, str(exc)):
+                    return Outcome("refused", str(exc).split("\n")[0], "refused: " + program.must_refuse)
+                raise
+            return Outcome("wrong", f"an argument of {program.must_refuse} was not refused", "subclass not refused")
+        failed = attempt(value, fd)
+        if failed is not None:
+            return failed
+        if program.change:           # the helper changes: the same derivative must follow it
+            exec(program.change, f.__globals__)
+            changed = prepare_again(program, f)
+            if changed is None:
+                return Outcome("ok", "no checkable derivative after the change")
+            failed = attempt(*changed)
+            if failed is not None:
+                failed.detail = f"after `{program.change}`: {failed.detail}"
+                failed.signature = "after a change: " + failed.signature
+                return failed
     except ReadingMismatch as exc:
         return Outcome("wrong", "checking mode: " + str(exc).split("\n")[0], "reading mismatch")
     except s2s.S2SError as exc:
@@ -1221,6 +1501,21 @@ def check_mode(program: Program, f: Callable, value: float, fd: dict[int, np.nda
     except Exception as exc:
         return Outcome("crash", f"{type(exc).__name__}: {exc}".split("\n")[0][:300], exception_signature(exc))
     return Outcome("ok")
+
+
+def prepare_again(program: Program, f: Callable) -> tuple[float, dict[int, np.ndarray]] | None:
+    """f's value and central differences after program.change, or None when they are not checkable."""
+    try:
+        value = f(*copy.deepcopy(program.args))
+        fd = {}
+        for i in program.diff:
+            coarse, fine = central(f, program.args, i, 1e-4), central(f, program.args, i, 1e-6)
+            if not np.all(np.isfinite(fine)) or not np.allclose(coarse, fine, rtol=1e-3, atol=1e-5):
+                return None
+            fd[i] = fine
+    except Exception:
+        return None
+    return float(value), fd
 
 
 def check_hvp(program: Program, f: Callable, value: float, fd: dict[int, np.ndarray], scale: float) -> Outcome:
@@ -1264,15 +1559,22 @@ def run_program(program: Program, modes: tuple[str, ...] | None = None) -> dict[
     modes = modes or modes_for(program)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            f, value, fd = prepare(program)
-        except Unusable:
-            return None
-        except s2s.S2SError as exc:     # s2s.grad(helper) at the module level refuses the helper
-            outcome = refusal(exc)
-            outcome.signature = "defining: " + outcome.signature
-            return {mode: outcome for mode in modes}
-        return {mode: check_mode(program, f, value, fd, mode) for mode in modes}
+        if program.must_refuse:         # an argument s2s refuses: no derivative to compare
+            return {mode: check_mode(program, define(program.source), 0.0, {}, mode) for mode in modes
+                    if mode != "hvp"}
+        outcomes = {}
+        for mode in modes:              # (a program that changes a helper: defined anew for each mode)
+            if mode == modes[0] or program.change:
+                try:
+                    f, value, fd = prepare(program)
+                except Unusable:
+                    return None
+                except s2s.S2SError as exc:     # s2s.grad(helper) at the module level refuses the helper
+                    outcome = refusal(exc)
+                    outcome.signature = "defining: " + outcome.signature
+                    return {mode: outcome for mode in modes}
+            outcomes[mode] = check_mode(program, f, value, fd, mode)
+        return outcomes
 
 
 def generate(category: str, seed: int) -> Program:

@@ -103,7 +103,8 @@ def test_augmented_assignment_on_aliased_numbers_is_fine():
     assert s2s.grad(f)(2.0) == pytest.approx(2 * 2.0 + 1.0)
 
 
-@pytest.mark.parametrize("body", ["y.sort()", "np.exp(y, out=y)", "np.multiply(x, 2.0, y)", "np.copyto(y, x)",
+# (np.copyto(y, x) is followed as y[...] = x since issue 27: tests/test_opaque_writers.py)
+@pytest.mark.parametrize("body", ["y.sort()", "np.exp(y, out=y)", "np.multiply(x, 2.0, y)",
                                   "np.fill_diagonal(y, 0.0)"])
 def test_calls_that_write_into_arrays_are_refused(body, make_fn):
     f = make_fn(f"def f(x):\n    y = x * 1.0\n    {body}\n    return np.sum(y * x)\n")

@@ -333,6 +333,12 @@ USER_REGRESSIONS: list[tuple[str, str, tuple, tuple, tuple, tuple, str | None]] 
      "def f(x, y):\n    z = x * 0.5\n    y = dh0(z)\n    for k in (0.32, 0.4):\n        x = dh0(math.log(1.0 + y * y) + k)\n"
      "    return math.sqrt(1.0 + (z - y) * (z - x))\n",
      (-1.4445, 0.297), (0, 1), R + F, OK, None),
+    # issue 27: `.copy()` of a list was np.copy, so `xs2 + xs2` was an elementwise sum in the derivative (containers
+    # seed 1560, caught only by the checking mode)
+    ("F22-a-list-copy-concatenated",
+     "def f(t0, t1, ps2):\n    acc = 0.5\n    xs1 = (3 * [acc, -0.74, acc]) + [acc, t0[-1], t0[-1]]\n"
+     "    xs2 = xs1.copy()\n    xs2[0] = ps2[0][0]\n    return np.prod((xs2 + xs2)) + 1.35 * t1[1] + acc\n",
+     ((0.374, 0.454), (-0.358, -0.29), [(0.514, 0.753)]), (0, 1, 2), ("auto",) + R + F, OK, None),
 ]
 
 

@@ -261,6 +261,8 @@ DOMAINS = {
     s2s.runtime.concat: [("t = (x,) + (y * x, y)\nt[0] * t[1] + t[2]", (1.5, -0.5)),
                          ("xs = [x] + [x * y]\nnp.stack(xs)", (A(2), 0.7))],
     s2s.runtime.repeat: [("xs = [x, y] * 2\nxs[0] * xs[3] + xs[2]", (1.5, -0.5))],
+    s2s.runtime.copy_method: [("d = {'a': x, 'b': y * x}\ne = d.copy()\ne['a'] = y\nd['a'] * e['b'] + e['a']", (1.5, -0.5)),
+                              ("xs = [x, y]\nys = xs.copy()\nys[0] = y * y\nxs[0] * ys[0] + ys[1]", (1.5, -0.5))],
     builtins.list: [("ys = list((x, x * y, y))\nys[0] * ys[1] + ys[2]", (1.5, -0.5)),
                     ("rows = list(x)\nrows[0] * rows[1] + rows[1]", (A(2, 3),))],
     builtins.tuple: [("t = tuple([x, x * y])\nt[0] * t[1]", (1.5, -0.5)), ("t = tuple(x)\nt[0] + 2.0 * t[1]", (A(2),))],

@@ -199,9 +199,9 @@ _SCALAR_RESULT = {len, float, int, round, bool, math.floor, math.ceil, math.trun
                   np.size, np.ndim}
 _SCALAR_IF_SCALAR_ARGS = {abs, min, max, pow, builtins.sum}
 _ARRAY_MAKERS = {np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.arange, np.linspace, np.logspace}
-# reductions that give a scalar when no axis is given
-_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.linalg.norm,
-                    np.linalg.det, np.trace}
+# reductions that give a scalar when no axis is given (not np.trace nor np.linalg.det: of a stack of matrices, or
+# a 3-D array, they give an array)
+_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.linalg.norm}
 
 
 def _is_scalar_const(atom: Atom) -> bool:
@@ -307,7 +307,8 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     arg_kinds = [kind(a) for a in args]
     if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
         return "scalar"
-    if prim in _FULL_REDUCTIONS and len(op.args) == 1 and op.kwargs.get("axis", Const(None)) == Const(None):
+    if prim in _FULL_REDUCTIONS and len(op.args) == 1 and op.kwargs.get("axis", Const(None)) == Const(None) \
+            and op.kwargs.get("keepdims", Const(False)) == Const(False):      # (keepdims=True: an array)
         return "scalar"
     if prim is np.shape:           # a tuple of ints whose length the kinds do not know: `x.shape + (2,)`
         return ("list*", "scalar")

@@ -158,11 +158,17 @@ def _op_bits(op: Op, get: Callable[[Atom], int], known: dict[int, Any]) -> int:
         return REAL
     if prim in _COMPLEX_RESULT:
         return COMPLEX
-    if prim in _EITHER_RESULT:
+    if prim in _EITHER_RESULT or _declared_either(prim):
         return COMPLEX if inputs == COMPLEX else EITHER
     if prim is np.linalg.eigh:
         return inputs | REAL            # real eigenvalues, eigenvectors of the matrix's kind
     return inputs
+
+
+def _declared_either(prim: Any) -> bool:
+    """A function rules/ declare complex or real as the values decide (registry.complex_from_real: sqrtm)."""
+    from s2s.rules import registry
+    return registry.makes_complex(prim)
 
 
 def _hashable(prim: Any) -> bool:
@@ -204,12 +210,13 @@ def _may_make_complex(fn: Function, bits: dict[int, int], known: dict[int, Any])
             simple = ordinary.get(id(prim))
             if simple is None:
                 simple = ordinary[id(prim)] = not (id(prim) in sources or prim is free_name or prim is getattr or
-                                                   id(prim) in dtype_at or isinstance(prim, type))
+                                                   id(prim) in dtype_at or isinstance(prim, type)
+                                                   or _hashable(prim) and _declared_either(prim))
             if simple and not stmt.kwargs:
                 if complex_constant(stmt.args):
                     return True
                 continue
-            if id(prim) in sources:
+            if id(prim) in sources or _hashable(prim) and _declared_either(prim):
                 return True
             if prim is free_name:
                 value = _global_value(stmt)

@@ -4,6 +4,12 @@ A cache hit is one dictionary look-up keyed on the arguments' types (`_entry`); 
 (an array's shape and dtype, a list being a list of numbers) a router keys on that too (`_router`). Everything
 else goes through `dispatcher`'s general path, which also notices when a function the code names, or a global
 number it reads, was rebound since the derivative was made (`stale`), and makes it anew.
+
+A derivative is guarded on every function it read, however it was reached: a global or closure name, a module's
+attribute (`hmod.helper`, monkeypatched or reloaded), an object's method, a dict's item, and each function's own
+`__code__`, `__defaults__` and `__kwdefaults__` (IPython's autoreload replaces `__code__`; a helper's defaults are
+folded into the derivative). A cached call checks them with one compiled expression of identity tests (`_checker`);
+the function's own defaults are read at each call (`_entry`), and its own code by the entry.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ from s2s.backends import numba as numba_backend
 from s2s.driver import foreign, pipeline, primal
 from s2s.driver.pipeline import Options, _bind, annotate, compiled
 from s2s.driver.primal import lowered, root_function
-from s2s.frontend.tree import AttributeOf, ItemOf
+from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, ItemOf, PartsOf
 from s2s.ir.core import Op, walk
 from s2s.ir.lower import clear_callee_cache
 from s2s.kept import FunctionTable
@@ -38,6 +44,9 @@ _MISSING = object()
 
 
 def _current(owner: Callable, name: str) -> Any:
+    if isinstance(owner, PartsOf):               # a function's __code__, __defaults__, __kwdefaults__
+        function = owner.function
+        return _MISSING if function is None else getattr(function, name, _MISSING)
     if isinstance(owner, AttributeOf):           # a method of an object known when the derivative was made
         return inspect.getattr_static(owner.holder, name, _MISSING)
     if isinstance(owner, ItemOf):                # a function read from a dict by a known key
@@ -120,14 +129,41 @@ def _global_states(fn: Callable) -> list:
     return [(o, n, _global_state(o, n)) for o, n in _numeric_globals(fn)]
 
 
+class _Parts:
+    """A watch entry for the functions a derivative read (fn and those it inlined): each one's __code__,
+    __defaults__ and __kwdefaults__ still the objects they were (attribute reads, no look-up by name)."""
+    __slots__ = ("functions",)
+
+    def __init__(self, functions: list):
+        self.functions = tuple(functions)
+
+    def same(self) -> bool:
+        for function, code, defaults, kwdefaults in self.functions:
+            if function.__code__ is not code or function.__defaults__ is not defaults or \
+                    function.__kwdefaults__ is not kwdefaults:
+                return False
+        return True
+
+
 def _watch_list(fn: Callable) -> list:
-    """(namespace, name, object, in it) for each function fn names by a bare global name; [None] when one is a
-    closure variable (then `stale` checks every call)."""
+    """(namespace, name, object, in it) for each function fn names by a bare global name or a module's attribute,
+    and one _Parts for the code and defaults of the functions it read; [None] when one is a closure variable (then
+    `stale` checks every call)."""
     cached = primal._PRIMAL.get(root_function(fn))
     if cached is None or hasattr(fn, "__s2s__"):
         return [None]
-    found = []
+    found: list = []
+    parts: dict = {}
+    root = root_function(fn)
     for owner, name, obj in cached[1].dependencies:
+        if isinstance(owner, PartsOf):
+            function = owner.function
+            if function is None:
+                return [None]
+            if function is root:            # its defaults are read at each call (_entry), its code by the entry
+                continue
+            parts.setdefault(id(function), {"function": function})[name] = obj
+            continue
         if isinstance(owner, AttributeOf):          # `self.e`: the object's own attributes, and its classes'
             found.extend(_attribute_watch(owner.holder, name))
             continue
@@ -142,16 +178,27 @@ def _watch_list(fn: Callable) -> list:
         value = owner.__globals__.get(name, _MISSING)
         if value is not _MISSING and not isinstance(value, (types.ModuleType, type)) and not callable(value):
             found.append((owner.__globals__, name, value, True))
+    if parts:
+        found.append(_Parts([(p["function"], *(p.get(part) for part in FUNCTION_PARTS)) for p in parts.values()]))
     return found
 
 
 def _attribute_watch(holder: Any, name: str) -> list:
     """Watch entries for holder.name: absent from (or the same in) the object's __dict__, and the same in the first
-    class of its type's MRO that defines it (absent from those before it)."""
+    class of its type's MRO that defines it (absent from those before it); for a class, the first of its own MRO."""
     entries = []
+    if isinstance(holder, type):                # `Physics.energy(x)`: the class or a base defines it
+        for cls in holder.__mro__:
+            present = name in cls.__dict__
+            entries.append((cls.__dict__, name, cls.__dict__.get(name, _MISSING), present))
+            if present:
+                break
+        return entries
     own = getattr(holder, "__dict__", None)
     if isinstance(own, dict):
         entries.append((own, name, own.get(name, _MISSING), name in own))
+        if isinstance(holder, types.ModuleType):        # `hmod.helper`: the module's own namespace alone
+            return entries
     for cls in type(holder).__mro__:
         present = name in cls.__dict__
         entries.append((cls.__dict__, name, cls.__dict__.get(name, _MISSING), present))
@@ -161,14 +208,31 @@ def _attribute_watch(holder: Any, name: str) -> list:
 
 
 def _unchanged(watch: list) -> bool:
-    """Whether every name in watch still names its object (a global, or a builtin not shadowed since)."""
-    for entry in watch:
-        if entry is None:
-            return False
+    """Whether every name in watch still names its object (a global, or a builtin not shadowed since), and every
+    function read still has its code and defaults."""
+    return _checker(watch)()
+
+
+def _checker(watch: list) -> Callable[[], bool]:
+    """A function of no arguments that tells _unchanged(watch): one expression over the watched objects, compiled
+    when the watch list is made, so that a cached call pays a few identity tests."""
+    if any(entry is None for entry in watch):
+        return lambda: False
+    terms, scope = [], {"_s2s_missing": _MISSING}
+    for k, entry in enumerate(watch):
+        if entry.__class__ is _Parts:
+            for j, (function, code, defaults, kwdefaults) in enumerate(entry.functions):
+                scope.update({f"f{k}_{j}": function, f"c{k}_{j}": code, f"d{k}_{j}": defaults,
+                              f"k{k}_{j}": kwdefaults})
+                terms.append(f"f{k}_{j}.__code__ is c{k}_{j} and f{k}_{j}.__defaults__ is d{k}_{j} and "
+                             f"f{k}_{j}.__kwdefaults__ is k{k}_{j}")
+            continue
         namespace, name, obj, present = entry
-        if (namespace.get(name, _MISSING) is not obj) if present else name in namespace:
-            return False
-    return True
+        scope[f"n{k}"], scope[f"o{k}"] = namespace, obj
+        terms.append(f"n{k}.get({name!r}, _s2s_missing) is o{k}" if present else f"{name!r} not in n{k}")
+    text = f"def unchanged():\n    return {' and '.join(terms) or 'True'}\n"
+    exec(compile(text, "<s2s watch>", "exec"), scope)
+    return scope["unchanged"]
 
 
 # ---------------------------------------------------------------- the dispatcher
@@ -182,9 +246,12 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     path (`general`), which makes or finds the derivative and installs the fast path for such arguments."""
     root = root_function(fn)
     code = root.__code__
-    watched = bool(lowered(fn).dependencies or _numeric_globals(fn)) if not hasattr(fn, "__s2s__") else True
+    watched = any(not (isinstance(owner, PartsOf) and owner.function is root) for owner, _, _ in
+                  lowered(fn).dependencies) or bool(_numeric_globals(fn)) \
+        if not hasattr(fn, "__s2s__") else True
     positional = code.co_argcount
     keyword_only = bool(code.co_kwonlyargcount)
+    names = code.co_varnames[:positional + code.co_kwonlyargcount]
     numba = options.backend == "numba"
     cache: dict = {}            # (the arguments' types, shapes and dtypes) -> generated function
     table: dict = {}            # the fast path: the arguments' types -> generated function, or a router
@@ -196,18 +263,26 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
+        args = foreign.plain(args, names)       # subclasses of ndarray: read as arrays, or refused (np.ma, matrix)
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
             if not numba else numba_backend.call_key(args)
         function = cache.get(key)
-        if watched and (function is None or watch and not _unchanged(watch)):
-            if stale(fn) or _GENERATION.get(root, 0) != generation[0]:
-                # a function fn calls by name was rebound (seen here or by another derivative of fn): made anew
+        recode = root.__code__ is not namespace["_s2s_code"]          # `f.__code__ = ...` (autoreload)
+        if watched and (function is None or watch and not namespace["_s2s_check"]()) or recode:
+            if stale(fn) or _GENERATION.get(root, 0) != generation[0] or recode:
+                namespace["_s2s_code"] = root.__code__
+                # a function fn calls by name was rebound (seen here or by another derivative of fn): made anew,
+                # not found in the pipeline's cache either (stale clears it for the function it was asked about)
+                with _LOCK:
+                    pipeline._CACHE.pop(fn, None)
+                    pipeline._VERIFIED.pop(fn, None)
                 cache.clear()
                 table.clear()
                 shaped.clear()
                 function = None
                 generation[0] = _GENERATION.get(root, 0)
             watch[:] = _watch_list(fn)
+            namespace["_s2s_check"] = _checker(watch)
         through = None
         if function is None:
             function = compiled(fn, options, args, check)[1]        # containers, other libraries: by kind...
@@ -216,7 +291,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
                 cache[key] = function
             elif not numba:
                 through = foreign.call              # Dask arrays: never computed by derivative code
-        if not watched or _unchanged(watch):
+        if not watched or namespace["_s2s_check"]():
             _install(args, function, table, shaped, route_to, numba)
         try:
             return function(*args) if through is None else through(function, args)
@@ -233,7 +308,8 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
         shaped.clear()
         return general(args, {}, True)
 
-    namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_unchanged": _unchanged,
+    namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_check": _checker(watch),
+                 "_s2s_root": root, "_s2s_code": code,
                  "_s2s_annotate": annotate, "_s2s_changed": GlobalChanged, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
                  "_s2s_scalars": _LIST_SCALARS, "_s2s_fast": fast}     # (fast: held as long as the entry is)
 
@@ -303,12 +379,20 @@ def _entry(root: Callable, namespace: dict, general: Callable) -> Callable:
         text = ("def derivative(*args, **kwargs):\n"
                 "    return _s2s_general(args, kwargs)\n")
     else:
-        signature = ", ".join(params[:code.co_posonlyargcount] + ["/"] * bool(code.co_posonlyargcount) +
-                              params[code.co_posonlyargcount:])
+        defaulted = len(root.__defaults__ or ())
+        # a parameter left to its default gets the one root has when it is called (`f.__defaults__ = (10.0,)`
+        # rebinds them), not the one it had when the derivative was made
+        named = [f"{p}=_s2s_unset" if k >= len(params) - defaulted else p for k, p in enumerate(params)]
+        signature = ", ".join(named[:code.co_posonlyargcount] + ["/"] * bool(code.co_posonlyargcount) +
+                              named[code.co_posonlyargcount:])
         arguments = ", ".join(params) + ("," if len(params) == 1 else "")
+        fill = "".join(f"    if {p} is _s2s_unset:\n        {p} = _s2s_default({len(params) - k})\n"
+                       for k, p in enumerate(params) if k >= len(params) - defaulted)
         text = (f"def derivative({signature}):\n"
+                f"{fill}"
                 f"    _s2s_function = _s2s_table.get(({''.join(f'type({p}), ' for p in params)}))\n"
-                f"    if _s2s_function is None or _s2s_watch and not _s2s_unchanged(_s2s_watch):\n"
+                f"    if _s2s_function is None or _s2s_watch and not _s2s_check() or "
+                f"_s2s_root.__code__ is not _s2s_code:\n"
                 f"        return _s2s_general(({arguments}), {{}})\n"
                 f"    try:\n"
                 f"        return _s2s_function({', '.join(params)})\n"
@@ -318,8 +402,16 @@ def _entry(root: Callable, namespace: dict, general: Callable) -> Callable:
                 f"        _s2s_annotate(_s2s_exc, _s2s_function)\n"
                 f"        raise\n"
                 f"    return _s2s_general(({arguments}), {{}})\n")
-    scope = dict(namespace)
-    exec(compile(text, "<s2s dispatcher>", "exec"), scope)
-    derivative = scope["derivative"]
-    derivative.__defaults__ = root.__defaults__ if plain else None
-    return derivative
+    def default(k: int) -> Any:
+        """root's default for its k-th parameter from the end, as it is now."""
+        defaults = root.__defaults__ or ()
+        if k > len(defaults):
+            raise TypeError(f"{root.__qualname__}() missing its argument {params[-k]!r} (it has no default now)")
+        return defaults[-k]
+
+    namespace.update(_s2s_unset=_UNSET, _s2s_default=default)     # (general updates _s2s_code in it)
+    exec(compile(text, "<s2s dispatcher>", "exec"), namespace)
+    return namespace["derivative"]
+
+
+_UNSET = type("unset", (), {"__repr__": lambda self: "<the function's default>"})()

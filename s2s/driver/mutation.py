@@ -11,6 +11,11 @@ and a method run again by its rule would find the state its calls left. So
   s2s's reading of the method writes into nothing (its object, a list or array it holds, a global) and draws no
   random number: refused at the call otherwise, naming the write and the call (`a = cell.step(x); b = cell.step(2 * x)`
   with `self.h = self.h * 0.5 + x` in `step` would otherwise differentiate both calls at the last state).
+
+A call of a function without a rule or a source that s2s reads (a compiled smoother, `np.random.shuffle`), given a
+differentiated value while an argument may be an array, is refused (`refuse_opaque_writers`): it may write into the
+array, which is never taken for a constant. Library calls whose writes s2s knows are followed as assignments
+(s2s/frontend/desugar/writers.py).
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from s2s import runtime
-from s2s.errors import RefusedWhenRun, S2SError, UnsupportedSyntax
+from s2s.errors import NoDerivativeRule, RefusedWhenRun, S2SError, UnsupportedSyntax
 from s2s.ir.core import Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, stmt_blocks, walk
 from s2s.rules import registry
 
@@ -292,3 +297,81 @@ def not_held(value: Any, obj: Any, method: str, loc: Loc | None) -> None:
 
 not_held._s2s_effect = True         # type: ignore[attr-defined]  # a check: never dropped
 registry.nondifferentiable(not_held)
+
+
+# ---------------------------------------------------------------- a call that may write into an array it is given
+
+# functions that read their arguments and write none of them (beside those with a rule, a definition, or declared
+# nondifferentiable, which the registry says compute a value from their arguments)
+_READERS = {print, repr, str, format, isinstance, issubclass, type, id, hash, callable, hasattr, len, iter, sorted,
+            bool, range, enumerate, zip, map, filter, any, all, divmod, input}
+_READER_MODULES = ("numpy.testing", "logging", "warnings", "math", "time", "pprint")
+# NumPy's functions that write into an argument without an out= (lowering refuses out= and copyto, place, put...)
+_NUMPY_WRITERS = {"shuffle"}
+
+
+def _writes_nothing(prim: Any) -> bool:
+    """Whether a call of prim is known to write into none of its arguments."""
+    try:
+        if prim in _READERS:
+            return True
+    except TypeError:                   # an unhashable callable
+        pass
+    if (registry.find_adjoint(prim) is not None or registry.find_tangent(prim) is not None
+            or registry.linear_argnums(prim) is not None or registry.is_nondifferentiable(prim)
+            or registry.is_elementwise(prim) or registry.refusal(prim) is not None
+            or registry.definition(prim) is not None or registry.find_complex_adjoint(prim) is not None):
+        return True
+    if getattr(prim, "_s2s_effect", False) or isinstance(prim, type):
+        return True     # a method of an object (refuse_hidden_changes checks it), a class built (lowering's)
+    module = getattr(prim, "__module__", None) or ""      # (a slot of a type, np.ndarray.__setitem__: none)
+    if module.startswith("s2s") or module in _READER_MODULES or module.startswith(_READER_MODULES):
+        return True                     # s2s's own helpers; logging and the like
+    if module.startswith("numpy") and not module.startswith("numpy.random"):
+        return getattr(prim, "__name__", "") not in _NUMPY_WRITERS
+    return False
+
+
+def refuse_opaque_writers(fn: Function, wrt: list[int], param_kinds: list) -> Function:
+    """Refuse a call of a function without rule or source (a library's, a compiled one) given a differentiated
+    value while an argument may be an array: it may write into that array (`_smooth(params, data, yhat, xhat)`
+    filling yhat, `np.random.shuffle(x)`), which s2s would not follow, so the array is never taken for a
+    constant. Its result, if used, needs a rule anyway; a call given only numbers writes into nothing."""
+    known: dict[int, bool] = {}          # id(prim) -> _writes_nothing (prims outlive the function)
+    candidates = []
+    for op in walk(fn.body):
+        if isinstance(op, Op):
+            reads = known.get(id(op.prim))
+            if reads is None:
+                reads = known[id(op.prim)] = _writes_nothing(op.prim)
+            if not reads:
+                candidates.append(op)
+    if not candidates:
+        return fn
+    from s2s.analysis.activity import useful_values, value_kinds, varied_values
+    varied = varied_values(fn, wrt)
+    useful = None
+    kinds = None
+    for op in candidates:
+        given = list(op.args) + list(op.kwargs.values())
+        if not any(isinstance(a, Value) and id(a) in varied for a in given):
+            continue
+        if useful is None:
+            useful = useful_values(fn)
+        if any(id(o) in useful for o in op.outs):
+            continue            # its result has a derivative: the transform asks for its rule (missing_rule)
+        if kinds is None:
+            kinds = value_kinds(fn, param_kinds)
+        arrays = [a for a in given if isinstance(a, Value) and kinds.get(id(a)) != "scalar"]
+        if not arrays:
+            continue
+        from s2s.ir.core import prim_name
+        shown = prim_name(op.prim)
+        raise NoDerivativeRule(
+            f"{shown} is given a value with a derivative, has no derivative rule, and is not code s2s reads (a "
+            f"library's or a compiled function): it may write into an array it is given ({arrays[0].name}), which "
+            f"s2s would not follow (the gradient would take that array for a constant)", op.loc,
+            hint=f"register a rule for {shown} with @s2s.adjoint (and @s2s.tangent), write the computation in "
+                 f"Python or NumPy, or call it outside the differentiated function; if it writes nothing, "
+                 f"s2s.stop_gradient(...) its arguments")
+    return fn

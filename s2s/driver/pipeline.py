@@ -4,7 +4,8 @@
 differentiate it again), the transform, the optimizing passes, each followed by the verifier. `generate` emits and
 compiles its result; `compiled` caches it per function object (weakly: dropping the function frees it) and per
 (wrt, mode, options, argument kinds and, when specialized, shapes), and in the checking mode compares a new
-derivative's reading of the function with Python's.
+derivative's reading of the function with Python's, and its derivative along a random direction with the other
+mode's (s2s/driver/selfcheck.py).
 """
 from __future__ import annotations
 
@@ -132,6 +133,7 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
     base = checked(guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     base = mutation.refuse_hidden_changes(base, list(options.wrt))         # an object a method call changed
+    base = mutation.refuse_opaque_writers(base, list(options.wrt), kinds)  # a compiled function's writes
     if base.scalar_checks:
         found = value_kinds(base, kinds)
         for (value, *others), loc, message in base.scalar_checks:     # fine if the value is a number, or
@@ -367,6 +369,7 @@ def annotate(exc: BaseException, function: Callable) -> None:
 
 
 def call(function: Callable, args: tuple) -> Any:
+    args = foreign.plain(args)          # subclasses of ndarray as compiled() took them (np.memmap: an array)
     try:
         return foreign.call(function, args)         # Dask arrays: never computed by derivative code
     except Exception as exc:
@@ -483,6 +486,7 @@ def _signature(args: tuple) -> tuple:
 def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = None) -> tuple[str, Callable]:
     """(source, function) of fn's derivative for arguments like args: from the cache, or made once.
     In the checking mode a new derivative's reading of fn is first compared with Python's on args."""
+    args = foreign.plain(args, _all_param_names(fn))   # a subclass of ndarray: read as an array, or refused
     signature = _signature(args)
     shaped = specializes(options)           # the shape pass: arrays' shapes are part of the key
     with _LOCK:
@@ -500,6 +504,7 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
         if selfcheck.enabled(check) and key not in verified and not foreign.has_dask(args):  # (Dask: computes)
             try:
                 _verify_reading(fn, options, args, entry[1])
+                _verify_derivative(fn, options, args, entry)
             except BaseException:
                 table.pop(key, None)
                 raise
@@ -666,14 +671,30 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
                       run, selfcheck.draws_random(prims))
 
 
+def _verify_derivative(fn: Callable, options: Options, args: tuple, entry: tuple[str, Callable]) -> None:
+    """The checking mode: the new derivative along one random direction against the other mode's, or central
+    differences (selfcheck.check_derivative). Not for derivatives of derivatives, Hessian-vector products, has_aux
+    or Numba's backend."""
+    if hasattr(fn, "__s2s__") or options.has_aux or options.backend != "python" or options.mode == "hvp":
+        return
+    root = root_function(fn)
+    prims = [s.prim for s in walk(lowered(root).body) if isinstance(s, Op)]
+
+    def other(mode: str, several: bool, with_value: bool) -> Callable:
+        made = dataclasses.replace(options, several=several, mode=mode, with_value=with_value, checkpoint=None)
+        return compiled(fn, made, args, check=False)[1]
+    selfcheck.check_derivative(root.__qualname__, root, options, args, entry, prims, other, call)
+
+
 def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:
-    """All of fn's arguments, positionally: keywords placed, defaults filled in."""
+    """All of fn's arguments, positionally: keywords placed, defaults filled in; a subclass of ndarray read as an
+    array, or refused (s2s/driver/foreign.py: plain)."""
     root = root_function(fn)
     if not kwargs and len(args) == root.__code__.co_argcount and not root.__code__.co_kwonlyargcount:
-        return args
+        return foreign.plain(args, _all_param_names(fn))     # (a subclass of ndarray: an array, or refused)
     bound = inspect.signature(root).bind(*args, **kwargs)
     bound.apply_defaults()
-    return tuple(bound.arguments.values())
+    return foreign.plain(tuple(bound.arguments.values()), _all_param_names(fn))
 
 
 def _defaults(fn: Callable, derivative: Function) -> tuple:

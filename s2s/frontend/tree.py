@@ -31,6 +31,23 @@ class AttributeOf:
     holder: Any
 
 
+class PartsOf:
+    """The owner in a dependency on what a function s2s read is made of: its `__code__` (IPython's autoreload
+    replaces it), `__defaults__` and `__kwdefaults__` (Function.dependencies). It holds the function weakly: the
+    function's own IR, cached while the function lives, names it (`function` is None once it is freed)."""
+    __slots__ = ("_ref",)
+
+    def __init__(self, function: Any):
+        self._ref = weakref.ref(function)
+
+    @property
+    def function(self) -> Any:
+        return self._ref()
+
+
+FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+
+
 @dataclass(frozen=True, eq=False)
 class ItemOf:
     """The owner in a dependency on an item of a dict (`LOSSES["mse"](x)`: a function read from a global dict)."""

@@ -34,7 +34,7 @@ from s2s.frontend import parsing
 from s2s.frontend.desugar import helpers
 from s2s.frontend.parse import parse_function
 from s2s.frontend.policy import is_user_function, library_owned, plain_function
-from s2s.frontend.tree import ParsedFunction
+from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, ParsedFunction, PartsOf
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.naming import Namer
 from s2s.kept import FunctionTable
@@ -319,9 +319,12 @@ class Lowerer:
                                  hint="return the array it fills instead, or write into a copy")
             written.append(node.args.args.index(next(a for a in node.args.args if a.id == name)))
             finals.append(final)
+        own = self.parsed.fn          # its code and defaults, read now (a helper's defaults are folded in)
+        parts = [(PartsOf(own), part, getattr(own, part)) for part in FUNCTION_PARTS] \
+            if isinstance(own, types.FunctionType) else []
         return Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
                         scalar_checks=self.scalar_checks,
-                        dependencies=self.dependencies + list(self.parsed.attributes.values()),
+                        dependencies=self.dependencies + list(self.parsed.attributes.values()) + parts,
                         result_shares=tuple(i for i, p in enumerate(params) if id(p) in shared),
                         param_writes=tuple(written),
                         writes_arguments=self.argument_write if self.written & self.param_bases else None)
@@ -811,7 +814,12 @@ class Lowerer:
                 if not hasattr(base, node.attr):
                     raise self.error(f"module {getattr(base, '__name__', base)!r} has no attribute {node.attr!r}",
                                      node, cls=S2SError)
-                return True, getattr(base, node.attr)
+                value = getattr(base, node.attr)
+                if is_user_function(plain_function(value)):
+                    # `hmod.helper(x)`: made anew when the module's name is bound to another function
+                    # (monkeypatched, or the module reloaded)
+                    self.dependencies.append((AttributeOf(base), node.attr, inspect.getattr_static(base, node.attr)))
+                return True, value
         return False, None
 
     def name(self, name: str, node: gast.AST) -> Atom:
@@ -1060,6 +1068,8 @@ class Lowerer:
                                         "return the new value from the method instead of storing it")
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
+        if attr == "copy" and not node.args and not node.keywords:
+            function = runtime.copy_method      # a list's copy is a list (np.copy would make an array of it)
         if not callable(function):
             list_way = {"pop": "read the item, then pop in a statement of its own: `y = xs[0]; xs.pop(0)` (s2s "
                                "reads xs.pop(i) on a local list in a statement that reads xs nowhere else)",

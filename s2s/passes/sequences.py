@@ -8,6 +8,8 @@ arguments the derivative is made for:
 - `a * n` / `n * a` on a container and a number into `runtime.repeat(a, n)`, whose adjoint sums the copies;
 - a NumPy reduction or ufunc given a tuple or list (`np.sum([a * b, a])`) reads it as `np.array(...)` first;
 - `for k in d:` over a dict, read by index when lowered, into its keys;
+- `x.copy()` (lowered as runtime.copy_method) into np.copy of an array, list(x) of a list (a dict's copy stays
+  copy_method, whose adjoint is the identity);
 - `p.w` of a namedtuple argument into `p[k]`, k the position of the field w;
 - `np.r_[a, b]` and `np.c_[a, b]` (index objects that build arrays) into the concatenations they are;
 - `max(a, b)` / `min(a, b)` of two tuples or lists (compared item by item, as in `min((cost, x) for x in xs)`),
@@ -109,6 +111,15 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
     sequences_held = {k for k, kind in kinds.items() if _sequence(kind)}     # values that are tuples or lists
     for stmt in list(walk(fn.body)):
         if not isinstance(stmt, Op):
+            continue
+        if stmt.prim is runtime.copy_method:        # `x.copy()`: as its kind copies itself
+            kind = _kind(stmt.args[0], kinds)
+            if kind in NUMERIC or kind == "slice":
+                stmt.prim = np.copy
+                changed = True
+            elif _sequence(kind) and kind[0] != "tuple":
+                stmt.prim = builtins.list
+                changed = True
             continue
         extremum = stmt.prim is builtins.max or stmt.prim is builtins.min
         if stmt.prim is not operator.getitem and stmt.prim is not runtime.setitem and not extremum and not any(

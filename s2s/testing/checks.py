@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from s2s.driver.selfcheck import modes_compared_by_caller
 from s2s.testing.gradcheck import _leaves
 
 __all__ = ["check_grads", "GradCheckError", "Tolerance", "tolerance_for"]
@@ -264,6 +265,7 @@ def _indices(f: Callable, args: tuple, wrt: Any) -> tuple[tuple[int, ...], list[
     return indices, labels
 
 
+@modes_compared_by_caller
 def check_grads(f: Callable, args: Sequence[Any], order: int = 2, modes: Sequence[str] = MODES, wrt: Any = None,
                 *, rtol: float | None = None, atol: float | None = None, eps: float | None = None,
                 seed: int = 0) -> None:

@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from s2s.driver.selfcheck import modes_compared_by_caller
+
 
 def _as_array(value: Any) -> np.ndarray:
     return np.array(value, dtype=np.float64)
@@ -62,6 +64,7 @@ def _replace(value: Any, path: str, new: Any) -> Any:
     raise KeyError(path)
 
 
+@modes_compared_by_caller
 def check_grad(f: Callable, *args: Any, wrt: Any = 0, rtol: float = 1e-5, atol: float = 1e-6,
                eps: float = 1e-6, seed: int = 0) -> Any:
     """Compare s2s.grad(f, wrt) at args with central differences; return the gradient.

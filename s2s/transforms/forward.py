@@ -43,7 +43,7 @@ from s2s.ir.core import (
 )
 from s2s.ir.naming import Namer, tangent_hint
 from s2s.rules import registry
-from s2s.transforms.common import MASKING, inner_object, keyword_position, missing_rule, rule_dead_code
+from s2s.transforms.common import MASKING, inner_object, keyword_position, missing_rule, rule_dead_code, singular
 from s2s.transforms.rule_copies import copy_rule
 from s2s.transforms.rule_inline import with_keywords
 
@@ -165,7 +165,8 @@ class _Forward:
             contribution = self.contribution(op, i, t, out)
             if contribution is None:
                 continue
-            if elementwise and isinstance(t, Value) and id(t) in self.masked:
+            if elementwise and isinstance(t, Value) and (id(t) in self.masked or singular(op) and not
+                                                         self.is_scalar(ans)):
                 masked = self.fresh(tangent_hint(ans))
                 out.append(Op(runtime._masked, [contribution, t], [masked], loc=op.loc))
                 contribution = masked

@@ -55,6 +55,7 @@ from s2s.rules import registry
 from s2s.transforms import elements
 from s2s.transforms.checkpoint import reverse_loop as reverse_checkpointed
 from s2s.transforms.common import MASKING, inner_object, keyword_position, missing_rule, rule_dead_code
+from s2s.transforms.common import singular as singular_at
 from s2s.transforms.rule_copies import copy_rule
 from s2s.transforms.rule_inline import with_keywords
 
@@ -212,6 +213,10 @@ class _Reverse:
             for i in needed:
                 element = self.fresh(adjoint_hint(op.args[i]))
                 out.append(Op(runtime._item, [g, Const(keys[i - offset])], [element], loc=op.loc))
+                if self.kinds.get(id(op.args[i])) == "array":
+                    # an item no read of the container reached is 0.0 (_item): smaller than the array, as a lazy
+                    # adjoint is (the gradient handed back is filled to the argument's shape: runtime._fill)
+                    self.lazy.add(id(element))
                 element = self.real_part(op.args[i], element, self.complex.of(op.outs[0]), out, op.loc)
                 self.accumulate(op.args[i], element, out, op.loc)
             return
@@ -249,11 +254,12 @@ class _Reverse:
         masked, kinds = self.masked, self.kinds
         lazy_results = (elementwise and self.is_lazy(g)) or spreads
         masking = prim in MASKING
+        singular = elementwise and g.__class__ is Value and singular_at(op) and not self.is_scalar(op.outs[0])
         inputs = None
         for i in needed:
             arg, contribution = positional[i], results[i]
             g_masked = elementwise and g.__class__ is Value and id(g) in masked
-            if g_masked:         # before unbroadcasting: g has the result's shape
+            if g_masked or singular:     # before unbroadcasting: g has the result's shape
                 zeroed = self.fresh(adjoint_hint(arg))
                 out.append(Op(runtime._masked, [contribution, g], [zeroed], loc=op.loc))
                 contribution = zeroed

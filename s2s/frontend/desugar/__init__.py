@@ -10,6 +10,8 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
 - `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
   inactive context managers become calls that run as Python runs them;
+- `writers`: `operator.setitem(y, i, v)`, `operator.iadd(y, v)`, `np.copyto`, `np.place`, `np.put` on a
+  variable of the function, as the assignments they are;
 - `odeint_closures`: the variables odeint's right-hand side reads passed through its `args=`;
 - `keyed_extrema`: `max(xs, key=f)` / `min(xs, key=f)` as the loop Python runs;
 - `partials`: a `functools.partial` made in the function and only called: calls of the function it wraps;
@@ -59,6 +61,7 @@ from s2s.frontend.desugar import (
     reversed_items,
     signature,
     statements,
+    writers,
     zips,
 )
 
@@ -68,8 +71,8 @@ if TYPE_CHECKING:
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
-REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
-            keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
+REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
+            odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
             reductions.rewrite, inline_gradients.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)

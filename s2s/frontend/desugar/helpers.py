@@ -54,6 +54,15 @@ def call_method(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
 call_method._s2s_effect = True      # type: ignore[attr-defined]  # `rng.normal()`: may change obj (optimize.is_pure)
 
 
+def assert_array(value: Any, function: str) -> None:
+    """Before `y += v`, read from `operator.iadd(y, v)` (writers.py): the call writes into an array (or extends
+    a list), as `y += v` does; on a number or a tuple it returns a new value and leaves y as it was."""
+    if not isinstance(value, (np.ndarray, list)) and not type(value).__module__.startswith(("dask", "cupy")):
+        raise ValueError(f"s2s: operator.{function}(y, ...) on a {type(value).__name__} returns a new value and "
+                         f"leaves y as it was; s2s reads the call as an in-place write into an array. Write "
+                         f"y = operator.{function.removeprefix('i')}(y, ...) instead")
+
+
 def keys_of(table: Any) -> list:
     """The keys of a dict, as a list: they carry no derivative (its values do)."""
     return list(table)
