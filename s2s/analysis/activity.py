@@ -212,6 +212,10 @@ def _is_scalar_const(atom: Atom) -> bool:
 
 # "scalar" | "array" | ("tuple" | "list", kinds or None) | ("list*", kind of every item)
 # | ("dict", ((key, kind), ...)) | "slice" (a slice made when the function runs) | "other"
+def _unset(atom: Atom) -> bool:
+    return atom.__class__ is Const and atom.value is UNDEFINED
+
+
 def _join(a: Kind, b: Kind) -> Kind:
     if a == b:
         return a
@@ -433,7 +437,8 @@ def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
                 block(stmt.then)
                 block(stmt.orelse)
                 for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    kinds[id(o)] = _join(kind(a), kind(b_))
+                    # (UNDEFINED: the side where the value is never read; the other side's kind)
+                    kinds[id(o)] = kind(b_) if _unset(a) else kind(a) if _unset(b_) else _join(kind(a), kind(b_))
             else:
                 if isinstance(stmt, For):
                     kinds[id(stmt.index)] = "scalar"
