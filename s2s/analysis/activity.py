@@ -381,6 +381,11 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         if is_container(items) and items[1] is not None and len(set(items[1])) == 1:
             return ("list*", items[1][0])
         return ("list", None)
+    from_kinds = registry.kind_from_arguments(prim)
+    if from_kinds is not None:              # a kind that follows from the arguments' (s2s.fixed_point's is x0's)
+        found = from_kinds(arg_kinds)
+        if found is not None:
+            return found
     try:
         declared = registry.result_kind(prim, [a.value if isinstance(a, Const) else registry.UNKNOWN for a in op.args],
                                         {k: a.value if isinstance(a, Const) else registry.UNKNOWN

@@ -519,6 +519,8 @@ def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:
     root = root_function(fn)
     if not kwargs and len(args) == root.__code__.co_argcount and not root.__code__.co_kwonlyargcount:
         return args
+    if not kwargs and len(args) == getattr(fn, "__s2s_arity__", None):      # a jvp: f's arguments, then tangents
+        return args
     bound = inspect.signature(root).bind(*args, **kwargs)
     bound.apply_defaults()
     return tuple(bound.arguments.values())

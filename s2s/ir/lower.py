@@ -41,7 +41,7 @@ from s2s.frontend.tree import ParsedFunction
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.lower_try import lower_try
 from s2s.ir.naming import Namer
-from s2s.rules import registry
+from s2s.rules import autograd_primitives, registry
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
 RAISED = "$raised"      # TRUE once the path has raised: nothing after runs, a join ignores it
@@ -1062,6 +1062,8 @@ class Lowerer:
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if is_user_function(callee):
             return self.inline_call(callee, args, kwargs, node)
+        if autograd_primitives.is_primitive(callee):      # `@autograd.extend.primitive`: autograd's defvjp/defjvp
+            autograd_primitives.prepare(callee, len(args), list(kwargs), self.parsed.loc(node))
         defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None
         if defined is not None:                 # rules/definitions.py: np.ptp(x) is np.max(x) - np.min(x)
             return self.inline_call(defined, args, kwargs, node)
