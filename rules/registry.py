@@ -169,7 +169,8 @@ _KINDS_FROM_ARGUMENTS: dict[Any, Callable] = {}
 
 def result_kind_from(*prims: Any, kind: Callable) -> None:
     """Declare functions whose result's kind follows from their arguments' kinds (s2s.fixed_point's is its x0's):
-    kind(argument kinds) gives it for activity analysis, or None where it cannot say."""
+    kind(argument kinds) gives it for activity analysis, or None where it cannot say; a list gives one kind per
+    output of an operation with several (a call of a recursion's derivative function: transforms/recursion.py)."""
     for prim in prims:
         _KINDS_FROM_ARGUMENTS[_key(prim)] = kind
 

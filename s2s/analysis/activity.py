@@ -210,12 +210,12 @@ def _is_scalar_const(atom: Atom) -> bool:
                                         or atom.value is None or atom.value is UNDEFINED)
 
 
-# "scalar" | "array" | ("tuple" | "list", kinds or None) | ("list*", kind of every item)
-# | ("dict", ((key, kind), ...)) | "slice" (a slice made when the function runs) | "other"
 def _unset(atom: Atom) -> bool:
     return atom.__class__ is Const and atom.value is UNDEFINED
 
 
+# "scalar" | "array" | ("tuple" | "list", kinds or None) | ("list*", kind of every item)
+# | ("dict", ((key, kind), ...)) | "slice" (a slice made when the function runs) | "other"
 def _join(a: Kind, b: Kind) -> Kind:
     if a == b:
         return a
@@ -436,6 +436,10 @@ def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
                     k = "scalar"
                 if k is None:
                     k = _op_kind(stmt, kind)
+                if k.__class__ is list:         # one kind per output (a call of a recursion's derivative function)
+                    for o, each in zip(stmt.outs, k):
+                        kinds[id(o)] = each
+                    continue
                 for o in stmt.outs:
                     kinds[id(o)] = k
             elif isinstance(stmt, If):

@@ -12,6 +12,7 @@ import dataclasses
 import inspect
 import operator
 import os
+import sys
 import threading
 import types
 import weakref
@@ -32,7 +33,7 @@ from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
-from s2s.passes import sequences
+from s2s.passes import sequences, type_tests
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
 from s2s.passes.optimize import (
@@ -49,6 +50,7 @@ from s2s.passes.optimize import (
 from s2s.passes.specialize import specialize
 from s2s.passes.unroll import unroll
 from s2s.transforms.forward import PARAMETER, forward_function
+from s2s.transforms import recursion
 from s2s.transforms.reverse import reverse_function
 
 __version__ = "0.1.0"
@@ -110,16 +112,38 @@ def resolve_mode(options: Options, kinds: Sequence[Kind], names: Sequence[str] =
 
 def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
     """shapes: the arguments' abstract values (s2s/analysis/shapes.py) when the derivative is specialized on them; then
-    on the global arrays' too (checked on entry: s2s/analysis/global_shapes.py)."""
-    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept():
-        return _derivative_ir(fn, options, param_kinds, shapes)
+    on the global arrays' too (checked on entry: s2s/analysis/global_shapes.py). The derivative functions of a
+    recursion it calls (s2s/transforms/recursion.py) go through the same passes."""
+    with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept(), \
+            recursion.session(lambda ir, kinds: _callee_ir(ir, kinds, options)) as made:
+        result = _derivative_ir(fn, options, param_kinds, shapes)
+        if made and (options.checkpoint is not None or options.backend != "python"):
+            what = "checkpoint=" if options.checkpoint is not None else f"backend={options.backend!r}"
+            raise S2SError(f"s2s differentiates recursion with derivative functions that call each other; {what} "
+                           f"does not take them yet", result.loc, hint="drop " + what)
+        for callee in made:
+            with complex_values.argument_bits(callee.argument_bits):
+                callee.fn = verify(optimize_ir(checked(callee.fn), list(callee.kinds), [], options.optimize,
+                                               final=True))
+        return result
+
+
+def _callee_ir(fn: Function, kinds: list, options: Options) -> Function:
+    """A recursive function's IR as a transform takes it: the passes _derivative_ir runs before the transform."""
+    fn = checked(sequences.resolve(type_tests.fold(fn, kinds), kinds))
+    fn = checked(guard_writes(fn, list(range(len(fn.params))), None))
+    if specializes(options):
+        fn = checked(unroll(fn, kinds))
+    if options.optimize:
+        fn = optimize_ir(fn, kinds, [], options.optimize, final=False)
+    return fn
 
 
 def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
     kinds = list(param_kinds)
     auto = options.mode == "auto"
     options = resolve_mode(options, kinds)[0]
-    base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
+    base = checked(sequences.resolve(type_tests.fold(function_ir(fn, kinds), kinds), kinds))
     base = checked(guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     base = mutation.refuse_hidden_changes(base, list(options.wrt))         # an object a method call changed
     if base.scalar_checks:
@@ -329,6 +353,11 @@ def annotate(exc: BaseException, function: Callable) -> None:
     loc = lines.get(lineno)
     if loc is None:
         return
+    if isinstance(exc, RecursionError):         # the recursion of a recursive function, in its derivative functions
+        raise RefusedWhenRun(f"the recursion went deeper than Python's recursion limit ({sys.getrecursionlimit()}) "
+                             f"in the derivative", loc,
+                             hint="raise the limit with sys.setrecursionlimit(...), or write the recursion as a loop "
+                                  "(s2s differentiates loops without a stack of Python frames)") from None
     if isinstance(exc, TypeError) and not isinstance(exc, S2SError) and str(exc).startswith(_NON_SCALAR):
         # the reverse sweep's seed found an array output: at the function's place, as forward mode says it
         raise NonScalarOutput(str(exc).split("; use ")[0], loc, hint=_NON_SCALAR_HINT) from exc

@@ -14,7 +14,8 @@ Accepts what the fence lets through. Guarantees, for the IR it returns:
 - free names are resolved to the objects they name: functions and modules are
   constants; global and closure data become `free_name` reads at run time;
 - a call to one of the user's own functions is inlined: the callee is lowered
-  once (cached) and its body copied in; recursion is refused;
+  once (cached) and its body copied in; a recursive call is an operation calling the function
+  (s2s/ir/lower_recursion.py);
 - a `raise` ends its path: a branch that raises adds nothing to what the variables may hold after the branch;
 - `try` is lowered by s2s/ir/lower_try.py (a branch on how the body, run as Python runs it, ended).
 """
@@ -39,6 +40,7 @@ from s2s.frontend.parse import parse_function
 from s2s.frontend.policy import is_user_function, library_owned, plain_function
 from s2s.frontend.tree import ParsedFunction
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
+from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
 from s2s.ir.naming import Namer
 from s2s.rules import autograd_primitives, registry
@@ -1071,10 +1073,8 @@ class Lowerer:
 
     def inline_call(self, callee: types.FunctionType, args: list[Atom], kwargs: dict[str, Atom], node: Any) -> Atom:
         """A call to one of the user's functions is replaced by the callee's body (lowered once, cached)."""
-        if callee in self.call_stack:
-            chain = " -> ".join(f.__qualname__ for f in [*self.call_stack, callee])
-            raise self.error(f"recursive call to {callee.__qualname__} ({chain}): s2s does not differentiate "
-                             f"recursion", node, hint="write the recursion as a loop")
+        if callee in self.call_stack:         # a call of the function itself (lower_recursion.py)
+            return recursive_call(self, callee, args, kwargs, node)
         try:
             bound = inspect.signature(callee).bind(*args, **kwargs)
         except TypeError as exc:
