@@ -337,3 +337,35 @@ def test_the_derivative_reads_as_a_branch():
     assert "failure = try_body(benchmark_try_body, (ZeroDivisionError,), x)" in text
     assert "completed = failure is None" in text and "if completed:" in text
     assert "try:" not in code(text)           # derivative code never catches an exception itself
+
+
+def euler_with_a_guard(x, n):
+    y = x
+    for _ in range(n):
+        try:
+            y = y + math.sqrt(y) * 0.1
+        except ValueError:
+            y = -y
+    return y
+
+
+def test_a_try_in_a_checkpointed_loop_runs_again_as_it_is():
+    for x in (1.3, -0.4):
+        plain = s2s.grad(euler_with_a_guard, mode="reverse")(x, 20)
+        assert s2s.grad(euler_with_a_guard, checkpoint=3)(x, 20) == pytest.approx(plain, rel=1e-14)
+        assert plain == pytest.approx(central(lambda v: euler_with_a_guard(v, 20), x), rel=1e-6)
+
+
+def draws_in_else(x):
+    try:
+        y = math.log(x)
+    except ValueError:
+        y = 0.0
+    else:
+        y = y + 0.0 * np.random.normal()       # `else` runs once: not the body run as written
+    return y * x
+
+
+def test_else_is_not_run_twice_so_it_may_draw():
+    np.random.seed(0)
+    assert s2s.grad(draws_in_else)(2.0) == pytest.approx(math.log(2.0) + 1.0)

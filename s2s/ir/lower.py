@@ -435,6 +435,9 @@ class Lowerer:
         """The path ends here with an exception."""
         self.env[RAISED] = TRUE
 
+    def has_raised(self) -> bool:
+        return self.env.get(RAISED) is TRUE
+
     @staticmethod
     def stored_names(nodes: list[gast.AST]) -> list[str]:
         return _stored_names(nodes)

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import gast
 import numpy as np
 
+from s2s import runtime
 from s2s.errors import UnsupportedSyntax
 from s2s.frontend.desugar import helpers
 from s2s.frontend.desugar.tries import probe_body
@@ -67,7 +68,6 @@ def lower_try(lw: "Lowerer", node: gast.Try) -> None:
     elif all(isinstance(t, Const) for t in handler_types):
         catches = Const(tuple(c for t in handler_types for c in _flat(t.value)))
     else:
-        from s2s import runtime
         catches = lw.op(runtime.make_tuple, handler_types, node, "catches")
     names = _probe_inputs(lw, node, body)
     probe = _probe(lw, node, body, names)
@@ -76,8 +76,9 @@ def lower_try(lw: "Lowerer", node: gast.Try) -> None:
     partial = _partial_names(lw, node, body)
 
     def fill_completed() -> None:
+        body_alone, _ = lw.sub_block(lambda: lw.block(node.body))     # (what runs twice: the body, not `else`)
+        _refuse_twice(lw, node, body_alone)
         lw.block(node.body + node.orelse)
-        _refuse_twice(lw, node)
 
     def run_handler(handler: gast.ExceptHandler) -> None:
         for name, reason in partial.items():
@@ -107,13 +108,8 @@ def lower_try(lw: "Lowerer", node: gast.Try) -> None:
         lw.join_if(test, lambda: run_handler(handler), lambda: chain(k + 1), handler)
 
     lw.join_if(completed, fill_completed, lambda: chain(0), node)
-    if node.finalbody and not _raised(lw):
+    if node.finalbody and not lw.has_raised():
         lw.unguarded(lambda: lw.block(node.finalbody))
-
-
-def _raised(lw: "Lowerer") -> bool:
-    flag = lw.env.get("$raised")
-    return isinstance(flag, Const) and flag.value is True
 
 
 def _flat(types_: Any) -> tuple:
@@ -215,11 +211,10 @@ def _refuse_effects(lw: "Lowerer", body: list) -> None:
                            hint="compute the value in the body and store it on the object after the `try`")
 
 
-def _refuse_twice(lw: "Lowerer", node: gast.Try) -> None:
+def _refuse_twice(lw: "Lowerer", node: gast.Try, body: list) -> None:
     """A body that draws random numbers, or calls a method of an object known only when the code runs, would do
     it twice (once as written, once in the derivative): refused."""
-    branch = lw.stmts            # (the completed path's statements, being filled)
-    for stmt in walk_list(branch):
+    for stmt in walk_list(body):
         if not isinstance(stmt, Op):
             continue
         owner = getattr(stmt.prim, "__self__", None)

@@ -92,7 +92,7 @@ def _covers(kinds: list, wanted: list) -> bool:
     return _joined(kinds, wanted) == kinds
 
 
-def _settle(callee: Callee, kinds: list, positions: set[int], seeds: bool) -> tuple[list, set[int]]:
+def _settle(callee: Callee, kinds: list, positions: set[int]) -> tuple[list, set[int]]:
     """The parameters' kinds and the differentiated parameters for every call that reaches the function from this
     one: joined over its recursive calls until they no longer change."""
     prepared: dict = {}
@@ -121,8 +121,9 @@ def _prepared(callee: Callee, kinds: list) -> Function:
 
 
 def _name(callee: Callee, role: str) -> str:
-    base = callee.origin.__name__ if callee.origin is not None else callee.name
-    return f"{base}_{role}" if callee.origin is not None else f"{callee.name}_{role}"
+    """`series_fwd` for the user's `series`; `series_fwd_jvp` for the jvp of a function made from it."""
+    base = callee.origin.__name__ if callee.origin is not None and not callee.role else callee.name
+    return f"{base}_{role}"
 
 
 def _results_kinds(callee: Callee, kinds: list) -> list:
@@ -160,7 +161,7 @@ def reverse_pair(callee: Callee, kinds: list, positions: set[int], reverse_funct
                        f"reverse mode again", hint="take second derivatives with s2s.hessian or s2s.hvp (forward over "
                                                    "reverse)")
     with complex_values.argument_bits(bits):      # (what may be complex: what the call is given)
-        kinds, positions = _settle(callee, kinds, positions, False)
+        kinds, positions = _settle(callee, kinds, positions)
         pair = _Pair(callee, kinds, sorted(positions))
         _declare(pair.forward, [*_results_kinds(callee, kinds), ("tuple", None)])     # (the record's: once made)
         _declare(pair.reverse, [kinds[i] for i in pair.wrt])
@@ -318,7 +319,7 @@ def jvp_of(callee: Callee, kinds: list, positions: set[int], forward_function: C
         if jvp.callee is callee and _covers(jvp.kinds, kinds) and positions <= set(jvp.seeds):
             return jvp
     with complex_values.argument_bits(bits):
-        kinds, positions = _settle(callee, kinds, positions, True)
+        kinds, positions = _settle(callee, kinds, positions)
         jvp = _Jvp(callee, kinds, sorted(positions))
         results = _results_kinds(callee, kinds)
         _declare(jvp.made, results + results)

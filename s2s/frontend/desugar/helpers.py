@@ -150,4 +150,5 @@ def _copied(value: Any) -> Any:
 
 
 try_body._s2s_effect = True     # type: ignore[attr-defined]  # never dropped: it raises what the body raises
+try_body._s2s_again = True      # type: ignore[attr-defined]  # but run again as it is (checkpoint.py): no effect
 registry.nondifferentiable(try_body)
