@@ -9,6 +9,8 @@ it. Its rules are made when s2s first lowers a call of it (`prepare`), from what
   differentiated again (second order); None (autograd's zero) is a zero;
 - forward mode: the `defjvp` rule of each argument, `jvp(g, ans, *args)`, inlined; `"same"` (the primitive is
   linear in that argument) is the primitive applied to the tangent; None a zero;
+- `unbroadcast_f(x, lambda g: ...)` (autograd's wrapper that sums the adjoint to x's shape) is read as s2s's own
+  `_unbroadcast(..., x)`;
 - a rule s2s cannot read (a vjp maker that returns a function made elsewhere, rules set with `defvjp_argnums`) is
   called as autograd calls it, when the derivative runs: first order only (a second derivative through it is
   refused, naming it);
@@ -109,7 +111,7 @@ def _check_arity(kind: str, name: str, argnum: int, rule: Any, n_args: int, keyw
                        hint=f"give the rule the parameters ({', '.join(lead)}, then the primitive's arguments)") \
             from None
     if kind == "defvjp":
-        arity = inner_arity(rule)
+        arity = inner_arity(rule, _wrappers())
         if arity is not None and arity != 1:
             raise S2SError(f"autograd's defvjp rule for argument {argnum} of {name}, {rule_name}{_place(rule)}, "
                            f"returns a function of {arity} arguments; autograd calls it with the output's gradient "
@@ -168,6 +170,13 @@ def _passed(rule: Any, names: list[str], params: list[inspect.Parameter], lead: 
     return ", ".join(positional + keyword)
 
 
+def _wrappers() -> dict:
+    """autograd's functions that wrap a vjp's lambda, with what each stands for in s2s's own code."""
+    vjps = sys.modules.get("autograd.numpy.numpy_vjps")
+    wrap = getattr(vjps, "unbroadcast_f", None)
+    return {wrap: runtime._unbroadcast} if wrap is not None else {}
+
+
 def call_vjp(maker: Any, g: Any, ans: Any, *args: Any) -> Any:
     """An autograd vjp maker s2s does not read, called as autograd calls it."""
     return maker(ans, *args)(g)
@@ -208,7 +217,7 @@ def _adjoint_rule(prim: Any, name: str, params: list[inspect.Parameter], vjps: A
         elif _translated(maker, core, prim, k) == "zero":
             results.append(f"_zeros({arg})")
         else:
-            inlined = uncurried(maker, inner_first=True, name=f"{name}_vjp_{k}")
+            inlined = uncurried(maker, inner_first=True, name=f"{name}_vjp_{k}", wrappers=_wrappers())
             if inlined is not None and _lowers(maker):
                 values[f"_vjp{k}"] = inlined
                 results.append(f"_vjp{k}(g, ans, {_passed(maker, names, params, 1)})")

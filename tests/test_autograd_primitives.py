@@ -3,6 +3,8 @@ forward mode from autograd's registry (rules/autograd_primitives.py), inlined, s
 the rules' own code. Cases in the style of a survival package (a safe exponential, the log of the upper incomplete
 gamma function) and of autograd's examples (logsumexp), checked against autograd's own gradients and central
 differences."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -62,16 +64,43 @@ def survival(x, a):
     return -np.sum(gammainccln(a, x))
 
 
-def test_incomplete_gamma_log_rules_called_as_autograd_calls_them():
+def test_incomplete_gamma_log_with_its_vjp_only():
     x = np.array([0.5, 1.2, 2.0])
     np.testing.assert_allclose(s2s.grad(survival)(x, 2.5), autograd.grad(survival)(x, 2.5), rtol=1e-12)
     np.testing.assert_allclose(s2s.grad(survival, mode="reverse")(x, 2.5), autograd.grad(survival)(x, 2.5))
     assert s2s.grad(survival, wrt=1)(x, 2.5) == 0.0 == autograd.grad(survival, 1)(x, 2.5)    # defvjp's None
     check_grads(survival, (x, 2.5), wrt=0, modes=("reverse",), order=1)
-    with pytest.raises(s2s.NoDerivativeRule, match="no defjvp rule"):
-        s2s.grad(survival, mode="forward")(x, 2.5)
-    with pytest.raises(s2s.NoDerivativeRule):        # the rule returns a function made by unbroadcast_f: called
-        s2s.hessian(survival)(x, 2.5)                # as it is, so not differentiated again
+    for refused in (lambda: s2s.grad(survival, mode="forward")(x, 2.5), lambda: s2s.hessian(survival)(x, 2.5)):
+        with pytest.raises(s2s.NoDerivativeRule, match="no defjvp rule"):     # (forward over reverse needs it)
+            refused()
+    text = code(s2s.source(survival, x, 2.5, mode="reverse"))
+    assert "_unbroadcast(" in text and "gammaln(a)" in text          # unbroadcast_f(x, lambda g: ...): as s2s's
+
+
+@primitive
+def gammainccln2(a, x):
+    return np.log(gammaincc(a, x))
+
+
+def _gammainccln_dx(g, ans, a, x):
+    return -g * np.exp(-x + (a - 1) * np.log(x) - gammaln(a) - ans)
+
+
+defvjp(gammainccln2, None, lambda ans, a, x: unbroadcast_f(x, lambda g: _gammainccln_dx(g, ans, a, x)))
+defjvp(gammainccln2, None, _gammainccln_dx)
+
+
+def survival2(x, a):
+    return -np.sum(gammainccln2(a, x) * x)
+
+
+def test_incomplete_gamma_log_with_both_rules_to_second_order():
+    x = np.array([0.5, 1.2, 2.0])
+    check_grads(survival2, (x, 2.5), wrt=0)
+    np.testing.assert_allclose(s2s.hessian(survival2)(x, 2.5), autograd.hessian(survival2)(x, 2.5), rtol=1e-10)
+    for mode in ("reverse", "forward", "auto"):
+        np.testing.assert_allclose(s2s.grad(survival2, mode=mode)(x, 2.5), autograd.grad(survival2)(x, 2.5),
+                                   rtol=1e-12)
 
 
 @primitive
@@ -197,3 +226,27 @@ def test_a_rule_with_the_wrong_arity_is_one_clear_error_at_the_call():
     with pytest.raises(s2s.S2SError, match="returns a function of 2 arguments") as info:
         s2s.grad(uses_wrong_inner)(1.0)
     assert "return wrong_inner(x) * x" in str(info.value)
+
+
+def _times(k, g):
+    return g * k
+
+
+@primitive
+def triple(x):
+    return 3.0 * x
+
+
+defvjp(triple, lambda ans, x: functools.partial(_times, 3.0))      # a function made elsewhere: not read
+defjvp(triple, lambda g, ans, x: 3.0 * g)
+
+
+def uses_triple(x):
+    return triple(x) ** 2
+
+
+def test_a_vjp_s2s_cannot_read_is_called_as_autograd_calls_it():
+    for mode in ("reverse", "forward", "auto"):
+        assert s2s.grad(uses_triple, mode=mode)(1.5) == pytest.approx(18 * 1.5)
+    with pytest.raises(s2s.NoDerivativeRule, match="calls as it is"):
+        s2s.hessian(uses_triple)(np.array([1.5]))

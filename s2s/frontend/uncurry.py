@@ -7,6 +7,7 @@ a `lambda` or a nested `def` it returns by name:
         shape = np.shape(x)              ->          shape = np.shape(x)
         return lambda g: g * ans                     return g * ans
 
+A call of a known wrapper, `unbroadcast_f(x, lambda g: ...)`, is read as what it stands for (given by the caller).
 `uncurried(fn, inner_first)` returns that function (the inner function's parameters first, or last), registered
 with its tree (tree.py's `register_synthetic`) in fn's namespace and closure, or None when fn is not of that form
 (the caller then calls fn as it is). The inner function's body is placed at the end of the outer one: it reads
@@ -23,30 +24,53 @@ import gast
 
 from s2s.errors import S2SError
 from s2s.frontend.desugar.closures import _function_object
-from s2s.frontend.desugar.context import located
+from s2s.frontend.desugar.context import constant, located
 from s2s.frontend.source import read_function
 from s2s.frontend.tree import Facts, Synthetic, clone_tree, register_synthetic
 
 _MADE: dict[tuple[int, bool], Any] = {}
 
 
-def uncurried(fn: Any, inner_first: bool, name: str | None = None) -> types.FunctionType | None:
+def uncurried(fn: Any, inner_first: bool, name: str | None = None,
+              wrappers: dict | None = None) -> types.FunctionType | None:
+    """wrappers: functions that make the returned function from a lambda, `wrap(target, lambda g: E)`, each with
+    the function of (E, target) it stands for (autograd's `unbroadcast_f(x, lambda g: ...)`: the sum of E to x's
+    shape)."""
     key = (id(fn), inner_first)
     made = _MADE.get(key)
     if made is not None and made[0] is fn:
         return made[1]
-    result = _uncurried(fn, inner_first, name)
+    result = _uncurried(fn, inner_first, name, wrappers or {})
     _MADE[key] = (fn, result)
     return result
 
 
-def inner_arity(fn: Any) -> int | None:
+def inner_arity(fn: Any, wrappers: dict | None = None) -> int | None:
     """How many parameters the function fn returns takes (None when fn is not of the form uncurried reads)."""
-    parts = _parts(fn)
+    parts = _parts(fn, wrappers or {})
     return None if parts is None else len(parts[2].posonlyargs + parts[2].args)
 
 
-def _parts(fn: Any) -> tuple | None:
+def _wrapper(parsed: Any, call: gast.Call, wrappers: dict) -> Any:
+    """The function a call `wrap(target, lambda g: ...)` of one of wrappers stands for, or None."""
+    if not wrappers or len(call.args) != 2 or call.keywords or not isinstance(call.args[1], gast.Lambda):
+        return None
+    func, path = call.func, []
+    while isinstance(func, gast.Attribute):
+        path.insert(0, func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name):
+        return None
+    found, obj = parsed.resolve(func.id)
+    for attr in path:
+        obj = getattr(obj, attr, None)
+    try:
+        return wrappers.get(obj) if found else None
+    except TypeError:
+        return None
+
+
+def _parts(fn: Any, wrappers: dict) -> tuple | None:
     """(parsed, outer statements, inner arguments, inner body) of fn, or None."""
     if not isinstance(fn, types.FunctionType):
         return None
@@ -66,6 +90,14 @@ def _parts(fn: Any) -> tuple | None:
     if isinstance(returned, gast.Lambda):
         ret = located(gast.Return(value=returned.body), returned.body)
         return parsed, outer, returned.args, [ret]
+    if isinstance(returned, gast.Call):
+        replacement = _wrapper(parsed, returned, wrappers)
+        if replacement is None:
+            return None
+        target, lam = returned.args
+        value = located(gast.Call(func=constant(replacement, returned), args=[lam.body, target], keywords=[]),
+                        lam.body)
+        return parsed, outer, lam.args, [located(gast.Return(value=value), lam.body)]
     if isinstance(returned, gast.Name):
         defs = [s for s in outer if isinstance(s, gast.FunctionDef) and s.name == returned.id]
         if len(defs) != 1 or defs[0].decorator_list:
@@ -83,8 +115,8 @@ def _names(nodes: list, stored: bool) -> set[str]:
             and isinstance(n.ctx, (gast.Store, gast.Del)) == stored}
 
 
-def _uncurried(fn: Any, inner_first: bool, name: str | None) -> types.FunctionType | None:
-    parts = _parts(fn)
+def _uncurried(fn: Any, inner_first: bool, name: str | None, wrappers: dict) -> types.FunctionType | None:
+    parts = _parts(fn, wrappers)
     if parts is None:
         return None
     parsed, outer, inner_args, inner_body = parts
