@@ -73,6 +73,20 @@ def test_the_start_gets_no_derivative():
         assert s2s.grad(from_start, mode=mode)(1.5) == 0.0
 
 
+def damped_step(params, x):
+    w, b = params
+    return np.tanh(w * x + b)
+
+
+def parameters_in_a_tuple(w, b):
+    x = s2s.fixed_point(damped_step, (w, b), 0.0, 1e-14)
+    return x ** 2
+
+
+def test_parameters_given_as_a_tuple():
+    check_grads(parameters_in_a_tuple, (0.4, 0.3))
+
+
 autograd = pytest.importorskip("autograd", reason="autograd is not installed (an optional dependency)")
 from autograd.misc.fixed_points import fixed_point as autograd_fixed_point  # noqa: E402
 
