@@ -218,3 +218,6 @@ def register_autograd(prim: Any) -> None:
     @tangent(prim)
     def autograd_fixed_point_tangent_rule(t, ans, f, a, x0, distance, tol):
         return None, autograd_tangent(f, a, ans, t, distance, tol), runtime.zeros_like(ans), None, None
+
+    # made when a call is read, as the rules of a derivative called inside are: not one of rules/' own
+    autograd_fixed_point_rule.__module__ = autograd_fixed_point_tangent_rule.__module__ = "s2s.made_rules"
