@@ -40,7 +40,7 @@ _COMPLEX_TANGENTS: dict[Any, Callable] = {}
 _COMPLEX_FROM_REAL: dict[Any, None] = {}
 _BUILTIN_RULE_MODULES = ("python_operators", "sequences", "math_functions", "numpy_functions", "numpy_more", "linear_algebra",
                          "linalg", "fft", "complex_numbers", "runtime_helpers", "special", "stats", "scipy_linalg",
-                         "integrate", "definitions")
+                         "integrate", "definitions", "fixed_points")
 _loaded = False
 
 
@@ -178,6 +178,24 @@ def several_results(*prims: Any, kind: Callable) -> None:
     for a value known only at run time)."""
     for prim in prims:
         _RESULT_KINDS[_key(prim)] = kind
+
+
+_KINDS_FROM_ARGUMENTS: dict[Any, Callable] = {}
+
+
+def result_kind_from(*prims: Any, kind: Callable) -> None:
+    """Declare functions whose result's kind follows from their arguments' kinds (s2s.fixed_point's is its x0's):
+    kind(argument kinds) gives it for activity analysis, or None where it cannot say; a list gives one kind per
+    output of an operation with several (a call of a recursion's derivative function: transforms/recursion.py)."""
+    for prim in prims:
+        _KINDS_FROM_ARGUMENTS[_key(prim)] = kind
+
+
+def kind_from_arguments(prim: Any) -> Callable | None:
+    """The function declared with result_kind_from for prim, if any."""
+    if not _loaded:
+        _ensure_loaded()
+    return _lookup(_KINDS_FROM_ARGUMENTS, prim)
 
 
 def refused(*prims: Any, reason: str) -> None:

@@ -31,6 +31,7 @@ from s2s.errors import (
     SourceUnavailable,
     UnsupportedSyntax,
 )
+from s2s.rules.fixed_points import fixed_point
 from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, tangent
 from s2s.runtime import stop_gradient
 from s2s.testing.gradcheck import check_grad
@@ -40,5 +41,5 @@ __all__ = [
     "__version__", "export", "grad", "value_and_grad", "jvp", "vjp", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
     "nondifferentiable", "elementwise", "linear", "stop_gradient", "S2SError", "SourceUnavailable", "UnsupportedSyntax",
     "NoDerivativeRule", "NonScalarOutput", "BadArgument", "InvalidIR", "RefusedWhenRun", "ReadingMismatch",
-    "testing", "graph", "cache_size", "clear_cache",
+    "testing", "graph", "cache_size", "clear_cache", "fixed_point",
 ]

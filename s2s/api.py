@@ -273,6 +273,26 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimi
     return call(_current(fn, options, primals, check)[1], (*primals, *[tangents[i] for i in indices]))
 
 
+def forward_derivative(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
+    """fn's forward-mode derivative as a function, `f_jvp(*args, *tangents)`: the directional derivative along the
+    tangents of the arguments wrt. s2s differentiates it again (forward over forward: rules/fixed_points.py)."""
+    fn = _underlying(fn)
+    _refuse_early(fn)
+    indices, _ = _resolve_wrt(fn, wrt)
+    options = Options(indices, False, "forward", False, optimize)
+    count = len(_param_names(fn))
+
+    def derivative(*args: Any) -> Any:
+        if len(args) != count + len(indices):
+            raise BadArgument(f"{root_function(fn).__qualname__}'s jvp takes its {count} arguments and "
+                              f"{len(indices)} tangents, not {len(args)} values")
+        return call(_current(fn, options, args[:count], None)[1], args)
+
+    made = _wrap(fn, options, derivative, "jvp")
+    made.__s2s_arity__ = count + len(indices)          # type: ignore[attr-defined]
+    return made
+
+
 def hvp(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | None = None) -> Callable:
     """`hvp(f)(*args, v)`: the Hessian of f (with respect to argument wrt) times v, in one sweep
     (forward mode over the reverse-mode gradient), without forming the Hessian."""
@@ -566,5 +586,6 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
 
 # the rules that call s2s's transformations when they run find them here (rules/nested.py, rules/integrate.py); the
 # desugaring knows s2s.grad and s2s.value_and_grad called inside a function by this mark
-registry.provide(grad=grad, value_and_grad=value_and_grad, jvp=jvp, vjp=vjp, hvp=hvp)
+registry.provide(grad=grad, value_and_grad=value_and_grad, jvp=jvp, vjp=vjp, hvp=hvp,
+                 forward_derivative=forward_derivative)
 grad.__s2s_maker__ = value_and_grad.__s2s_maker__ = True      # type: ignore[attr-defined]

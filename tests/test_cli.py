@@ -50,11 +50,11 @@ def test_with_value_and_no_optimize():
 
 def test_unsupported_code_exits_1_with_file_and_line(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("def f(x):\n    try:\n        return x\n    except ValueError:\n        return x\n")
+    bad.write_text("def f(x):\n    match x:\n        case 1.0:\n            return x\n    return x\n")
     result = run(f"{bad}:f")
     assert result.returncode == 1
     assert result.stderr.strip().count("\n") == 0
-    assert f"{bad}:2:4: s2s does not support `try`" in result.stderr
+    assert f"{bad}:2:4: s2s does not support `match`" in result.stderr
 
 
 def test_missing_function_and_file():

@@ -19,9 +19,10 @@ def _line_of(fn, text):
 
 def with_try(x):
     try:
-        y = x * 2
+        a = x * 2
+        y = math.log(a)
     except ValueError:
-        y = x
+        y = a           # what the body assigned before it raised: refused
     return y
 
 
@@ -121,7 +122,7 @@ CASES = [
     (with_attribute_write, "assignment into an attribute", "holder.value = x"),
     (with_star_signature, "star-arguments", "def with_star_signature"),
     (with_comprehension, "set comprehensions", "{x * k for k in range(3)}"),
-    (with_try, "try", "try:"),
+    (with_try, "`try`", "y = a"),
     (with_yield, "generators", "yield x"),
     (with_global, "`global` declarations", "global COUNTER"),
     (with_del, "`del`", "del y"),

@@ -79,9 +79,11 @@ def countdown(x, n):
     return countdown(x * 2.0, n - 1)
 
 
-def test_recursion_is_refused_with_the_function_named():
-    with pytest.raises(s2s.UnsupportedSyntax, match="recursive call to countdown"):
-        s2s.grad(countdown)
+def test_recursion_is_differentiated():
+    # (recursion was refused until issue 26: tests/test_recursion.py has the cases)
+    for n in (0, 3):
+        for mode in ("reverse", "forward", "auto"):
+            assert s2s.grad(countdown, mode=mode)(1.5, n) == pytest.approx(2.0 ** n)
 
 
 def test_nondifferentiable_calls_pass_through(capsys):

@@ -65,7 +65,15 @@ def decay(y, t, k):
     return -k * y + np.sin(t) * y[::-1]
 
 
+def newton_sqrt(a, x):
+    """The map whose fixed point s2s.fixed_point finds (rules/fixed_points.py): Newton's step for sqrt(a)."""
+    return 0.5 * (x + a / x)
+
+
 DOMAINS = {
+    # s2s.fixed_point: the implicit function theorem (its iteration converges in float32 too)
+    s2s.fixed_point: [("s2s.fixed_point(newton_sqrt, x, 1.0, 1e-6)", (2.0,)),
+                      ("s2s.fixed_point(newton_sqrt, x, np.ones(3), 1e-6)", (P(3) + 0.5,))],
     # Python operators and builtins
     operator.add: [(1.5, -2.0), (-0.3, 0.7)],
     operator.sub: [(1.5, -2.0), (-0.3, 0.7)],
@@ -458,12 +466,13 @@ def _function_for(prim, case, make_fn, dtype=np.float64):
     *statements, expression = expression.split("\n")
     prelude = "".join(f"    {line}\n" for line in statements)
     probe = make_fn(f"def probe({', '.join(args)}):\n{prelude}    return {expression}\n",
-                    namespace={"scipy": scipy, "append": np.append, "NANS": NANS, "decay": decay})
+                    namespace={"scipy": scipy, "append": np.append, "NANS": NANS, "decay": decay,
+                               "newton_sqrt": newton_sqrt, "s2s": s2s})
     weights = np.asarray(_rng.uniform(0.5, 1.5, size=np.shape(probe(*point))), dtype=dtype)
     body = f"np.sum(({expression}) * WEIGHTS)" if weights.ndim else f"({expression}) * WEIGHTS"
     return make_fn(f"def f({', '.join(args)}):\n{prelude}    return {body}\n",
                    namespace={"WEIGHTS": float(weights) if not weights.ndim else weights, "scipy": scipy, "NANS": NANS,
-                              "decay": decay,
+                              "decay": decay, "newton_sqrt": newton_sqrt, "s2s": s2s,
                               "append": np.append}), point
 
 

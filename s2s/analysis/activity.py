@@ -210,6 +210,10 @@ def _is_scalar_const(atom: Atom) -> bool:
                                         or atom.value is None or atom.value is UNDEFINED)
 
 
+def _unset(atom: Atom) -> bool:
+    return atom.__class__ is Const and atom.value is UNDEFINED
+
+
 # "scalar" | "array" | ("tuple" | "list", kinds or None) | ("list*", kind of every item)
 # | ("dict", ((key, kind), ...)) | "slice" (a slice made when the function runs) | "other"
 def _join(a: Kind, b: Kind) -> Kind:
@@ -378,6 +382,11 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         if is_container(items) and items[1] is not None and len(set(items[1])) == 1:
             return ("list*", items[1][0])
         return ("list", None)
+    from_kinds = registry.kind_from_arguments(prim)
+    if from_kinds is not None:              # a kind that follows from the arguments' (s2s.fixed_point's is x0's)
+        found = from_kinds(arg_kinds)
+        if found is not None:
+            return found
     try:
         declared = registry.result_kind(prim, [a.value if isinstance(a, Const) else registry.UNKNOWN for a in op.args],
                                         {k: a.value if isinstance(a, Const) else registry.UNKNOWN
@@ -428,13 +437,18 @@ def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
                     k = "scalar"
                 if k is None:
                     k = _op_kind(stmt, kind)
+                if k.__class__ is list:         # one kind per output (a call of a recursion's derivative function)
+                    for o, each in zip(stmt.outs, k):
+                        kinds[id(o)] = each
+                    continue
                 for o in stmt.outs:
                     kinds[id(o)] = k
             elif isinstance(stmt, If):
                 block(stmt.then)
                 block(stmt.orelse)
                 for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    kinds[id(o)] = _join(kind(a), kind(b_))
+                    # (UNDEFINED: the side where the value is never read; the other side's kind)
+                    kinds[id(o)] = kind(b_) if _unset(a) else kind(a) if _unset(b_) else _join(kind(a), kind(b_))
             else:
                 if isinstance(stmt, For):
                     kinds[id(stmt.index)] = "scalar"

@@ -67,6 +67,17 @@ def arguments(args: Any) -> Iterator[None]:
         _ARGUMENTS.reset(token)
 
 
+@contextlib.contextmanager
+def argument_bits(bits: tuple | None) -> Iterator[None]:
+    """Make the derivatives built inside for arguments of these kinds (a function s2s made from a recursive one,
+    called with the caller's values: s2s/transforms/recursion.py)."""
+    token = _ARGUMENTS.set(None if bits is None else (tuple(bits), (None,) * len(bits)))
+    try:
+        yield
+    finally:
+        _ARGUMENTS.reset(token)
+
+
 def _dtype_bits(value: Any) -> int | None:
     if isinstance(value, type) and issubclass(value, (complex, np.complexfloating)):
         return COMPLEX

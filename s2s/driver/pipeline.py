@@ -14,6 +14,7 @@ import dataclasses
 import inspect
 import operator
 import os
+import sys
 import threading
 import types
 import weakref
@@ -39,7 +40,7 @@ from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
 from s2s.ir.lower import clear_callee_cache
 from s2s.kept import FunctionTable
-from s2s.passes import sequences
+from s2s.passes import sequences, type_tests
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
 from s2s.passes.optimize import (
@@ -56,6 +57,7 @@ from s2s.passes.optimize import (
 from s2s.passes.specialize import specialize
 from s2s.passes.unroll import unroll
 from s2s.transforms.forward import PARAMETER, forward_function
+from s2s.transforms import recursion
 from s2s.transforms.reverse import reverse_function
 
 __version__ = "0.1.0"
@@ -117,20 +119,42 @@ def resolve_mode(options: Options, kinds: Sequence[Kind], names: Sequence[str] =
 
 def derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
     """shapes: the arguments' abstract values (s2s/analysis/shapes.py) when the derivative is specialized on them; then
-    on the global arrays' too (checked on entry: s2s/analysis/global_shapes.py)."""
+    on the global arrays' too (checked on entry: s2s/analysis/global_shapes.py). The derivative functions of a
+    recursion it calls (s2s/transforms/recursion.py) go through the same passes."""
     with global_shapes.checked_on_entry(shapes is not None and options.backend == "python"), values_kept(), \
-            depth.room(fn):         # expressions nested as deep as Python compiles (s2s/frontend/depth.py)
+            depth.room(fn), \
+            recursion.session(lambda ir, kinds: _callee_ir(ir, kinds, options)) as made:
         try:
-            return _derivative_ir(fn, options, param_kinds, shapes)
+            result = _derivative_ir(fn, options, param_kinds, shapes)
         finally:
             sequences.forget()
+        if made and (options.checkpoint is not None or options.backend != "python"):
+            what = "checkpoint=" if options.checkpoint is not None else f"backend={options.backend!r}"
+            raise S2SError(f"s2s differentiates recursion with derivative functions that call each other; {what} "
+                           f"does not take them yet", result.loc, hint="drop " + what)
+        for callee in made:
+            with complex_values.argument_bits(callee.argument_bits):
+                callee.fn = verify(optimize_ir(checked(callee.fn), list(callee.kinds), [], options.optimize,
+                                               final=True))
+        return result
+
+
+def _callee_ir(fn: Function, kinds: list, options: Options) -> Function:
+    """A recursive function's IR as a transform takes it: the passes _derivative_ir runs before the transform."""
+    fn = checked(sequences.resolve(type_tests.fold(fn, kinds), kinds))
+    fn = checked(guard_writes(fn, list(range(len(fn.params))), None))
+    if specializes(options):
+        fn = checked(unroll(fn, kinds))
+    if options.optimize:
+        fn = optimize_ir(fn, kinds, [], options.optimize, final=False)
+    return fn
 
 
 def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
     kinds = list(param_kinds)
     auto = options.mode == "auto"
     options = resolve_mode(options, kinds)[0]
-    base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
+    base = checked(sequences.resolve(type_tests.fold(function_ir(fn, kinds), kinds), kinds))
     base = checked(guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     base = mutation.refuse_hidden_changes(base, list(options.wrt))         # an object a method call changed
     base = mutation.refuse_opaque_writers(base, list(options.wrt), kinds)  # a compiled function's writes
@@ -354,6 +378,11 @@ def annotate(exc: BaseException, function: Callable) -> None:
     loc = lines.get(lineno)
     if loc is None:
         return
+    if isinstance(exc, RecursionError):         # the recursion of a recursive function, in its derivative functions
+        raise RefusedWhenRun(f"the recursion went deeper than Python's recursion limit ({sys.getrecursionlimit()}) "
+                             f"in the derivative", loc,
+                             hint="raise the limit with sys.setrecursionlimit(...), or write the recursion as a loop "
+                                  "(s2s differentiates loops without a stack of Python frames)") from None
     if isinstance(exc, TypeError) and not isinstance(exc, S2SError) and str(exc).startswith(_NON_SCALAR):
         # the reverse sweep's seed found an array output: at the function's place, as forward mode says it
         raise NonScalarOutput(str(exc).split("; use ")[0], loc, hint=_NON_SCALAR_HINT) from exc
@@ -692,6 +721,8 @@ def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:
     root = root_function(fn)
     if not kwargs and len(args) == root.__code__.co_argcount and not root.__code__.co_kwonlyargcount:
         return foreign.plain(args, _all_param_names(fn))     # (a subclass of ndarray: an array, or refused)
+    if not kwargs and len(args) == getattr(fn, "__s2s_arity__", None):      # a jvp: f's arguments, then tangents
+        return foreign.plain(args, _all_param_names(fn))
     bound = inspect.signature(root).bind(*args, **kwargs)
     bound.apply_defaults()
     return foreign.plain(tuple(bound.arguments.values()), _all_param_names(fn))

@@ -37,6 +37,7 @@ from s2s.emit import source_text as st
 from s2s.emit.names import python_names as _python_names
 from s2s.emit.nesting import merge_initializations, nested
 from s2s.errors import S2SError
+from s2s.ir.calls import Callee, callees_in
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
 
 _BINARY = {     # prim -> (symbol with its spaces, astor's precedence)
@@ -78,7 +79,7 @@ class Emitted:
 
 
 class _Emitter:
-    def __init__(self, fn: Function, root: Any = None):
+    def __init__(self, fn: Function, root: Any = None, shared: "_Emitter | None" = None):
         self.fn = fn
         self.root = root            # the user's function whose namespace the module's bare names read
         self.imports: dict[str, str] = {}         # alias -> module
@@ -91,6 +92,10 @@ class _Emitter:
         self.plain_calls: dict[int, st.Expr] = {}    # id of a primitive written `f(args)` -> f
         self.skipped: set[int] = set()                      # ops written as part of another statement
         self.bindings: dict[str, Any] = {}
+        self.callee_names: dict[int, str] = {}      # the functions of the module it calls (recursion: companions.py)
+        if shared is not None:          # another function of the same module: one set of imports and names
+            self.imports, self.helpers, self.bindings = shared.imports, shared.helpers, shared.bindings
+            self.references, self.callee_names = shared.references, shared.callee_names
         self.inlined: dict[int, Op] = {}
         self._taken: set[str] | None = None     # names bound objects may not take (_taken_names)
         reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
@@ -222,6 +227,8 @@ class _Emitter:
         return found
 
     def _reference(self, obj: Any) -> st.Expr:
+        if isinstance(obj, Callee):         # a function of the module (or the user's recursive function)
+            return st.name(self.callee_names[id(obj)]) if obj.generated else self.reference(obj.python)
         name = getattr(obj, "__name__", None)
         if isinstance(name, str):
             if getattr(builtins, name, None) is obj:
@@ -543,7 +550,8 @@ class _Emitter:
         finally:
             self.atom, self.swapped = original, swapped  # type: ignore[method-assign]
 
-    def module(self, defaults: tuple = (), header: str = "", standalone: bool = False) -> Emitted:
+    def function(self, name: str, defaults: tuple = (), standalone: bool = False) -> tuple[str, list[str], list]:
+        """(signature, lines, the user's place of each line) of the function."""
         body = merge_initializations(self.block(self.fn.body))     # a, b = [], []: one line
         results = self.fn.body.results
         value = self.atom(results[0]) if len(results) == 1 else st.tuple_([self.atom(r) for r in results])
@@ -554,10 +562,26 @@ class _Emitter:
         params = [self.name_of(p) for p in self.fn.params]
         default_texts = [st.wrap(self.constant(d), st.COMMA) for d in defaults]
         padded = [None] * (len(params) - len(default_texts)) + default_texts
-        signature = f"def {self.fn.name}(" + ", ".join(
+        signature = f"def {name}(" + ", ".join(
             p if d is None else f"{p}={d}" for p, d in zip(params, padded)) + "):"
         lines, places = to_source(signature, body, self.odd)
-        signature = lines[0]
+        return lines[0], lines, places
+
+    def module(self, defaults: tuple = (), header: str = "", standalone: bool = False) -> Emitted:
+        callees = callees_in(self.fn)       # the functions a recursion's derivative calls (transforms/recursion.py)
+        taken = {self.fn.name}
+        for callee in callees:
+            name = callee.name
+            while name in taken or name in _helper_names():
+                name += "_"
+            taken.add(name)
+            self.callee_names[id(callee)] = name
+        functions = []
+        for callee in callees:
+            sub = _Emitter(callee.function(), self.root, shared=self)
+            functions.append(sub.function(self.callee_names[id(callee)]))
+            self.reads_user_names |= sub.reads_user_names
+        signature, lines, places = self.function(self.fn.name, defaults, standalone)
         function_source = "\n".join(lines)
         imports = [f"import {module} as {alias}" if alias != module else f"import {module}"
                    for alias, module in sorted(self.imports.items())]
@@ -567,10 +591,13 @@ class _Emitter:
                     *(p for p in bound if not p.startswith(("import ", "from ")))]          # then the names bound
         top = "\n\n".join(part for part in (header, "\n".join(imports)) if part)
         definitions = [textwrap.dedent(inspect.getsource(helper)).rstrip() for helper in self.helpers.values()]
+        definitions.extend("\n".join(function[1]).rstrip() for function in functions)
         definitions.append(function_source.rstrip())
         text = "\n\n\n".join(([top] if top else []) + definitions) + "\n"
-        first = text.count("\n", 0, text.index(signature)) + signature.count("\n") + 2
-        line_map = {first + k: loc for k, loc in enumerate(places[1:]) if loc is not None}
+        line_map: dict[int, Any] = {}
+        for sig, _, where in [*functions, (signature, lines, places)]:
+            first = text.count("\n", 0, text.index(sig + "\n")) + sig.count("\n") + 2
+            line_map.update((first + k, loc) for k, loc in enumerate(where[1:]) if loc is not None)
         return Emitted(text, dict(self.bindings), self.reads_user_names, line_map)
 
     def standalone(self, emitted: Emitted) -> Emitted:

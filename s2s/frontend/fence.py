@@ -15,8 +15,6 @@ _REFUSED = {
     gast.AsyncFunctionDef: ("async functions", "differentiate the synchronous computation"),
     gast.AsyncFor: ("`async for`", "differentiate the synchronous computation"),
     gast.AsyncWith: ("`async with`", "differentiate the synchronous computation"),
-    gast.Try: ("`try`/`except`/`finally`: the derivative of a handler that runs only when an error is raised "
-               "is not defined", "move the error handling outside the differentiated function"),
     gast.With: ("this `with` block", "move the context manager outside the differentiated function"),
     gast.Global: ("`global` declarations", "return the value instead of writing a global"),
     gast.Nonlocal: ("`nonlocal` declarations", "return the value instead of writing an enclosing variable"),
@@ -46,7 +44,8 @@ _REFUSED = {
     gast.Raise: ("a bare `raise`", "raise an exception object"),
 }
 if hasattr(gast, "TryStar"):
-    _REFUSED[gast.TryStar] = _REFUSED[gast.Try]
+    _REFUSED[gast.TryStar] = ("`try`/`except*` (exception groups)", "catch the exception group with `except` "
+                              "outside the differentiated function")
 
 
 def fence(parsed: ParsedFunction) -> None:
@@ -77,6 +76,8 @@ def fence(parsed: ParsedFunction) -> None:
             stored[node.func.value.id] = None
         if node is fn_node:
             continue
+        if kind is gast.Try:
+            _fence_finally(parsed, node)
         refused = _REFUSED.get(type(node))
         if refused is not None:
             what, hint = refused
@@ -91,3 +92,20 @@ def fence(parsed: ParsedFunction) -> None:
                                         "when the derivative is made", parsed.loc(node),
                                         hint="pass keyword arguments one by one")
     parsed.stored = (fn_node, stored)
+
+
+def _fence_finally(parsed: ParsedFunction, node: gast.Try) -> None:
+    """`return`, `break` or `continue` in a `finally` block (which would swallow an exception): refused."""
+    stack = list(node.finalbody)
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, (gast.Return, gast.Break, gast.Continue)):
+            raise UnsupportedSyntax(f"s2s does not support `{type(sub).__name__.lower()}` in a `finally` block (it "
+                                    f"would discard an exception the `try` raised)", parsed.loc(sub),
+                                    hint="leave the `finally` block by its end, and return after the `try`")
+        if isinstance(sub, (gast.FunctionDef, gast.Lambda, gast.For, gast.While)) and not isinstance(
+                sub, gast.Return):
+            if isinstance(sub, (gast.For, gast.While)):      # (a loop's own break and continue are its own)
+                stack.extend(n for n in gast.walk(sub) if isinstance(n, gast.Return))
+            continue
+        stack.extend(gast.iter_child_nodes(sub))

@@ -14,7 +14,10 @@ Accepts what the fence lets through. Guarantees, for the IR it returns:
 - free names are resolved to the objects they name: functions and modules are
   constants; global and closure data become `free_name` reads at run time;
 - a call to one of the user's own functions is inlined: the callee is lowered
-  once (cached) and its body copied in; recursion is refused.
+  once (cached) and its body copied in; a recursive call is an operation calling the function
+  (s2s/ir/lower_recursion.py);
+- a `raise` ends its path: a branch that raises adds nothing to what the variables may hold after the branch;
+- `try` is lowered by s2s/ir/lower_try.py (a branch on how the body, run as Python runs it, ended).
 """
 from __future__ import annotations
 
@@ -36,12 +39,17 @@ from s2s.frontend.parse import parse_function
 from s2s.frontend.policy import is_user_function, library_owned, plain_function
 from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, ParsedFunction, PartsOf
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
+from s2s.ir.lower_recursion import recursive_call
+from s2s.ir.lower_try import lower_try
 from s2s.ir.naming import Namer
 from s2s.kept import FunctionTable
-from s2s.rules import registry
+from s2s.rules import autograd_primitives, registry
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
+RAISED = "$raised"      # TRUE once the path has raised: nothing after runs, a join ignores it
+EXITED = "$exited"      # TRUE on the side of a branch a flag (return, break, continue) skips the rest on
 _FLAG_HINTS = {RET: "returned", RETVAL: "retval", BRK: "broke", CONT: "skipping", EXPR: ""}
+_RAISING = (helpers.raise_exception, helpers.assertion_failed)
 FALSE, TRUE = Const(False), Const(True)
 
 
@@ -119,6 +127,12 @@ def _stored_names(nodes: list[gast.AST]) -> list[str]:
     return list(names)
 
 
+def _exits(env: dict) -> bool:
+    """Whether a path has certainly returned, broken or continued (its flags)."""
+    return any(isinstance(flag, Const) and flag.value is True
+               for flag in (env.get(RET), env.get(BRK), env.get(CONT), env.get(EXITED)))
+
+
 def _base_name(env: dict, value: Any, name: str) -> str:
     """A variable other than name whose value value was read from (for a message)."""
     return next((other for other, held in env.items() if other != name and not other.startswith("$")
@@ -193,6 +207,8 @@ class Lowerer:
                                              else _stored_names(node.body))
         self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
         self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
+        # why a name is unbound where a `try` left it (lower_try.py): read there, the refusal says so
+        self.unbound_reasons: dict[str, tuple[str, str]] = {}
 
     # ---------------------------------------------------------------- helpers
 
@@ -237,14 +253,23 @@ class Lowerer:
         """Lower both branches and merge the variables they assign with phi values."""
         then_stmts, then_env = self.sub_block(fill_then)
         else_stmts, else_env = self.sub_block(fill_else)
+        if (then_env.get(RAISED) is TRUE) != (else_env.get(RAISED) is TRUE):
+            return self.join_raising(cond, then_stmts, then_env, else_stmts, else_env, node)
         then_res, else_res, outs = [], [], []
+        # a side that has returned, broken or continued: what it leaves unbound is read after the branch only on
+        # the other side's path (what follows is guarded by the flag)
+        then_exits, else_exits = _exits(then_env), _exits(else_env)
         for name in list(dict.fromkeys([*then_env, *else_env])):
+            if name == EXITED:
+                continue
             a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)
             if _same(a, b):
                 self.env[name] = a
-            elif a is UNDEF or b is UNDEF:
+            elif (a is UNDEF and not then_exits) or (b is UNDEF and not else_exits) or (a is UNDEF and b is UNDEF):
                 self.env[name] = UNDEF
             else:
+                a = Const(UNDEFINED) if a is UNDEF else a
+                b = Const(UNDEFINED) if b is UNDEF else b
                 out = self.namer.value(self.hints.get(name, name))
                 then_res.append(a)
                 else_res.append(b)
@@ -258,6 +283,36 @@ class Lowerer:
                     # `left = u[i - 1] if i > 0 else 0.0`: a part read from u, or a constant (checked when it runs)
                     self.item_reads[id(out)] = out
                 self.env[name] = out
+        self.stmts.append(If(cond, Block(then_stmts, then_res), Block(else_stmts, else_res), outs,
+                             self.parsed.loc(node)))
+
+    def join_raising(self, cond: Atom, then_stmts: list, then_env: dict, else_stmts: list, else_env: dict,
+                     node: Any) -> None:
+        """A branch of which one side raises: after it, each variable holds what the other side left (a phi with
+        UNDEFINED on the raising side where that value is made inside the branch)."""
+        raising_then = then_env.get(RAISED) is TRUE
+        live_env, live_stmts = (else_env, else_stmts) if raising_then else (then_env, then_stmts)
+        made = {id(v) for stmt in walk(Block(live_stmts, [])) for v in stmt_defs(stmt)}
+        then_res, else_res, outs = [], [], []
+        for name in list(dict.fromkeys([*then_env, *else_env])):
+            if name == EXITED:
+                continue
+            value = live_env.get(name, UNDEF)
+            if not isinstance(value, Value) or id(value) not in made:
+                self.env[name] = value
+                continue
+            out = self.namer.value(self.hints.get(name, name))
+            (else_res if raising_then else then_res).append(value)
+            (then_res if raising_then else else_res).append(Const(UNDEFINED))
+            outs.append(out)
+            self.bases[id(out)] = self.bases_of(value)
+            self.contents[id(out)] = self.contents_of(value)
+            if id(value) in self.param_versions:
+                self.param_versions.add(id(out))
+            if id(value) in self.item_reads:
+                self.item_reads[id(out)] = out
+            self.env[name] = out
+        self.env.pop(RAISED, None)
         self.stmts.append(If(cond, Block(then_stmts, then_res), Block(else_stmts, else_res), outs,
                              self.parsed.loc(node)))
 
@@ -334,6 +389,8 @@ class Lowerer:
     def block(self, stmts: list[gast.stmt]) -> None:
         for i, stmt in enumerate(stmts):
             self.stmt(stmt)
+            if self.env.get(RAISED) is TRUE:        # what follows a raise never runs
+                return
             flag = self.exit_flag(stmt)
             if flag is None:
                 continue
@@ -344,7 +401,7 @@ class Lowerer:
                         if name in self.env:
                             self.env[name] = FALSE
                     self.block(rest)
-                self.join_if(flag, lambda: None, run_rest, rest[0])
+                self.join_if(flag, lambda: self.env.__setitem__(EXITED, TRUE), run_rest, rest[0])
             return
 
     def stmt(self, node: gast.stmt) -> None:
@@ -355,6 +412,38 @@ class Lowerer:
 
     def stmt_Pass(self, node: gast.Pass) -> None:
         pass
+
+    def stmt_Try(self, node: gast.Try) -> None:
+        lower_try(self, node)
+
+    def unguarded(self, fill: Callable[[], None]) -> None:
+        """Lower what runs whether or not the path has returned, broken or continued (a `finally` block): the
+        flags are set aside while fill runs, then put back."""
+        saved = {name: self.env[name] for name in (RET, BRK, CONT) if name in self.env}
+        for name in saved:
+            self.env[name] = FALSE
+        fill()
+        self.env.update(saved)
+
+    def unbind(self, name: str, reason: tuple[str, str] | None = None) -> None:
+        """name holds nothing Python would let this path read (a `try` body may have changed it before raising)."""
+        self.env[name] = UNDEF
+        if reason is not None:
+            self.unbound_reasons[name] = reason
+
+    def bound(self, name: str) -> bool:
+        return self.env.get(name, UNDEF) is not UNDEF
+
+    def raises(self) -> None:
+        """The path ends here with an exception."""
+        self.env[RAISED] = TRUE
+
+    def has_raised(self) -> bool:
+        return self.env.get(RAISED) is TRUE
+
+    @staticmethod
+    def stored_names(nodes: list[gast.AST]) -> list[str]:
+        return _stored_names(nodes)
 
     def stmt_Expr(self, node: gast.Expr) -> None:
         if isinstance(node.value, gast.Constant):      # a docstring or a bare constant
@@ -379,6 +468,8 @@ class Lowerer:
             self.env[name] = self.op(helpers.list_pop, [items, *[self.expr(a) for a in call.args]], node, name)
             return
         self.expr(node.value)
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Constant) and call.func.value in _RAISING:
+            self.env[RAISED] = TRUE
 
     def resolve_free(self, name: str) -> tuple[bool, Any]:
         """A free name's object; a function named this way is remembered, so that the derivative is made
@@ -833,6 +924,9 @@ class Lowerer:
                                      hint=f"return the new value instead (`return loss, new_{name.lower()}`, with "
                                           f"has_aux=True) and store it after the call, or copy it into a local "
                                           f"variable first")
+                reason = self.unbound_reasons.get(name)
+                if reason is not None:
+                    raise self.error(reason[0], node, hint=reason[1])
                 raise self.error(f"variable {name!r} may be used before it is assigned", node, cls=S2SError,
                                  hint="assign it on every path before this line")
             return value
@@ -981,6 +1075,8 @@ class Lowerer:
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if is_user_function(callee):
             return self.inline_call(callee, args, kwargs, node)
+        if autograd_primitives.is_primitive(callee):      # `@autograd.extend.primitive`: autograd's defvjp/defjvp
+            autograd_primitives.prepare(callee, len(args), list(kwargs), self.parsed.loc(node))
         defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None
         if defined is not None:                 # rules/definitions.py: np.ptp(x) is np.max(x) - np.min(x)
             return self.inline_call(defined, args, kwargs, node)
@@ -988,10 +1084,8 @@ class Lowerer:
 
     def inline_call(self, callee: types.FunctionType, args: list[Atom], kwargs: dict[str, Atom], node: Any) -> Atom:
         """A call to one of the user's functions is replaced by the callee's body (lowered once, cached)."""
-        if callee in self.call_stack:
-            chain = " -> ".join(f.__qualname__ for f in [*self.call_stack, callee])
-            raise self.error(f"recursive call to {callee.__qualname__} ({chain}): s2s does not differentiate "
-                             f"recursion", node, hint="write the recursion as a loop")
+        if callee in self.call_stack:         # a call of the function itself (lower_recursion.py)
+            return recursive_call(self, callee, args, kwargs, node)
         try:
             bound = inspect.signature(callee).bind(*args, **kwargs)
         except TypeError as exc:

@@ -109,7 +109,8 @@ def _refuse_draws(loop: While | For) -> None:
     runs, which may draw) would give other numbers the second time."""
     from s2s.driver.selfcheck import draws_random
     for stmt in walk(loop.body):
-        if isinstance(stmt, Op) and (getattr(stmt.prim, "_s2s_effect", False) or draws_random([stmt.prim])):
+        if isinstance(stmt, Op) and ((getattr(stmt.prim, "_s2s_effect", False) and not getattr(
+                stmt.prim, "_s2s_again", False)) or draws_random([stmt.prim])):
             raise UnsupportedSyntax(
                 "checkpoint= runs the loop's steps again, and this call may draw random numbers (or change its "
                 "object), which would differ the second time", stmt.loc,

@@ -25,6 +25,7 @@ from s2s.analysis import complex_values
 from s2s.analysis.activity import active_values, const_kind, value_kinds
 from s2s.analysis.values import NUMERIC
 from s2s.errors import S2SError
+from s2s.ir.calls import Callee
 from s2s.ir.core import (
     Atom,
     Block,
@@ -43,6 +44,7 @@ from s2s.ir.core import (
 )
 from s2s.ir.naming import Namer, tangent_hint
 from s2s.rules import registry
+from s2s.transforms import recursion
 from s2s.transforms.common import MASKING, inner_object, keyword_position, missing_rule, rule_dead_code, singular
 from s2s.transforms.rule_copies import copy_rule
 from s2s.transforms.rule_inline import with_keywords
@@ -130,6 +132,9 @@ class _Forward:
             if self.tangent(op.args[0]) is not None:
                 self.tan[id(op.outs[0])] = popped = self.fresh(tangent_hint(op.outs[0]))
                 out.append(Op(runtime.pop, [self.tangent(op.args[0])], [popped], loc=op.loc))
+            return
+        if prim.__class__ is Callee:      # a recursive function's call: its jvp (recursion.py)
+            recursion.forward_call(self, op, out, forward_function, PARAMETER)
             return
         if len(op.outs) != 1 or id(op.outs[0]) not in self.active:
             return

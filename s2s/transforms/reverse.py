@@ -29,6 +29,7 @@ from s2s.analysis import complex_values
 from s2s.analysis.activity import active_values, value_kinds
 from s2s.analysis.values import NUMERIC, is_container
 from s2s.errors import NonScalarOutput, S2SError
+from s2s.ir.calls import Callee
 from s2s.ir.core import (
     UNDEFINED,
     Atom,
@@ -52,7 +53,7 @@ from s2s.ir.core import (
 )
 from s2s.ir.naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
 from s2s.rules import registry
-from s2s.transforms import elements
+from s2s.transforms import elements, recursion
 from s2s.transforms.checkpoint import reverse_loop as reverse_checkpointed
 from s2s.transforms.common import MASKING, inner_object, keyword_position, missing_rule, rule_dead_code
 from s2s.transforms.common import singular as singular_at
@@ -179,6 +180,8 @@ class _Reverse:
                 self.loop(stmt, out, depth)
 
     def op(self, op: Op, out: list[Stmt]) -> None:
+        if op.prim.__class__ is Callee:      # a recursive function's call: its own derivative functions (recursion.py)
+            return recursion.reverse_call(self, op, out, reverse_function)
         if len(op.outs) != 1 or id(op.outs[0]) not in self.adj:
             return
         g = self.adj[id(op.outs[0])]
@@ -568,4 +571,9 @@ def reverse_function(fn: Function, wrt: list[int], param_kinds: list, with_value
         results = [gradient]
     body = Block(rev.stack_inits + fn.body.stmts + out, results)
     suffix = "vjp" if cotangent else "value_and_grad" if with_value else "grad"
-    return Function(f"{fn.name}_{suffix}", params, body, fn.loc)
+    result = Function(f"{fn.name}_{suffix}", params, body, fn.loc)
+    # where the forward sweep ends, and the primal output it computes (a recursive function's forward and reverse
+    # sweeps are made by splitting its vjp there: recursion.py)
+    result.sweep_boundary = len(rev.stack_inits) + len(fn.body.stmts)      # type: ignore[attr-defined]
+    result.primal_output = output                                          # type: ignore[attr-defined]
+    return result

@@ -4,6 +4,8 @@ Runs between the front end and lowering, on the gast tree of one function
 (`desugar(parsed)` changes `parsed.node` in place). Each construct has its own
 gast-to-gast rewrite in a module of this package, small and testable alone:
 
+- `tries`: each `try` keeps its body as written, for the derivative to run it as Python does (lowering reads
+  the `try` as a branch on how that body ended: s2s/ir/lower_try.py);
 - `imports`: `import` inside the function, read when the derivative is made;
 - `loop_else`: `else` on a loop, as a flag its `break`s set;
 - `signature`: keyword-only and positional-only parameters become ordinary
@@ -61,6 +63,7 @@ from s2s.frontend.desugar import (
     reversed_items,
     signature,
     statements,
+    tries,
     writers,
     zips,
 )
@@ -71,7 +74,7 @@ if TYPE_CHECKING:
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
-REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
+REWRITES = (tries.rewrite, imports.rewrite, signature.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
             odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
             reductions.rewrite, inline_gradients.rewrite, objects.rewrite)

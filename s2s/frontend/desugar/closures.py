@@ -4,7 +4,8 @@
         def g(y): return a * y      ->        return Constant(g')(a, x) + Constant(g')(a, 1.0)
         return g(x) + g(1.0)              with g'(a, y): return a * y
 
-A call passes the variables' values at the time of the call, as a Python closure reads them. `map(g, xs)`
+A call passes the variables' values at the time of the call, as a Python closure reads them; a nested function
+that calls itself passes them on to itself (a recursion: s2s/ir/lower_recursion.py). `map(g, xs)`
 becomes the list comprehension `[g(v) for v in xs]`. A nested function or lambda used other than by
 calling it (returned, stored) is left for the fence to refuse, unless it reads no variable of f.
 """
@@ -110,14 +111,25 @@ def _lift(ctx: Context, target: str, args: gast.arguments, body: list, like: Any
     if not all(isinstance(d, gast.Constant) for d in list(args.defaults) + [d for d in args.kw_defaults if d]):
         return None                         # defaults computed in f: left for the fence
     free = _free_locals(ctx, args, body)
-    if target in free:                      # `g = lambda n: ... g(n - 1)`: reads itself, a variable of f
-        raise ctx.error(f"recursive function {target!r} (it calls itself): s2s does not differentiate recursion",
-                        like, hint="write the recursion as a loop that carries what each call passes on")
+    recursive = target in free or any(      # `def g(n): ... g(n - 1)`: calls itself (ir/lower_recursion.py)
+        isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Load) for s in body for n in gast.walk(s))
+    if recursive:
+        free = [f for f in free if f != target]
+        called = {id(n.func) for s in body for n in gast.walk(s) if isinstance(n, gast.Call)}
+        if any(isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Load) and id(n) not in called
+               for s in body for n in gast.walk(s)):
+            raise ctx.error(f"recursive function {target!r} uses itself other than by calling itself", like,
+                            hint="call it, or write the recursion as a loop that carries what each call passes on")
     parent = ctx.parsed
     params = [gast.Name(id=f, ctx=gast.Param(), annotation=None, type_comment=None) for f in free]
     new_args = clone_tree(args)
     new_args.posonlyargs = params + list(new_args.posonlyargs)
-    node = gast.FunctionDef(name=target, args=new_args, body=clone_tree(body), decorator_list=[], returns=None,
+    new_body = clone_tree(body)
+    if recursive and free:                  # its calls of itself pass the variables it reads first, as f's do
+        for call in (n for s in new_body for n in gast.walk(s) if isinstance(n, gast.Call)):
+            if isinstance(call.func, gast.Name) and call.func.id == target:
+                call.args = [name(f, call.func) for f in free] + call.args
+    node = gast.FunctionDef(name=target, args=new_args, body=new_body, decorator_list=[], returns=None,
                             type_comment=None)
     located(node, like)
     fn = _function_object(parent, node, target)

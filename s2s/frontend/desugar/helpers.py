@@ -130,3 +130,34 @@ def live(obj: Any) -> Any:
 # Declared without derivative (and so pure: dropped when unused): only what computes a value. The others are
 # kept where they are, and refused by the transform if given an active value (call_method, list_insert).
 registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions, size_of)
+
+
+def try_body(body: Any, catches: Any, *values: Any) -> Any:
+    """How a `try` body ends when run as written (s2s/ir/lower_try.py): None when it completes, else the exception
+    it raised, an instance of catches (any other propagates, from the user's line). The lists, dicts and arrays it
+    writes into (`body.s2s_written`, by position) are given as copies: the derivative makes those writes itself."""
+    written = getattr(body, "s2s_written", ())
+    if written:
+        values = tuple(_copied(v) if k in written else v for k, v in enumerate(values))
+    try:
+        body(*values)
+    except catches as exc:
+        return exc
+    return None
+
+
+def _copied(value: Any) -> Any:
+    if isinstance(value, (list, dict, set, bytearray)):
+        return type(value)(value) if type(value) in (list, dict, set, bytearray) else value.copy()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (tuple, str, bytes, int, float, complex, np.generic)) or value is None:
+        return value
+    raise ValueError(f"s2s: this `try` body writes into a {type(value).__name__}, which s2s cannot copy to run the "
+                     f"body as written first (it would write twice); compute the value in the body and write it "
+                     f"after the `try`")
+
+
+try_body._s2s_effect = True     # type: ignore[attr-defined]  # never dropped: it raises what the body raises
+try_body._s2s_again = True      # type: ignore[attr-defined]  # but run again as it is (checkpoint.py): no effect
+registry.nondifferentiable(try_body)

@@ -1,0 +1,252 @@
+"""Functions made with autograd's `@primitive` take their `defvjp` rule in reverse mode and their `defjvp` rule in
+forward mode from autograd's registry (rules/autograd_primitives.py), inlined, so that second order differentiates
+the rules' own code. Cases in the style of a survival package (a safe exponential, the log of the upper incomplete
+gamma function) and of autograd's examples (logsumexp), checked against autograd's own gradients and central
+differences."""
+import functools
+
+import numpy as np
+import pytest
+
+import s2s
+from conftest import code
+from s2s.testing import check_grads
+
+autograd = pytest.importorskip("autograd", reason="autograd is not installed (an optional dependency)")
+from autograd.extend import defjvp, defvjp, defvjp_argnums, primitive  # noqa: E402
+from autograd.numpy.numpy_vjps import unbroadcast_f  # noqa: E402
+from scipy.special import gammaincc, gammaln  # noqa: E402
+
+MAX = 50.0
+
+
+@primitive
+def safe_exp(x):
+    return np.exp(np.clip(x, -np.inf, MAX))
+
+
+defvjp(safe_exp, lambda ans, x: lambda g: g * ans * (x < MAX))
+defjvp(safe_exp, lambda g, ans, x: g * ans * (x < MAX))
+
+
+def hazard(log_lambda, t):
+    return np.sum(safe_exp(log_lambda) * t ** 1.5)
+
+
+@pytest.mark.parametrize("log_lambda", [0.3, np.array([0.2, -1.0, 0.7])], ids=["float", "array"])
+def test_safe_exponential_both_rules(log_lambda):
+    t = np.array([0.5, 1.0, 2.0]) if np.ndim(log_lambda) else 1.7
+    check_grads(hazard, (log_lambda, t), wrt=0)
+    expected = autograd.grad(hazard)(log_lambda, t)
+    for mode in ("reverse", "forward", "auto"):
+        np.testing.assert_allclose(s2s.grad(hazard, mode=mode)(log_lambda, t), expected, rtol=1e-12)
+    if np.ndim(log_lambda) == 0:
+        second = autograd.grad(autograd.grad(hazard))(log_lambda, t)
+        assert s2s.grad(s2s.grad(hazard))(log_lambda, t) == pytest.approx(second, rel=1e-12)
+
+
+def test_the_rule_is_inlined_as_code():
+    text = code(s2s.source(hazard, 0.3, 1.7, mode="reverse"))
+    assert "safe_exp(log_lambda)" in text            # the primitive is called as it is
+    assert "dlog_lambda *= log_lambda < MAX" in text      # its defvjp rule's own code, inlined
+
+
+@primitive
+def gammainccln(a, x):
+    return np.log(gammaincc(a, x))
+
+
+defvjp(gammainccln, None,
+       lambda ans, a, x: unbroadcast_f(x, lambda g: -g * np.exp(-x + (a - 1) * np.log(x) - gammaln(a) - ans)))
+
+
+def survival(x, a):
+    return -np.sum(gammainccln(a, x))
+
+
+def test_incomplete_gamma_log_with_its_vjp_only():
+    x = np.array([0.5, 1.2, 2.0])
+    np.testing.assert_allclose(s2s.grad(survival)(x, 2.5), autograd.grad(survival)(x, 2.5), rtol=1e-12)
+    np.testing.assert_allclose(s2s.grad(survival, mode="reverse")(x, 2.5), autograd.grad(survival)(x, 2.5))
+    assert s2s.grad(survival, wrt=1)(x, 2.5) == 0.0 == autograd.grad(survival, 1)(x, 2.5)    # defvjp's None
+    check_grads(survival, (x, 2.5), wrt=0, modes=("reverse",), order=1)
+    for refused in (lambda: s2s.grad(survival, mode="forward")(x, 2.5), lambda: s2s.hessian(survival)(x, 2.5)):
+        with pytest.raises(s2s.NoDerivativeRule, match="no defjvp rule"):     # (forward over reverse needs it)
+            refused()
+    text = code(s2s.source(survival, x, 2.5, mode="reverse"))
+    assert "_unbroadcast(" in text and "gammaln(a)" in text          # unbroadcast_f(x, lambda g: ...): as s2s's
+
+
+@primitive
+def gammainccln2(a, x):
+    return np.log(gammaincc(a, x))
+
+
+def _gammainccln_dx(g, ans, a, x):
+    return -g * np.exp(-x + (a - 1) * np.log(x) - gammaln(a) - ans)
+
+
+defvjp(gammainccln2, None, lambda ans, a, x: unbroadcast_f(x, lambda g: _gammainccln_dx(g, ans, a, x)))
+defjvp(gammainccln2, None, _gammainccln_dx)
+
+
+def survival2(x, a):
+    return -np.sum(gammainccln2(a, x) * x)
+
+
+def test_incomplete_gamma_log_with_both_rules_to_second_order():
+    x = np.array([0.5, 1.2, 2.0])
+    check_grads(survival2, (x, 2.5), wrt=0)
+    np.testing.assert_allclose(s2s.hessian(survival2)(x, 2.5), autograd.hessian(survival2)(x, 2.5), rtol=1e-10)
+    for mode in ("reverse", "forward", "auto"):
+        np.testing.assert_allclose(s2s.grad(survival2, mode=mode)(x, 2.5), autograd.grad(survival2)(x, 2.5),
+                                   rtol=1e-12)
+
+
+@primitive
+def logsumexp(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m)))
+
+
+def logsumexp_vjp(ans, x):
+    x_shape = x.shape
+    return lambda g: np.full(x_shape, g) * np.exp(x - np.full(x_shape, ans))
+
+
+defvjp(logsumexp, logsumexp_vjp)
+
+
+def crf_loss(w, x):
+    return logsumexp(w * x) - np.dot(w, x)
+
+
+def test_logsumexp_with_its_vjp_only():
+    w, x = np.array([0.1, -0.4, 0.7]), np.array([1.0, 2.0, -0.5])
+    check_grads(crf_loss, (w, x), wrt=0, modes=("reverse",), order=1)
+    for mode in ("reverse", "auto"):
+        np.testing.assert_allclose(s2s.grad(crf_loss, mode=mode)(w, x), autograd.grad(crf_loss)(w, x),
+                                   rtol=1e-12)
+    for refused in (lambda: s2s.grad(crf_loss, mode="forward")(w, x), lambda: s2s.hessian(crf_loss)(w, x)):
+        with pytest.raises(s2s.NoDerivativeRule) as info:
+            refused()
+        assert "logsumexp" in str(info.value) and "no defjvp rule" in str(info.value)
+        assert "test_autograd_primitives.py:" in str(info.value)
+
+
+@primitive
+def logsumexp2(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m)))
+
+
+def logsumexp2_vjp(ans, x):
+    def vjp(g):
+        return g * np.exp(x - ans)
+    return vjp
+
+
+defvjp(logsumexp2, logsumexp2_vjp)
+defjvp(logsumexp2, lambda g, ans, x: np.sum(g * np.exp(x - ans)))
+
+
+def softmax_loss(w, x):
+    return logsumexp2(w * x) ** 2
+
+
+def test_logsumexp_with_both_rules_to_second_order():
+    w, x = np.array([0.1, -0.4, 0.7]), np.array([1.0, 2.0, -0.5])
+    check_grads(softmax_loss, (w, x), wrt=0)
+    np.testing.assert_allclose(s2s.hessian(softmax_loss)(w, x), autograd.hessian(softmax_loss)(w, x), rtol=1e-10)
+
+
+@primitive
+def scale(x, k):
+    return x * k
+
+
+defvjp(scale, lambda ans, x, k: lambda g: g * k, lambda ans, x, k: lambda g: g * x)
+defjvp(scale, "same", lambda g, ans, x, k: g * x)
+
+
+def quadratic(x, k):
+    return scale(x, k) ** 2
+
+
+def test_linear_jvp_same_and_two_arguments():
+    check_grads(quadratic, (1.5, 2.0))
+    for mode in ("reverse", "forward", "auto"):
+        assert s2s.grad(quadratic, wrt=(0, 1), mode=mode)(1.5, 2.0) == pytest.approx(
+            autograd.grad(quadratic, (0, 1))(1.5, 2.0))
+
+
+@primitive
+def cube(x):
+    return x ** 3
+
+
+defvjp_argnums(cube, lambda argnums, ans, args, kwargs: lambda g: (g * 3 * args[0] ** 2,))
+
+
+def test_rules_set_with_defvjp_argnums_are_called_as_they_are():
+    f = lambda x: cube(x) * 2.0        # noqa: E731
+    assert s2s.grad(f, mode="reverse")(1.5) == pytest.approx(autograd.grad(f)(1.5)) == pytest.approx(13.5)
+
+
+@primitive
+def wrong_arity(x):
+    return x * 2
+
+
+defvjp(wrong_arity, lambda ans, x, y: lambda g: g * 2)
+
+
+@primitive
+def wrong_inner(x):
+    return x * 2
+
+
+defvjp(wrong_inner, lambda ans, x: lambda g, h: g * 2)
+
+
+def uses_wrong_arity(x):
+    return wrong_arity(x) * x
+
+
+def uses_wrong_inner(x):
+    return wrong_inner(x) * x
+
+
+def test_a_rule_with_the_wrong_arity_is_one_clear_error_at_the_call():
+    with pytest.raises(s2s.S2SError) as info:
+        s2s.grad(uses_wrong_arity)(1.0)
+    message = str(info.value)
+    assert message.count("test_autograd_primitives.py:") == 2       # the call, and the rule's definition
+    assert "takes (ans, x, y)" in message and "return wrong_arity(x) * x" in message
+    with pytest.raises(s2s.S2SError, match="returns a function of 2 arguments") as info:
+        s2s.grad(uses_wrong_inner)(1.0)
+    assert "return wrong_inner(x) * x" in str(info.value)
+
+
+def _times(k, g):
+    return g * k
+
+
+@primitive
+def triple(x):
+    return 3.0 * x
+
+
+defvjp(triple, lambda ans, x: functools.partial(_times, 3.0))      # a function made elsewhere: not read
+defjvp(triple, lambda g, ans, x: 3.0 * g)
+
+
+def uses_triple(x):
+    return triple(x) ** 2
+
+
+def test_a_vjp_s2s_cannot_read_is_called_as_autograd_calls_it():
+    for mode in ("reverse", "forward", "auto"):
+        assert s2s.grad(uses_triple, mode=mode)(1.5) == pytest.approx(18 * 1.5)
+    with pytest.raises(s2s.NoDerivativeRule, match="calls as it is"):
+        s2s.hessian(uses_triple)(np.array([1.5]))
