@@ -24,7 +24,7 @@ from s2s.backends import numba as numba_backend
 from s2s.driver import foreign, pipeline, primal
 from s2s.driver.pipeline import _LOCK, Options, _bind, annotate, compiled
 from s2s.driver.primal import lowered, root_function
-from s2s.frontend.tree import AttributeOf, ItemOf
+from s2s.frontend.tree import MISSING, AttributeOf, ItemOf
 from s2s.ir.core import Op, walk
 from s2s.ir.lower import clear_callee_cache
 
@@ -34,7 +34,7 @@ _SCALAR_TYPES = frozenset({float, int, bool, np.float64, np.float32, np.float16,
 _LIST_SCALARS = _ACTIVITY_SCALARS        # a list of these is a list of numbers (kind_of), any length
 
 
-_MISSING = object()
+_MISSING = MISSING       # (the value a dependency records for an attribute that is absent: desugar/known_values.py)
 
 
 def _current(owner: Callable, name: str) -> Any:
@@ -195,8 +195,9 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
-        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
-            if not numba else numba_backend.call_key(args)
+        # (a boolean by its value: a derivative is specialized on the flags it is given, s2s/driver/primal.py)
+        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else (bool, a) if type(a) is bool else type(a)
+                     for a in args]) if not numba else numba_backend.call_key(args)
         function = cache.get(key)
         if watched and (function is None or watch and not _unchanged(watch)):
             if stale(fn) or _GENERATION.get(root, 0) != generation[0]:
@@ -254,7 +255,7 @@ def _install(args: tuple, function: Callable, table: dict, shaped: dict, route_t
             dtypes.append(a.dtype)
         elif t is list and not numba and a and _LIST_SCALARS.issuperset(map(type, a)):
             pass                                        # a list of numbers, whatever its length (kind_of)
-        elif t not in _SCALAR_TYPES:
+        elif t not in _SCALAR_TYPES or t is bool:      # (a flag: the derivative is specialized on its value)
             return
     if not shapes and list not in types:
         table[types] = function

@@ -25,7 +25,7 @@ from s2s.analysis import complex_values, global_shapes
 from s2s.analysis.activity import float_values, scalar_values, value_kinds
 from s2s.analysis.values import Abstract, Kind, abstract_of, kind_of, non_float_leaf, shape_key
 from s2s.backends import numba as numba_backend
-from s2s.driver import foreign, mutation, selfcheck
+from s2s.driver import foreign, mutation, primal, selfcheck
 from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import lowered, primal_ir, root_function  # noqa: F401  (reached as s2s.api.*)
 from s2s.emit.python import emit_module
@@ -285,7 +285,24 @@ def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: 
         header += "\n# For arguments " + ", ".join(f"{n}: {d}" for n, d in zip(names, shown)) + "."
     if why:
         header += "\n" + why
+    folds = _folds(fn)
+    if folds:
+        header += "\n# Specialized on " + ", ".join(folds) + " (checked on entry: a change makes it anew)."
     return header
+
+
+def _folds(fn: Callable) -> list[str]:
+    """What the derivative is specialized on besides kinds and shapes: the argument values it was made for (None,
+    strings, booleans) and what the desugaring folded on values known then (desugar/known_values.py)."""
+    root = root_function(fn)
+    if not isinstance(root, types.FunctionType):
+        return []
+    try:
+        folds = list(getattr(lowered(root), "folds", []))
+    except Exception:           # noqa: BLE001 - a derivative of a derivative: its own header says enough
+        return []
+    known = primal.known_for(root)
+    return [f"{name} == {value!r}" for name, value in known.items()] + folds
 
 
 def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
@@ -448,23 +465,37 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
     shaped = specializes(options)           # the shape pass: arrays' shapes are part of the key
     with _LOCK:
         table = _CACHE.setdefault(fn, {})
-        key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None,
-               global_state(fn, options) if shaped else None)
-        entry = table.get(key)
-        if entry is None:
-            _check_differentiable(fn, args, options.wrt)
-            with collection_paused():           # the transform's objects live until it ends: no gc passes
-                entry = table[key] = generate(fn, options, list(signature[0]),
-                                              [abstract_of(a) for a in args] if shaped else None, args)
+        known = known_arguments(fn, args, options.wrt)
+        with primal.known_arguments(root_function(fn), known):
+            key = (getattr(root_function(fn), "__code__", None), options, signature,
+                   shape_key(args) if shaped else None, global_state(fn, options) if shaped else None,
+                   primal.value_key(known))
+            entry = table.get(key)
+            if entry is None:
+                _check_differentiable(fn, args, options.wrt)
+                with collection_paused():           # the transform's objects live until it ends: no gc passes
+                    entry = table[key] = generate(fn, options, list(signature[0]),
+                                                  [abstract_of(a) for a in args] if shaped else None, args)
         verified = _VERIFIED.setdefault(fn, set())      # made by an unchecked call first: compared now
         if selfcheck.enabled(check) and key not in verified and not foreign.has_dask(args):  # (Dask: computes)
             try:
-                _verify_reading(fn, options, args, entry[1])
+                with primal.known_arguments(root_function(fn), known):
+                    _verify_reading(fn, options, args, entry[1])
             except BaseException:
                 table.pop(key, None)
                 raise
             verified.add(key)
         return entry
+
+
+def known_arguments(fn: Callable, args: tuple, wrt: tuple) -> dict:
+    """The arguments (by parameter name) the derivative is specialized on by value: None, strings, booleans, not
+    differentiated (s2s/driver/primal.py's `literal`). A derivative of a derivative: none (its own function's)."""
+    root = root_function(fn)
+    if root is not fn or not isinstance(root, types.FunctionType):
+        return {}
+    names = _all_param_names(fn)
+    return {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and primal.literal(a)}
 
 
 def global_state(fn: Callable, options: Options) -> tuple:

@@ -184,6 +184,7 @@ class Lowerer:
                                                         # (its bases: views of it share them)
         self.scalar_checks: list = []                   # see Function.scalar_checks
         self.dependencies: list = []                    # see Function.dependencies
+        self.folds: list = []                           # what inlined callees folded (known_values.py)
         self.stmts: list = []
         self.env: dict[str, Any] = {}
         node = parsed.node
@@ -319,12 +320,15 @@ class Lowerer:
                                  hint="return the array it fills instead, or write into a copy")
             written.append(node.args.args.index(next(a for a in node.args.args if a.id == name)))
             finals.append(final)
-        return Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
+        made = Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
                         scalar_checks=self.scalar_checks,
                         dependencies=self.dependencies + list(self.parsed.attributes.values()),
                         result_shares=tuple(i for i, p in enumerate(params) if id(p) in shared),
                         param_writes=tuple(written),
                         writes_arguments=self.argument_write if self.written & self.param_bases else None)
+        # what the desugaring folded on values known now, here and in what it inlines (the header shows them)
+        made.folds = list(dict.fromkeys(self.parsed.folds + self.folds))      # type: ignore[attr-defined]
+        return made
 
     # ---------------------------------------------------------------- statements
 
@@ -1004,6 +1008,7 @@ class Lowerer:
         self.scalar_checks += [(tuple(mapping.get(id(v), v) for v in values), loc, message)
                                for values, loc, message in body.scalar_checks]
         self.dependencies += body.dependencies
+        self.folds += getattr(body, "folds", [])
         self.stmts.extend(copy.stmts)
         result = copy.results[0]
         for i, final in zip(body.param_writes, copy.results[1:]):

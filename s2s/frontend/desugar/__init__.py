@@ -8,6 +8,8 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `loop_else`: `else` on a loop, as a flag its `break`s set;
 - `signature`: keyword-only and positional-only parameters become ordinary
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
+- `known_values`: branches, `hasattr`/`getattr`/`isinstance`/`len`... decided by values known when the
+  derivative is made (literal arguments, `self`'s attributes, globals) folded, guarded on entry;
 - `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
   inactive context managers become calls that run as Python runs them;
 - `odeint_closures`: the variables odeint's right-hand side reads passed through its `args=`;
@@ -50,6 +52,7 @@ from s2s.frontend.desugar import (
     imports,
     inline_gradients,
     keyed_extrema,
+    known_values,
     loop_else,
     objects,
     odeint_closures,
@@ -68,7 +71,7 @@ if TYPE_CHECKING:
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
-REWRITES = (imports.rewrite, signature.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
+REWRITES = (imports.rewrite, signature.rewrite, known_values.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
             keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
             reductions.rewrite, inline_gradients.rewrite, objects.rewrite)
