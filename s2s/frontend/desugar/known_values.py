@@ -59,6 +59,7 @@ def applies(ctx: Context) -> bool:
 
 def rewrite(ctx: Context) -> None:
     folder = _folder(ctx)
+    _substitute_parameters(ctx)
     ctx.node.body = map_statements(ctx.node.body, folder.statement)
     for stmt in ctx.node.body:
         folder.visit(stmt)
@@ -77,6 +78,36 @@ def _folder(ctx: Context) -> "_Folder":
     if folder is None:
         folder = ctx._known_folder = _Folder(ctx)         # type: ignore[attr-defined]
     return folder
+
+
+def _substitute_parameters(ctx: Context) -> None:
+    """A parameter known as a literal (`scale=None` given or left by every caller) is that literal wherever it is
+    read before the function first rebinds it (`scale = float_like(scale, ...)` reads None): in the statements of
+    the body, in order, up to the first that binds it (the whole statement: a loop may bind it later)."""
+    known = {k: v for k, v in ctx.parsed.facts.known.items() if is_literal_value(v)}
+    if not known:
+        return
+    live = set(known)
+
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, node: gast.Name) -> Any:
+            if node.id in live and isinstance(node.ctx, gast.Load):
+                return constant(known[node.id], node)
+            return node
+
+        def visit_FunctionDef(self, node: Any) -> Any:
+            return node             # a nested function reads the variable when it is called
+
+        def visit_Lambda(self, node: Any) -> Any:
+            return node
+    for i, stmt in enumerate(ctx.node.body):
+        bound = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+        if isinstance(stmt, (gast.Assign, gast.AnnAssign)) and stmt.value is not None:
+            stmt.value = Substitute().visit(stmt.value)      # evaluated before its targets are bound
+        live -= bound
+        if not live:
+            return
+        ctx.node.body[i] = Substitute().visit(stmt)
 
 
 class _Folder(gast.NodeTransformer):
