@@ -43,6 +43,11 @@ def gammaln(g, ans, x):
     return g * sp.digamma(x)
 
 
+@adjoint(sp.loggamma)
+def loggamma(g, ans, x):                # holomorphic: log Gamma's derivative is digamma (gammaln's, on x > 0)
+    return g * sp.digamma(x)
+
+
 @adjoint(sp.digamma)
 def digamma(g, ans, x):                 # the trigamma function polygamma(1, x) = zeta(2, x)
     return g * sp.zeta(2.0, x)

@@ -34,7 +34,7 @@ from s2s.errors import S2SError, UnsupportedSyntax
 from s2s.frontend import parsing
 from s2s.frontend.desugar import helpers
 from s2s.frontend.parse import parse_function
-from s2s.frontend.policy import is_user_function, library_owned, plain_function
+from s2s.frontend.policy import is_user_function, library_function, library_owned, plain_function
 from s2s.frontend.tree import ParsedFunction
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.naming import Namer
@@ -84,7 +84,7 @@ _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "s
 _CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
 _MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
 _ATTRIBUTES = {"T": np.transpose, "mT": np.matrix_transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
-               "real": np.real, "imag": np.imag}
+               "real": np.real, "imag": np.imag, "dtype": np.result_type}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -976,7 +976,16 @@ class Lowerer:
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if is_user_function(callee):
-            return self.inline_call(callee, args, kwargs, node)
+            if not library_function(callee):
+                return self.inline_call(callee, args, kwargs, node)
+            kept = (len(self.stmts), dict(self.env), len(self.dependencies), len(self.folds))
+            try:
+                return self.inline_call(callee, args, kwargs, node)
+            except S2SError:        # a library's function s2s cannot read: called as it is (refused if it is
+                del self.stmts[kept[0]:]        # given a differentiated value and has no rule)
+                self.env = kept[1]
+                del self.dependencies[kept[2]:]
+                del self.folds[kept[3]:]
         defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None
         if defined is not None:                 # rules/definitions.py: np.ptp(x) is np.max(x) - np.min(x)
             return self.inline_call(defined, args, kwargs, node)
