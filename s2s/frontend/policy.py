@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import types
+import weakref
 from typing import Any
 
 from s2s.rules import registry
@@ -71,3 +72,23 @@ def is_dispatcher(obj: Any) -> bool:
 def plain_function(obj: Any) -> Any:
     """The Python function behind a Numba dispatcher (`g.py_func`); anything else unchanged."""
     return obj.py_func if is_dispatcher(obj) else obj
+
+
+# library functions s2s tried to read and could not, with the first reason (said when no rule stands in)
+_UNREADABLE: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+
+
+def note_unreadable(fn: Any, reason: BaseException) -> None:
+    try:
+        text = str(reason).splitlines()[0]
+        _UNREADABLE.setdefault(getattr(fn, "__wrapped_source__", fn), text)
+    except TypeError:
+        pass
+
+
+def unreadable(fn: Any) -> str | None:
+    """Why a library function without a rule could not be read, if s2s tried."""
+    try:
+        return _UNREADABLE.get(fn)
+    except TypeError:
+        return None

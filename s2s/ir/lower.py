@@ -34,7 +34,7 @@ from s2s.errors import S2SError, UnsupportedSyntax
 from s2s.frontend import parsing
 from s2s.frontend.desugar import helpers
 from s2s.frontend.parse import parse_function
-from s2s.frontend.policy import is_user_function, library_function, library_owned, plain_function
+from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
 from s2s.frontend.tree import ParsedFunction
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.naming import Namer
@@ -805,8 +805,9 @@ class Lowerer:
                 return True, self.functions[node.id]
             if node.id in self.local_names:       # `f = np.exp` then `f(x)`: a function held as a constant
                 held = self.env.get(node.id)
-                if isinstance(held, Const) and callable(held.value) and not isinstance(held.value, type):
-                    return True, held.value
+                if isinstance(held, Const) and (callable(held.value) and not isinstance(held.value, type)
+                                                or isinstance(held.value, types.ModuleType)):
+                    return True, held.value       # (`xp = array_namespace(x)`, a module: `xp.sum(...)` is its sum)
                 return False, None
             return self.resolve_free(node.id)
         if isinstance(node, gast.Attribute):
@@ -981,7 +982,8 @@ class Lowerer:
             kept = (len(self.stmts), dict(self.env), len(self.dependencies), len(self.folds))
             try:
                 return self.inline_call(callee, args, kwargs, node)
-            except S2SError:        # a library's function s2s cannot read: called as it is (refused if it is
+            except S2SError as exc:        # a library's function s2s cannot read: called as it is (refused if it is
+                note_unreadable(callee, exc)
                 del self.stmts[kept[0]:]        # given a differentiated value and has no rule)
                 self.env = kept[1]
                 del self.dependencies[kept[2]:]

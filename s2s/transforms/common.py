@@ -11,6 +11,7 @@ import numpy as np
 
 from s2s import runtime
 from s2s.errors import NoDerivativeRule
+from s2s.frontend.policy import unreadable
 from s2s.ir.core import Block, Const, Loc, Op, prim_name, walk
 from s2s.passes.optimize import eliminate_dead_code_in
 from s2s.rules import registry
@@ -71,6 +72,10 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
     how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \
         f"@s2s.tangent({name}), or declare it with s2s.linear or s2s.elementwise"
+    unread = unreadable(prim)
+    if unread is not None:       # a library's Python function s2s could not read: say why
+        return NoDerivativeRule(f"no {what} rule for {name}, and its Python source could not be read: {unread}",
+                                loc, hint=f"register one with {how}")
     return NoDerivativeRule(f"no {what} rule for {name}", loc,
                             hint=f"register one with {how}, or add it to {family}")
 
