@@ -72,6 +72,10 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
     how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \
         f"@s2s.tangent({name}), or declare it with s2s.linear or s2s.elementwise"
+    if getattr(prim, "__module__", None) == "autograd.tracer" and hasattr(prim, "fun"):
+        return NoDerivativeRule(f"no {what} rule for {name}: it is an autograd @primitive whose derivative is the "
+                                f"rule given to autograd (defvjp), which s2s does not take yet", loc,
+                                hint=f"register the same rule with {how}")
     unread = unreadable(prim)
     if unread is not None:       # a library's Python function s2s could not read: say why
         return NoDerivativeRule(f"no {what} rule for {name}, and its Python source could not be read: {unread}",

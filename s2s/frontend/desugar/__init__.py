@@ -5,6 +5,7 @@ Runs between the front end and lowering, on the gast tree of one function
 gast-to-gast rewrite in a module of this package, small and testable alone:
 
 - `imports`: `import` inside the function, read when the derivative is made;
+- `autograd_code`: autograd.numpy and autograd.scipy read as NumPy and SciPy, autograd.grad as s2s.grad;
 - `loop_else`: `else` on a loop, as a flag its `break`s set;
 - `signature`: keyword-only and positional-only parameters become ordinary
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
@@ -45,6 +46,7 @@ import os
 from typing import TYPE_CHECKING, Callable
 
 from s2s.frontend.desugar import (
+    autograd_code,
     chained_writes,
     closures,
     comprehensions,
@@ -73,7 +75,7 @@ if TYPE_CHECKING:
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
-REWRITES = (imports.rewrite, signature.rewrite, known_values.rewrite, function_choice.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
+REWRITES = (imports.rewrite, autograd_code.rewrite, signature.rewrite, known_values.rewrite, function_choice.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
             keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
             reductions.rewrite, inline_gradients.rewrite, objects.rewrite)
