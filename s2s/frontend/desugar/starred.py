@@ -143,4 +143,18 @@ def _known_length(ctx: Context, node: Any) -> int | None:
                       for s in gast.walk(ctx.node))
         if len(stores) == 1 and len(assigns) == 1 and isinstance(assigns[0].value, gast.Tuple) and not changed:
             return len(assigns[0].value.elts)
+        # every binding a display of the same length (`rs = (n, 1) if flat else (1, n)`, or one per branch)
+        lengths = {_display_length(a.value) for a in assigns}
+        if len(stores) == len(assigns) and assigns and len(lengths) == 1 and None not in lengths and not changed:
+            return lengths.pop()
+    return None
+
+
+def _display_length(node: Any) -> int | None:
+    """The length of a tuple display, or of both sides of a conditional expression of displays when they agree."""
+    if isinstance(node, gast.Tuple) and not any(isinstance(e, gast.Starred) for e in node.elts):
+        return len(node.elts)
+    if isinstance(node, gast.IfExp):
+        a, b = _display_length(node.body), _display_length(node.orelse)
+        return a if a == b else None
     return None
