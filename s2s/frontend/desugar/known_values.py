@@ -54,7 +54,8 @@ def shown(value: Any) -> str:
 
 
 def applies(ctx: Context) -> bool:
-    return not ctx.kinds.isdisjoint((gast.If, gast.IfExp, gast.BoolOp, gast.Call))
+    return not ctx.kinds.isdisjoint((gast.If, gast.IfExp, gast.BoolOp, gast.Call, gast.While)) or any(
+        is_literal_value(v) for v in ctx.parsed.facts.known.values())
 
 
 def rewrite(ctx: Context) -> None:
