@@ -378,10 +378,15 @@ def diag(g, ans, x, k=0):
 # ---- constructors and conversions
 
 
-@adjoint(np.array, np.asarray, np.copy)
-def array(g, ans, x, dtype=None, copy=True, order="K", subok=False, ndmin=0):
+@adjoint(np.asarray, np.copy)
+def array(g, ans, x, dtype=None):
+    return g
+
+
+@adjoint(np.array)
+def array_made(g, ans, x, dtype=None, copy=True, order="K", subok=False, ndmin=0):
     # (ndmin= may add leading axes of length 1: the adjoint has x's shape again)
-    return g if ndmin <= np.ndim(x) else np.reshape(g, np.shape(x))
+    return g if ndmin == 0 else np.reshape(g, np.shape(x))
 
 
 # ---- conversions that change nothing a derivative sees (the values stay; the memory layout or subclass may not)
