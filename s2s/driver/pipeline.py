@@ -27,6 +27,7 @@ from s2s.analysis.values import Abstract, Kind, abstract_of, kind_of, non_float_
 from s2s.backends import numba as numba_backend
 from s2s.driver import foreign, mutation, primal, selfcheck
 from s2s.driver.compile import collection_paused, compile_function
+from s2s.driver.effects import Effects
 from s2s.driver.primal import lowered, primal_ir, root_function  # noqa: F401  (reached as s2s.api.*)
 from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
@@ -542,7 +543,7 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
     root = root_function(fn)
     prims = [s.prim for s in walk(lowered(root).body) if isinstance(s, Op)]
     selfcheck.compare(root.__qualname__ if root is fn else f"the derivative of {root.__qualname__}", fn, args,
-                      run, selfcheck.draws_random(prims))
+                      run, selfcheck.draws_random(prims), Effects(fn))
 
 
 def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:

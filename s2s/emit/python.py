@@ -55,6 +55,8 @@ _OPERATOR_OF = {np.add: operator.add, np.subtract: operator.sub, np.multiply: op
 _MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"), ("np.fft", np.fft, "numpy"))
 _NP_ZEROS_LIKE = ("np.zeros_like", st.ATOM)
 _TRUE = st.constant(True)
+_OBJECT_WRITES = {runtime.store_attribute, runtime.store_item, runtime.held_append, runtime.held_extend,
+                  runtime.state_lost, runtime.state_check}
 _SPECIAL = {operator.contains, operator.getitem, getattr, runtime.make_tuple, runtime.make_dict, runtime.make_list,
             runtime.stack_new, runtime.pop, runtime.push, runtime.zeros_like, runtime.free_name}
 
@@ -405,6 +407,10 @@ class _Emitter:
                     continue
                 if stmt.in_place is not None:
                     emitted = self.in_place(stmt)
+                elif not outs and stmt.prim in _OBJECT_WRITES:
+                    emitted = self.object_write(stmt)
+                    if emitted is None:
+                        continue
                 elif not outs:
                     emitted = st.Stmt(self.expression(stmt)[0])
                 elif len(outs) == 1:
@@ -420,6 +426,21 @@ class _Emitter:
                     node.loc = stmt.loc
             out.extend(emitted_list)
         return out
+
+    def object_write(self, stmt: Op) -> st.Stmt | None:
+        """A side effect on an object, as Python spells it: `self.nfev = nfev`, `d[k] = v`, `self.X.append(X)`
+        (s2s/ir/object_state.py); the marks it leaves for the checks, nothing."""
+        prim, args = stmt.prim, stmt.args
+        if prim is runtime.store_attribute:
+            target = st.attribute(self.atom(args[0]), args[1].value)
+            return st.Stmt(f"{target[0]} = {self.atom(args[2])[0]}")
+        if prim is runtime.store_item:
+            target = st.subscript(self.atom(args[0]), self.index(args[1]))
+            return st.Stmt(f"{target[0]} = {self.atom(args[2])[0]}")
+        if prim in (runtime.held_append, runtime.held_extend):
+            method = st.attribute(self.atom(args[0]), "append" if prim is runtime.held_append else "extend")
+            return st.Stmt(st.call(method, [self.atom(args[1])])[0])
+        return None
 
     def in_place(self, stmt: Op) -> st.Stmt:
         """`x[i] = v`, `xs.append(v)`, `x += v`."""

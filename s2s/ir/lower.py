@@ -33,11 +33,13 @@ from s2s import runtime
 from s2s.errors import S2SError, UnsupportedSyntax
 from s2s.frontend import parsing
 from s2s.frontend.desugar import helpers
+from s2s.frontend.desugar.properties import GETTERS
 from s2s.frontend.parse import parse_function
 from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
-from s2s.frontend.tree import ParsedFunction
+from s2s.frontend.tree import ParsedFunction, synthetic_of
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.naming import Namer
+from s2s.ir.object_state import PREFIX as STATE, ObjectState, key_of
 from s2s.rules import registry
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
@@ -85,6 +87,14 @@ _CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lis
 _MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
 _ATTRIBUTES = {"T": np.transpose, "mT": np.matrix_transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
                "real": np.real, "imag": np.imag, "dtype": np.result_type}
+
+
+class _LoopState(Exception):
+    """A loop's body writes (or forgets) objects' locations the loop does not carry yet: lowered again."""
+
+    def __init__(self, node: Any, found: tuple):
+        super().__init__("lowered again")
+        self.node, self.found = node, found
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -158,8 +168,15 @@ def _contains(nodes: list[gast.AST], kind: type, through_loops: bool) -> bool:
 
 class Lowerer:
     def __init__(self, parsed: ParsedFunction, namer: Namer | None = None, call_stack: list | None = None,
-                 functions: dict[str, Any] | None = None):
+                 functions: dict[str, Any] | None = None, state: ObjectState | None = None,
+                 param_idents: dict[str, tuple] | None = None):
         self.parsed = parsed
+        # objects' attributes and items written and read (s2s/ir/object_state.py); a callee is lowered inside its
+        # caller's state (initial_state: the caller's forwarded values, placed in env on entry)
+        self.state = ObjectState(self, state)
+        self.initial_state = state.env_states(state.low.env) if state is not None else {}
+        self.param_idents = param_idents or {}
+        self.loop_state: dict[int, tuple] = {}      # a loop (by id) -> (locations it carries, dropped before it)
         self.namer = namer or Namer()
         self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
         self.functions = functions or {}                # parameters bound to functions by the caller
@@ -201,7 +218,11 @@ class Lowerer:
         return cls(message, self.parsed.loc(node), hint=hint)
 
     def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
-           n_outs: int = 1) -> Any:
+           n_outs: int = 1, checked: bool = True) -> Any:
+        if checked:         # an object this call wrote into, read whole: what it holds is checked (object_state.py)
+            self.state.used([*args, *(kwargs or {}).values()], node)
+            if getattr(prim, "_s2s_effect", False) and prim is not runtime.state_check:
+                self.state.opaque_call(node)         # a method run as Python runs it: it may change any object
         outs = [self.namer.value(hint) for _ in range(n_outs)]
         if prim in _VIEWS or prim in _VIEWS_UNLESS_COPIED and "copy" in (kwargs or {}) and not (
                 isinstance(kwargs["copy"], Const) and kwargs["copy"].value is True):
@@ -222,7 +243,9 @@ class Lowerer:
             held = self.contents_of(args[0]) | self.bases_of(item) | self.contents_of(item)
             self.bases.update((id(o), self.bases_of(args[0])) for o in outs)
             self.contents.update((id(o), held) for o in outs)
-        self.stmts.append(Op(prim, list(args), outs, dict(kwargs or {}), self.parsed.loc(node)))
+        made = Op(prim, list(args), outs, dict(kwargs or {}), self.parsed.loc(node))
+        self.stmts.append(made)
+        self.state.made(made)
         return outs[0] if n_outs == 1 else outs
 
     def sub_block(self, fill: Callable[[], None]) -> tuple[list, dict[str, Any]]:
@@ -238,6 +261,7 @@ class Lowerer:
         """Lower both branches and merge the variables they assign with phi values."""
         then_stmts, then_env = self.sub_block(fill_then)
         else_stmts, else_env = self.sub_block(fill_else)
+        self.join_states(then_stmts, then_env, else_stmts, else_env, node)
         then_res, else_res, outs = [], [], []
         for name in list(dict.fromkeys([*then_env, *else_env])):
             a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)
@@ -245,6 +269,8 @@ class Lowerer:
                 self.env[name] = a
             elif a is UNDEF or b is UNDEF:
                 self.env[name] = UNDEF
+                if name.startswith(STATE):
+                    self.env.pop(name)
             else:
                 out = self.namer.value(self.hints.get(name, name))
                 then_res.append(a)
@@ -252,6 +278,7 @@ class Lowerer:
                 outs.append(out)
                 self.bases[id(out)] = self.bases_of(a) | self.bases_of(b)
                 self.contents[id(out)] = self.contents_of(a) | self.contents_of(b)
+                self.state.merge(out, [a, b])
                 if id(a) in self.param_versions and id(b) in self.param_versions:
                     self.param_versions.add(id(out))
                 if all(isinstance(v, Const) or id(v) in self.item_reads for v in (a, b)) \
@@ -261,6 +288,29 @@ class Lowerer:
                 self.env[name] = out
         self.stmts.append(If(cond, Block(then_stmts, then_res), Block(else_stmts, else_res), outs,
                              self.parsed.loc(node)))
+
+    def join_states(self, then_stmts: list, then_env: dict, else_stmts: list, else_env: dict, node: Any) -> None:
+        """An object's location one branch wrote and the other did not (or forgot: an append): the other reads it
+        back where it ends, when the location holds something now; else the value is no longer forwarded."""
+        keys = [k for k in dict.fromkeys([*then_env, *else_env]) if k.startswith(STATE)]
+        for key in keys:
+            a, b = then_env.get(key, UNDEF), else_env.get(key, UNDEF)
+            if (a is UNDEF) == (b is UNDEF):
+                continue
+            stmts, env = (else_stmts, else_env) if b is UNDEF else (then_stmts, then_env)
+            saved_stmts, saved_env = self.stmts, self.env
+            self.stmts, self.env = stmts, env
+            try:
+                filled = self.state.fill(self.state.locations[key], node, carried=False)
+            finally:
+                self.stmts, self.env = saved_stmts, saved_env
+            if filled is not None:
+                env[key] = filled
+            else:
+                present = a if b is UNDEF else b
+                then_env.pop(key, None)
+                else_env.pop(key, None)
+                self.state.lost(self.state.locations[key], present, node)
 
     def value_if(self, cond: Atom, then_expr: Callable[[], Atom], else_expr: Callable[[], Atom], node: Any,
                  hint: str) -> Atom:
@@ -298,10 +348,16 @@ class Lowerer:
             raise self.error("s2s does not support keyword-only or positional-only parameters yet", node,
                              hint="make them ordinary parameters")
         params = []
+        known = self.parsed.facts.known
         for arg in node.args.args:
             v = self.namer.value(arg.id)
             params.append(v)
             self.env[arg.id] = self.env[f"$param:{arg.id}"] = v
+            if arg.id in known:            # a method's `self`: the object its writes and reads are keyed by
+                self.state.known_parameter(v, known[arg.id])
+            elif arg.id in self.param_idents:
+                self.state.idents[id(v)] = self.param_idents[arg.id]
+        self.env.update(self.initial_state)
         self.param_bases = frozenset(id(p) for p in params)
         self.param_versions = {id(p) for p in params}
         self.env[RET], self.env[RETVAL] = FALSE, Const(None)
@@ -328,6 +384,10 @@ class Lowerer:
                         writes_arguments=self.argument_write if self.written & self.param_bases else None)
         # what the desugaring folded on values known now, here and in what it inlines (the header shows them)
         made.folds = list(dict.fromkeys(self.parsed.folds + self.folds))      # type: ignore[attr-defined]
+        # the objects' locations it writes (s2s/driver/effects.py saves and restores them), and its state for a
+        # caller that inlines it (object_state.py)
+        made.effects = list(self.state.effects)       # type: ignore[attr-defined]
+        made.object_state = self.state.summary()      # type: ignore[attr-defined]
         return made
 
     # ---------------------------------------------------------------- statements
@@ -481,8 +541,11 @@ class Lowerer:
             self.env[target.value.id] = self.op(runtime.setitem, [container, index, updated], node,
                                                 target.value.id)
             return
+        if isinstance(target, (gast.Attribute, gast.Subscript)):
+            self.augmented_store(node)
+            return
         if not isinstance(target, gast.Name):
-            raise self.error("s2s does not support augmented assignment into an attribute", node,
+            raise self.error("s2s does not support augmented assignment into this target", node,
                              hint="assign a local variable")
         name = node.target.id
         current = self.name(name, node.target)
@@ -517,6 +580,30 @@ class Lowerer:
         value = self.expr(node.value)
         self.env[name] = self.op(_BINOPS[type(node.op)], [current, value], node, name)
 
+    def augmented_store(self, node: gast.AugAssign) -> None:
+        """`self.nfev += 1`, `self.d["n"] += 1`: read (or the value written before), computed, written back, the
+        object and key evaluated once as Python does. A list or array attribute would be written in place:
+        refused when it runs (runtime._held_number)."""
+        target = node.target
+        base = self.expr(target.value)
+        if isinstance(target, gast.Attribute):
+            current = self.state.read(base, "attr", target.attr, target, target.attr)
+            shown = f"{_dotted(target.value)}.{target.attr}"
+        else:
+            index = self.expr(target.slice)
+            if isinstance(index, Const) and _literal_key(index.value) and self.state.ident_of(base) is not None:
+                current = self.state.read(base, "item", index.value, target, "")
+            else:
+                current = self.op(operator.getitem, [base, index], target)
+            shown = f"{_dotted(target.value)}[...]"
+        self.op(runtime._held_number, [current, Const(shown)], node, n_outs=0, checked=False)
+        updated = self.op(_BINOPS[type(node.op)], [current, self.expr(node.value)], node,
+                          target.attr if isinstance(target, gast.Attribute) else "")
+        if isinstance(target, gast.Attribute):
+            self.state.store_attribute(base, target.attr, updated, target)
+        else:
+            self.state.store_item(base, index, updated, target)
+
     def target_hint(self, target: gast.AST) -> str:
         return target.id if isinstance(target, gast.Name) else ""
 
@@ -532,9 +619,13 @@ class Lowerer:
             container = self.writable(name, target.value)
             index = self.expr(target.slice)
             self.env[name] = self.op(runtime.setitem, [container, index, value], target, name)
+        elif isinstance(target, gast.Attribute):        # `self.h = v`: performed, and read back (object_state.py)
+            self.state.store_attribute(self.expr(target.value), target.attr, value, target)
+        elif isinstance(target, gast.Subscript):        # `self.d[k] = v`
+            container = self.expr(target.value)
+            self.state.store_item(container, self.expr(target.slice), value, target)
         else:
-            raise self.error("s2s does not support assignment into an attribute, or into an item of "
-                             "something other than a variable", target,
+            raise self.error("s2s does not support assignment into this target", target,
                              hint="assign the item of a local variable, or build a new value")
 
     def stmt_Return(self, node: gast.Return) -> None:
@@ -562,7 +653,77 @@ class Lowerer:
                 if self.env.get(name, UNDEF) is UNDEF:
                     self.env[name] = Const(UNDEFINED)
         names = [n for n in _stored_names(body) if n in self.env and self.env[n] is not UNDEF]
-        return names + [n for n in extra if n not in names]
+        return names + [n for n in extra if n not in names] + self.carried_state(loop)
+
+    def carried_state(self, loop: Any) -> list[str]:
+        """The objects' locations a loop's body writes (found by lowering it once: loop_state), carried like
+        variables; those it changes in ways s2s does not follow, forgotten before it."""
+        carry, drop, opaque = self.loop_state.get(id(loop), ((), (), False))
+        if opaque:
+            self.state.opaque_call(loop)
+        if drop:
+            self.state.drop(lambda location: location in drop, loop)
+        names = []
+        for location in carry:
+            key = key_of(location)
+            if self.env.get(key, UNDEF) is UNDEF:
+                self.env[key] = self.state.fill(location, loop, carried=True)
+            self.state.locations[key] = location
+            self.hints[key] = self.state.hint(location)
+            names.append(key)
+        return names
+
+    def loop_state_found(self, node: Any, entry: dict, entry_opaque: bool, envs: list[dict],
+                         names: list[str]) -> None:
+        """After a loop's body (and test) were lowered: the objects' locations it wrote or forgot that the loop
+        does not carry yet. Raises _LoopState (lowered again, carrying them) if there are any."""
+        carry, drop, opaque = self.loop_state.get(id(node), ((), (), False))
+        carry, drop = set(carry), set(drop)
+        before = (set(carry), set(drop))
+        for env in envs:
+            for key in dict.fromkeys([*entry, *env]):
+                if not key.startswith(STATE):
+                    continue
+                location = self.state.locations.get(key)
+                a, b = entry.get(key, UNDEF), env.get(key, UNDEF)
+                if location is None or a is b:
+                    continue
+                if b is UNDEF:                  # forgotten in the body: forgotten before the loop
+                    carry.discard(location)
+                    drop.add(location)
+                elif location not in drop:
+                    carry.add(location)
+        opaque_now = self.state.opaque and not entry_opaque
+        if (carry, drop) != before or opaque_now and not opaque:
+            raise _LoopState(node, (tuple(carry), tuple(drop), opaque or opaque_now))
+
+    def mark(self) -> tuple:
+        """What lowering a loop changes in the lowerer, to lower it again (loop_state)."""
+        return (self.stmts, len(self.stmts), dict(self.env), len(self.scalar_checks), len(self.dependencies),
+                len(self.folds), set(self.held), set(self.written), set(self.writes), dict(self.param_writes),
+                self.state.snapshot(), self.argument_write)
+
+    def rollback(self, mark: tuple) -> None:
+        (self.stmts, n, self.env, checks, dependencies, folds, self.held, self.written, self.writes,
+         self.param_writes, state, self.argument_write) = mark
+        del self.stmts[n:]
+        del self.scalar_checks[checks:]
+        del self.dependencies[dependencies:]
+        del self.folds[folds:]
+        self.state.restore(state)
+
+    def lowered_loop(self, node: Any, lower: Callable[[], None]) -> None:
+        """lower() a loop, again while its body writes objects' locations it does not carry yet."""
+        while True:
+            mark = self.mark()
+            try:
+                lower()
+                return
+            except _LoopState as exc:
+                if exc.node is not node:
+                    raise
+                self.rollback(mark)
+                self.loop_state[id(node)] = exc.found
 
     def read_after(self, loop: Any) -> list[str]:
         """Names a loop binds that the function reads outside the loop."""
@@ -620,6 +781,9 @@ class Lowerer:
             self.env[name] = saved.get(name, FALSE)
 
     def stmt_While(self, node: gast.While) -> None:
+        self.lowered_loop(node, lambda: self.while_loop(node))
+
+    def while_loop(self, node: gast.While) -> None:
         if node.orelse:
             raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
         extra = ([BRK] if _contains(node.body, gast.Break, False) else []) + \
@@ -634,6 +798,8 @@ class Lowerer:
         carried = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.carry_bases(carried, inits)
         self.env.update(zip(names, carried))
+        entry, entry_opaque, poison = dict(self.env), self.state.opaque, {k: dict(v) for k, v in self.state.poison.items()}
+        self.state.loop_started()
         stop_flags = [c for n, c in zip(names, carried) if n in (BRK, RET)]
 
         def fill_test() -> None:
@@ -658,16 +824,24 @@ class Lowerer:
             finally:
                 self.loop_frames.pop()
         body_stmts, body_env = self.sub_block(fill)
+        self.state.loop_ended(poison, body_stmts, node)
+        self.loop_state_found(node, entry, entry_opaque, [test_env, body_env], names)
         results = [body_env[n] for n in names]
         if any(r is UNDEF for r in results):
             raise self.error("a loop variable may be undefined at the end of an iteration", node)
         outs = [self.namer.value(c.hint) for c in carried]
         self.merge_bases(node, names, carried, results, outs, body_stmts)
+        for c, i, r, o in zip(carried, inits, results, outs):
+            self.state.merge(c, [i, r])
+            self.state.merge(o, [c])
         self.stmts.append(While(inits, carried, Block(test_stmts, [test_env[EXPR]]), Block(body_stmts, results),
                                 outs, self.parsed.loc(node)))
         self.finish_loop(body, names, outs, saved)
 
     def stmt_For(self, node: gast.For) -> None:
+        self.lowered_loop(node, lambda: self.for_loop(node))
+
+    def for_loop(self, node: gast.For) -> None:
         if node.orelse:
             raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
         start, stop, step, reverse, bind = self.iteration(node)
@@ -678,11 +852,13 @@ class Lowerer:
         saved = dict(self.env)
         names = self.loop_carried([node.target, *node.body], [], node)
         inits = [self.env[n] for n in names]
-        carried = [self.namer.value(n) for n in names]
+        carried = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.carry_bases(carried, inits)
         over_range = isinstance(node.iter, gast.Call) and self.static(node.iter.func)[1] in (range, reversed)
         index = self.namer.value(node.target.id if over_range and isinstance(node.target, gast.Name) else "i")
         self.env.update(zip(names, carried))
+        entry, entry_opaque, poison = dict(self.env), self.state.opaque, {k: dict(v) for k, v in self.state.poison.items()}
+        self.state.loop_started()
 
         def fill() -> None:
             self.env[CONT] = FALSE
@@ -693,8 +869,15 @@ class Lowerer:
             finally:
                 self.loop_frames.pop()
         body_stmts, body_env = self.sub_block(fill)
-        outs = [self.namer.value(n) for n in names]
+        self.state.loop_ended(poison, body_stmts, node)
+        self.loop_state_found(node, entry, entry_opaque, [body_env], names)
+        if any(body_env.get(n, UNDEF) is UNDEF for n in names):
+            raise self.error("a loop variable may be undefined at the end of an iteration", node)
+        outs = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.merge_bases(node, names, carried, [body_env[n] for n in names], outs, body_stmts)
+        for c, i, r, o in zip(carried, inits, [body_env[n] for n in names], outs):
+            self.state.merge(c, [i, r])
+            self.state.merge(o, [c])
         self.stmts.append(For(start, stop, step, index, inits, carried, Block(body_stmts, [body_env[n] for n in names]),
                               outs, reverse, self.parsed.loc(node)))
         self.finish_loop([node.target, *node.body], names, outs, saved)
@@ -867,8 +1050,9 @@ class Lowerer:
         return self.attribute(base, node, hint)
 
     def attribute(self, base: Atom, node: gast.Attribute, hint: str) -> Atom:
-        value = self.op(getattr, [base, Const(node.attr)], node, hint)
-        self.held.add(id(value))        # what an object holds: a write into it changes the object
+        value = self.state.read(base, "attr", node.attr, node, hint)     # (written in this call: that value)
+        if isinstance(value, Value):
+            self.held.add(id(value))        # what an object holds: a write into it changes the object
         return value
 
     def expr_BinOp(self, node: gast.BinOp, hint: str) -> Atom:
@@ -953,6 +1137,8 @@ class Lowerer:
         if not hint and isinstance(index, Const) and isinstance(index.value, str) and index.value.isidentifier() \
                 and not keyword.iskeyword(index.value):
             hint = index.value            # params["W1"] is called W1 (and its adjoint dW1)
+        if isinstance(index, Const) and self.state.ident_of(base) is not None and _literal_key(index.value):
+            return self.state.read(base, "item", index.value, node, hint)      # an object's dict: what it holds
         return self.op(operator.getitem, [base, index], node, hint)
 
     def expr_Call(self, node: gast.Call, hint: str) -> Atom:
@@ -977,7 +1163,7 @@ class Lowerer:
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if is_user_function(callee):
-            if not library_function(callee):
+            if not library_function(callee) and callee.__code__ not in GETTERS:
                 return self.inline_call(callee, args, kwargs, node)
             kept = (len(self.stmts), dict(self.env), len(self.dependencies), len(self.folds))
             try:
@@ -1010,7 +1196,16 @@ class Lowerer:
                      if isinstance(value, Const) and callable(value.value)}
         functions.update({name: value for name, value in bound.arguments.items()
                           if not isinstance(value, (Value, Const)) and callable(value)})
-        body = callee_ir(callee, [*self.call_stack, callee], functions)
+        known = getattr(synthetic_of(callee), "facts", None)
+        known = known.known if known is not None else {}
+        idents = {name: self.state.ident_of(value) for name, value in bound.arguments.items()
+                  if isinstance(value, (Value, Const)) and name not in known}
+        idents = {name: ident for name, ident in idents.items() if ident is not None and ident[0] == "obj"}
+        if self.state.active() or idents:      # lowered inside this call's objects' state (not cached)
+            body = Lowerer(parse_function(callee), call_stack=[*self.call_stack, callee], functions=functions,
+                           state=self.state, param_idents=idents).lower_function()
+        else:
+            body = callee_ir(callee, [*self.call_stack, callee], functions)
         mapping: dict[int, Atom] = {}
         for param, name in zip(body.params, inspect.signature(callee).parameters):
             value = bound.arguments[name]
@@ -1021,6 +1216,7 @@ class Lowerer:
         self.dependencies += body.dependencies
         self.folds += getattr(body, "folds", [])
         self.stmts.extend(copy.stmts)
+        self.state.absorb(body, mapping)
         result = copy.results[0]
         for i, final in zip(body.param_writes, copy.results[1:]):
             self.follow_write(body.params[i].name, mapping[id(body.params[i])], final, callee, node,
@@ -1066,6 +1262,11 @@ class Lowerer:
             raise self.error(f"s2s does not support `.{node.func.attr}()`, which changes the array in place",
                              node, hint=f"use the function that returns a new array (np.{node.func.attr} "
                                         f"for sort) and assign it")
+        if node.func.attr in ("append", "extend") and len(node.args) == 1 and not node.keywords:
+            receiver = self.expr(node.func.value)
+            if self.state.ident_of(receiver) is not None:       # `self.X.append(X)`: performed (object_state.py)
+                self.state.append(receiver, node.func.attr, self.expr(node.args[0]), node)
+                return Const(None)
         if node.func.attr in _CONTAINER_WRITES:
             # `self.vals.append(v)`, `rm.values.append(x)`, `acc.add(x)`: no array has these methods (numpy.append
             # returns a new array), so the receiver is a list, set or object whose change s2s would not follow
@@ -1092,6 +1293,21 @@ class Lowerer:
             args = [Const(tuple(a.value for a in args)) if all(isinstance(a, Const) for a in args)
                     else self.op(runtime.make_tuple, args, node)]
         return self.op(function, [base, *args], node, hint, kwargs)
+
+
+def _literal_key(key: Any) -> bool:
+    if type(key) is tuple:
+        return all(_literal_key(k) for k in key)
+    return type(key) in (str, int, bool, type(None), bytes)
+
+
+def _dotted(node: Any) -> str:
+    """`self.d` as the code spells it (for a message)."""
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return "..."
 
 
 def _is_constant_object(obj: Any) -> bool:

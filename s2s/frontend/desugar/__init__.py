@@ -11,6 +11,8 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
 - `known_values`: branches, `hasattr`/`getattr`/`isinstance`/`len`... decided by values known when the
   derivative is made (literal arguments, `self`'s attributes, globals) folded, guarded on entry;
+- `properties`: a property whose getter writes into an object, read on an object known now, as a call of its
+  getter (its writes are performed as the function's own, once per call);
 - `function_choice`: `f = a if ... else b` as a branch, then `f(x)`: each call the choice of the two calls;
 - `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
   inactive context managers become calls that run as Python runs them;
@@ -62,6 +64,7 @@ from s2s.frontend.desugar import (
     odeint_closures,
     partials,
     pops,
+    properties,
     reductions,
     reversed_items,
     signature,
@@ -75,7 +78,8 @@ if TYPE_CHECKING:
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
-REWRITES = (imports.rewrite, autograd_code.rewrite, signature.rewrite, known_values.rewrite, function_choice.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
+REWRITES = (imports.rewrite, autograd_code.rewrite, signature.rewrite, known_values.rewrite, properties.rewrite,
+            function_choice.rewrite, statements.rewrite, loop_else.rewrite, odeint_closures.rewrite,
             keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
             reductions.rewrite, inline_gradients.rewrite, objects.rewrite)

@@ -124,6 +124,8 @@ class Context:
         if isinstance(node, gast.Attribute):
             found, base = self.static(node.value)
             if found and not isinstance(base, _LITERALS):
+                if _runs_effects(base, node.attr):
+                    return False, None      # a property that writes: run when the derivative runs (properties.py)
                 try:
                     value = getattr(base, node.attr)
                 except Exception:
@@ -199,6 +201,14 @@ class Context:
             given = [p for p in (node.lower, node.upper, node.step) if p is not None]
             return slice(*parts) if all(integer(p) is not None for p in given) else None
         return integer(node)
+
+
+def _runs_effects(base: Any, name: str) -> bool:
+    """Whether reading base.name runs a property getter that writes into an object (never run by s2s itself)."""
+    if isinstance(base, (type, types.ModuleType)):
+        return False
+    from s2s.frontend.desugar.properties import effectful_property
+    return effectful_property(base, name) is not None
 
 
 def constant(value: Any, like: Any) -> gast.Constant:
