@@ -659,6 +659,10 @@ def _held_number(x, name):
                          f"not follow to the other names that may hold it. Write `{name} = {name} + ...`")
 
 
-for _effect in (store_attribute, store_item, held_append, held_extend, state_lost, state_check, _held_number):
-    _effect._s2s_effect = True          # never dropped, merged or moved (s2s/passes/optimize.py)
+# (performed where Python performs them: never dropped, merged or moved, s2s/passes/optimize.py; not methods run
+# as Python runs them, which s2s/driver/mutation.py checks)
+OBJECT_EFFECTS = frozenset({store_attribute, store_item, held_append, held_extend, state_lost, state_check,
+                            _held_number})
+for _effect in OBJECT_EFFECTS:
+    _effect._s2s_effect = True
 EMITTED_HELPERS |= {_held_number}

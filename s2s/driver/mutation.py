@@ -37,7 +37,7 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
             raise UnsupportedSyntax(f"s2s does not follow {getattr(op.prim, '__name__', op.prim)}(...), which "
                                     f"changes an object", op.loc, hint=_HINT)
     calls = [k for k, s in enumerate(ops) if getattr(s.prim, "_s2s_effect", False) and len(s.args) > 1
-             and isinstance(s.args[0], Value)]
+             and isinstance(s.args[0], Value) and s.prim not in runtime.OBJECT_EFFECTS]
     if not calls:
         return fn
     _check_writes_into_results(fn.body, {id(o): op for op in ops for o in op.outs}, _carried_starts(fn.body))
@@ -55,7 +55,7 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
         obj = op.args[0] if op.args and isinstance(op.args[0], Value) else None
         if obj is None:
             continue
-        effect = getattr(op.prim, "_s2s_effect", False)
+        effect = getattr(op.prim, "_s2s_effect", False) and op.prim not in runtime.OBJECT_EFFECTS
         if effect and differentiated(op):
             changed.setdefault(id(obj), op)
             if id(op.prim) in method_calls:         # the method is checked to write nothing when it first runs
@@ -214,7 +214,7 @@ def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after
         f"and would see what this one changed", loc, hint=_HINT)
 
 
-_MARKS = {runtime.state_check, runtime.state_lost, runtime._held_number}
+_MARKS = runtime.OBJECT_EFFECTS
 _CONTAINERS = (list, dict, set, bytearray, np.ndarray)
 _READS = {"copy", "count", "index", "get", "keys", "values", "items", "__getitem__", "__len__", "__contains__",
           "__iter__", "__reversed__", "isdisjoint", "issubset", "issuperset", "union", "intersection",

@@ -37,9 +37,25 @@ def lowered(fn: Callable) -> Function:
     cached = _PRIMAL.get(fn) if isinstance(fn, types.FunctionType) else None
     if cached is None or cached[0] is not fn.__code__:
         read = _specialization(fn, canonical) if canonical else fn
-        cached = (getattr(fn, "__code__", None), checked(lower(parse_function(read))))
+        cached = (getattr(fn, "__code__", None), _lowered_unfolding_writes(read))
         _PRIMAL[fn] = cached
     return cached[1]
+
+
+def _lowered_unfolding_writes(read: Callable) -> Function:
+    """read lowered; again, without those folds, while a fold relied on an attribute that the function (or a method
+    it calls) writes: `self.advance(); if self.done: ...` reads done after advance() wrote it, never before."""
+    from s2s.frontend.desugar.known_values import WRITTEN
+    from s2s.ir.lower import clear_callee_cache
+    for _ in range(8):
+        made = checked(lower(parse_function(read)))
+        written = {(id(obj), name) for kind, obj, name in getattr(made, "effects", ()) if kind == "attr"}
+        conflicts = written & getattr(made, "folded", set())
+        if not conflicts:
+            return made
+        WRITTEN.update(conflicts)
+        clear_callee_cache()
+    return made
 
 
 # ---------------------------------------------------------------- arguments known when the derivative is made
@@ -100,7 +116,7 @@ def _specialized(fn: Callable, known: dict) -> Function:
     key = (fn.__code__, _key(known))
     found = table.get(key)
     if found is None:
-        found = table[key] = checked(lower(parse_function(_specialization(fn, known))))
+        found = table[key] = _lowered_unfolding_writes(_specialization(fn, known))
         try:        # its guards are the canonical lowering's too: the dispatcher watches those
             canonical = lowered(fn)
             held = {(id(o), n, id(v)) for o, n, v in canonical.dependencies}

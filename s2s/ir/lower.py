@@ -202,6 +202,7 @@ class Lowerer:
         self.scalar_checks: list = []                   # see Function.scalar_checks
         self.dependencies: list = []                    # see Function.dependencies
         self.folds: list = []                           # what inlined callees folded (known_values.py)
+        self.folded: set = set()                        # the attributes they folded on: (id(object), name)
         self.stmts: list = []
         self.env: dict[str, Any] = {}
         node = parsed.node
@@ -387,6 +388,9 @@ class Lowerer:
         # the objects' locations it writes (s2s/driver/effects.py saves and restores them), and its state for a
         # caller that inlines it (object_state.py)
         made.effects = list(self.state.effects)       # type: ignore[attr-defined]
+        # the attributes desugar/known_values.py folded, here and in what it inlines: (id(object), name)
+        made.folded = self.folded | {(k[1], k[2]) for k in self.parsed.attributes       # type: ignore[attr-defined]
+                                     if isinstance(k, tuple) and len(k) == 3 and k[0] == "known"}
         made.object_state = self.state.summary()      # type: ignore[attr-defined]
         return made
 
@@ -1215,6 +1219,7 @@ class Lowerer:
                                for values, loc, message in body.scalar_checks]
         self.dependencies += body.dependencies
         self.folds += getattr(body, "folds", [])
+        self.folded |= getattr(body, "folded", set())
         self.stmts.extend(copy.stmts)
         self.state.absorb(body, mapping)
         result = copy.results[0]

@@ -149,13 +149,15 @@ class ObjectState:
         if isinstance(held, (Value, Const)):
             self.rely(ident)
             return held
-        self._check(ident, node, forwarded=False, location=location)    # written there and not forwarded
         out = low.op(getattr if kind == "attr" else operator.getitem, [base, Const(name)], node, hint,
                      checked=False)
         self.locations[key] = location
         if ident[0] == "obj" and not self.opaque and location not in self.touched \
                 and (ident, "item", None) not in self.touched:
             self._resolve(out, ident, kind, name)
+        # written there (or anywhere in it) and not forwarded: checked here, before the read; what was written
+        # inside the object read (an append to self.X) is checked where that object is used or read from
+        self._check(ident, node, forwarded=False, location=location, inside=id(out) not in self.idents)
         return out
 
     def _resolve(self, out: Value, ident: tuple, kind: str, name: Any) -> None:
@@ -196,7 +198,7 @@ class ObjectState:
             parent, kind, name, obj = step
             holder_obj = self.objects.get(parent[1])
             if kind == "attr":
-                key = ("known", id(holder_obj), name)
+                key = ("held", id(holder_obj), name)
                 if key not in self.low.parsed.attributes:
                     self.low.parsed.attributes[key] = (AttributeOf(holder_obj), name, obj)
             else:
@@ -245,11 +247,15 @@ class ObjectState:
                 for found in idents:
                     self._check(found, node, forwarded=True)
 
-    def _check(self, ident: tuple, node: Any, forwarded: bool, location: tuple | None = None) -> None:
+    def _check(self, ident: tuple, node: Any, forwarded: bool, location: tuple | None = None,
+               inside: bool = True) -> None:
+        """A use of ident's object (location None) or a read of one location of it: a mark naming the writes into
+        it s2s did not forward (for a read: those that may have hit that location; inside: and those into what
+        it holds, when the value read will not be followed further), and the values it forwards (forwarded)."""
         for uses in self.loop_uses:
-            uses.append((ident, node, location))
+            uses.append((ident, node, location if not inside else (location, "inside")))
         tokens = tuple(sorted(t for t, via in self.poison.get(ident, {}).items()
-                              if location is None or via is None or via == location))
+                              if location is None or via is None or inside and via == location))
         values = self.whole_reads(ident) if forwarded else []
         key = (ident, tokens, tuple(map(id, values)), self._place(node))
         if not tokens and not values or key in self.checked:
@@ -426,8 +432,10 @@ class ObjectState:
             self.loop_uses[-1].extend(uses)
         for ident, use_node, location in uses:
             before = poison_before.get(ident, {})
+            inside = isinstance(location, tuple) and len(location) == 2 and location[1] == "inside"
+            location = location[0] if inside else location
             new = {t for t, via in self.poison.get(ident, {}).items()
-                   if t not in before and (location is None or via is None or via == location)}
+                   if t not in before and (location is None or via is None or inside and via == location)}
             if new:
                 mark = Op(runtime.state_check, [Const(tuple(sorted(new))), Const(self._place(use_node))], [],
                           loc=self.low.parsed.loc(use_node))

@@ -114,7 +114,7 @@ def _substitute_parameters(ctx: Context) -> None:
 class _Folder(gast.NodeTransformer):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        self.written = _written_attributes(ctx)
+        self.written = _written_attributes(ctx) | WRITTEN
 
     # ------------------------------------------------------------ statements
 
@@ -297,7 +297,7 @@ class _Folder(gast.NodeTransformer):
             args.append(v)
         if callee is builtins.hasattr and len(args) == 2 and isinstance(args[1], str):
             value = _static_attribute(args[0], args[1])
-            if value is _DYNAMIC:
+            if value is _DYNAMIC or (id(args[0]), args[1]) in self.written:
                 return _UNKNOWN
             self._presence(node.args[0], args[0], args[1], value)
             return True, value is not MISSING
@@ -307,7 +307,7 @@ class _Folder(gast.NodeTransformer):
                 return _UNKNOWN
             if value is not MISSING and not (is_literal_value(value) or isinstance(value, type)):
                 return _UNKNOWN
-            if value is not MISSING and (id(args[0]), args[1]) in self.written:
+            if (id(args[0]), args[1]) in self.written:
                 return _UNKNOWN
             self._presence(node.args[0], args[0], args[1], value)
             return True, args[2] if value is MISSING else value
@@ -349,6 +349,10 @@ class _Folder(gast.NodeTransformer):
 
 
 _DYNAMIC = object()
+
+# (id(object), name) of each attribute a function s2s lowered writes, found after lowering (driver/primal.py): a
+# fold that relied on one (the value before a method f calls wrote it) is made again without it
+WRITTEN: set = set()
 
 
 def _static_attribute(obj: Any, name: str) -> Any:
