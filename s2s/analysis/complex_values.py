@@ -110,6 +110,8 @@ _MISSING = object()
 def _global_value(op: Op) -> Any:
     """What a global or closure variable holds now (the derivative is made for it as it is)."""
     name, owner = op.args[0].value, op.args[1].value
+    if hasattr(owner, "holder"):            # an array an object holds (global_shapes.Held)
+        return owner.value(name)
     fn = getattr(owner, "__func__", owner)
     code = getattr(fn, "__code__", None)
     if code is not None and name in code.co_freevars and fn.__closure__:

@@ -246,7 +246,7 @@ class _Emitter:
             while local in reserved:
                 local += "_"
             reserved.add(local)
-            found[id(getattr(owner, "__func__", owner)), name] = local
+            found[global_shapes.owner_key(owner), name] = local
         if found:
             reserved.add("_global_array")
         return found
@@ -256,27 +256,31 @@ class _Emitter:
         shape and dtype): s2s/analysis/global_shapes.py."""
         stmts = []
         for name, owner, abstract in getattr(self.fn, "global_checks", ()):
-            local = self.global_locals[id(getattr(owner, "__func__", owner)), name]
+            local = self.global_locals[global_shapes.owner_key(owner), name]
             read = self.free_name_read(name, owner)[0]
+            shown = getattr(owner, "shown", name)           # `self.exog`, an array an object holds
             self.imports["np"] = "numpy"
             if standalone:
                 stmts.append(st.Stmt(f"{local} = {read}"))
-                test, failed = global_shapes.exported_check(local, name, abstract)
+                test, failed = global_shapes.exported_check(local, shown, abstract)
                 stmts.append(st.Stmt(test, "if", [st.Stmt(failed)], []))
             else:
                 stmts.append(st.Stmt(f"{local} = " + global_shapes.read_text(
-                    read, name, abstract, lambda obj, base: self.reference_named(obj, base)[0])))
+                    read, shown, abstract, lambda obj, base: self.reference_named(obj, base)[0])))
         return stmts
 
     def free_name(self, name: str, owner: Any) -> st.Expr:
         """A global or closure variable of owner: the local it was read into on entry when the code is specialized
         on its shape (global_checks), else read live (free_name_read)."""
-        local = self.global_locals.get((id(getattr(owner, "__func__", owner)), name)) if self.global_locals else None
+        local = self.global_locals.get((global_shapes.owner_key(owner), name)) if self.global_locals else None
         return st.name(local) if local is not None else self.free_name_read(name, owner)
 
     def free_name_read(self, name: str, owner: Any) -> st.Expr:
         """A global or closure variable of owner, read live: a bare name in the root function's own
         namespace, else through the owner's module or closure cell."""
+        if isinstance(owner, global_shapes.Held):      # an array an object holds: `self.exog`, `params["W"]`
+            holder = self.reference_named(owner.holder, "_const")
+            return st.subscript(holder, (repr(name), st.ATOM)) if owner.item else st.attribute(holder, name)
         code = getattr(owner, "__code__", None)
         helper = name in _helper_names()        # `_expand = 2.0` in the user's module: not the helper of that name
         if code is not None and name in code.co_freevars:

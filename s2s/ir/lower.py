@@ -39,7 +39,7 @@ from s2s.frontend.policy import is_user_function, library_function, library_owne
 from s2s.frontend.tree import ParsedFunction, synthetic_of
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.naming import Namer
-from s2s.ir.object_state import PREFIX as STATE, ObjectState, key_of
+from s2s.ir.object_state import PREFIX as STATE, ObjectState, key_of, unheld
 from s2s.rules import registry
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
@@ -388,6 +388,8 @@ class Lowerer:
         # the objects' locations it writes (s2s/driver/effects.py saves and restores them), and its state for a
         # caller that inlines it (object_state.py)
         made.effects = list(self.state.effects)       # type: ignore[attr-defined]
+        if len(self.call_stack) == 1:       # the arrays of objects it writes: read where they are read
+            unheld(made, made.effects, lambda: self.namer.value("held"))
         # the attributes desugar/known_values.py folded, here and in what it inlines: (id(object), name)
         made.folded = self.folded | {(k[1], k[2]) for k in self.parsed.attributes       # type: ignore[attr-defined]
                                      if isinstance(k, tuple) and len(k) == 3 and k[0] == "known"}

@@ -41,7 +41,8 @@ from s2s.errors import UnsupportedSyntax
 from s2s.frontend.desugar import helpers
 from s2s.frontend.policy import library_owned
 from s2s.frontend.tree import MISSING, AttributeOf, ItemOf
-from s2s.ir.core import UNDEFINED, Atom, Const, Op, Value
+from s2s.analysis.global_shapes import Held, abstract_global
+from s2s.ir.core import UNDEFINED, Atom, Const, Op, Value, stmt_blocks
 
 PREFIX = "$state:"
 _WRITES = (runtime.store_attribute, runtime.store_item, runtime.held_append, runtime.held_extend)
@@ -63,6 +64,43 @@ def holder(obj: Any) -> bool:
     if isinstance(obj, type):
         return not library_owned(obj)
     return True
+
+
+def _shown(node: Any) -> str:
+    """`self.exog`, `self.parameters['W']`: a read as the code spells it (in a message)."""
+    import gast
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        return f"{_shown(node.value)}.{node.attr}"
+    if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant):
+        return f"{_shown(node.value)}[{node.slice.value!r}]"
+    return "..."
+
+
+def unheld(fn: Any, effects: list, fresh: Any) -> None:
+    """A read of an array an object holds (`free_name` with a Held owner) of a location the function writes: read
+    where it is (`getattr(live(obj), name)`), never on entry nor where it is used."""
+    written = {(id(obj), name) for kind, obj, name in effects if kind != "whole"}
+    whole = {id(obj) for kind, obj, name in effects if kind == "whole"}
+    if not written and not whole:
+        return
+
+    def block(b: Any) -> None:
+        stmts = []
+        for stmt in b.stmts:
+            if isinstance(stmt, Op) and stmt.prim is runtime.free_name and isinstance(stmt.args[1].value, Held):
+                held, name = stmt.args[1].value, stmt.args[0].value
+                if (id(held.holder), name) in written or id(held.holder) in whole:
+                    base = fresh()
+                    stmts.append(Op(helpers.live, [Const(held.holder)], [base], loc=stmt.loc))
+                    stmt.prim = operator.getitem if held.item else getattr
+                    stmt.args = [base, Const(name)]
+            stmts.append(stmt)
+            for inner in stmt_blocks(stmt):
+                block(inner)
+        b.stmts = stmts
+    block(fn.body)
 
 
 def key_of(location: tuple) -> str:
@@ -149,8 +187,13 @@ class ObjectState:
         if isinstance(held, (Value, Const)):
             self.rely(ident)
             return held
-        out = low.op(getattr if kind == "attr" else operator.getitem, [base, Const(name)], node, hint,
-                     checked=False)
+        held = self._held_array(ident, kind, name, node)
+        if held is not None:            # an array the object holds: specialized on like a global array
+            self.rely(ident)
+            out = low.op(runtime.free_name, [Const(name), Const(held)], node, hint, checked=False)
+        else:
+            out = low.op(getattr if kind == "attr" else operator.getitem, [base, Const(name)], node, hint,
+                         checked=False)
         self.locations[key] = location
         if ident[0] == "obj" and not self.opaque and location not in self.touched \
                 and (ident, "item", None) not in self.touched:
@@ -159,6 +202,30 @@ class ObjectState:
         # inside the object read (an append to self.X) is checked where that object is used or read from
         self._check(ident, node, forwarded=False, location=location, inside=id(out) not in self.idents)
         return out
+
+    def _held_array(self, ident: tuple, kind: str, name: Any, node: Any) -> Held | None:
+        """The owner of a `free_name` read of an array of numbers an object known now holds as a plain instance
+        attribute (`self.exog`) or under a string key of its dict (`self.parameters["W"]`), not changed earlier in
+        this call: the derivative is specialized on its shape and dtype, checked on entry, as a global array's
+        (s2s/analysis/global_shapes.py). A location the call writes is read where it is (`unheld`)."""
+        if ident[0] != "obj" or self.opaque or (ident, kind, name) in self.touched \
+                or (ident, "item", None) in self.touched:
+            return None
+        obj = self.objects.get(ident[1])
+        if kind == "attr":
+            if isinstance(obj, (type, types.ModuleType)) or not isinstance(name, str) \
+                    or name not in getattr(obj, "__dict__", {}):
+                return None
+            if hasattr(type(inspect.getattr_static(type(obj), name, None)), "__set__"):
+                return None                 # a property or slot of its class decides what the read finds
+            value = obj.__dict__[name]
+        elif isinstance(obj, dict) and type(obj) is dict and isinstance(name, str) and name.isidentifier():
+            value = obj.get(name)
+        else:
+            return None
+        if abstract_global(value) is None:
+            return None
+        return Held(obj, kind == "item", _shown(node))
 
     def _resolve(self, out: Value, ident: tuple, kind: str, name: Any) -> None:
         """The object a read finds now (a dict, list or object the attribute holds): its identity, guarded when

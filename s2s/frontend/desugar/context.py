@@ -9,6 +9,7 @@ import gast
 
 from s2s.errors import UnsupportedSyntax
 from s2s.frontend import parsing
+from s2s.frontend.getters import effectful_property
 from s2s.frontend.policy import is_user_class
 from s2s.frontend.tree import AttributeOf, ItemOf
 
@@ -207,7 +208,6 @@ def _runs_effects(base: Any, name: str) -> bool:
     """Whether reading base.name runs a property getter that writes into an object (never run by s2s itself)."""
     if isinstance(base, (type, types.ModuleType)):
         return False
-    from s2s.frontend.desugar.properties import effectful_property
     return effectful_property(base, name) is not None
 
 

@@ -120,4 +120,4 @@ def live(obj: Any) -> Any:
 
 # Declared without derivative (and so pure: dropped when unused): only what computes a value. The others are
 # kept where they are, and refused by the transform if given an active value (call_method, list_insert).
-registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions, size_of)
+registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions, size_of, live)
