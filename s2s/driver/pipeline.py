@@ -48,6 +48,7 @@ from s2s.passes.optimize import (
     write_in_place,
 )
 from s2s.passes.specialize import specialize
+from s2s.passes.type_tests import fold_type_tests
 from s2s.passes.unroll import unroll
 from s2s.transforms.forward import PARAMETER, forward_function
 from s2s.transforms.reverse import reverse_function
@@ -121,6 +122,7 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     auto = options.mode == "auto"
     options = resolve_mode(options, kinds)[0]
     base = checked(sequences.resolve(function_ir(fn, kinds), kinds))
+    base = checked(fold_type_tests(base, kinds))        # `if sp.issparse(X):` on an array: the branch taken
     base = checked(guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     base = mutation.refuse_hidden_changes(base, list(options.wrt))         # an object a method call changed
     if base.scalar_checks:

@@ -80,7 +80,11 @@ _VIEWS = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.e
           np.trim_zeros, np.real_if_close, np.nan_to_num, np.lib.stride_tricks.sliding_window_view,
           np.lib.stride_tricks.as_strided,
           builtins.list, builtins.tuple}                # list(A): the rows of A, views
-_VIEWS_UNLESS_COPIED = {np.array, np.astype}          # with copy=False (or None): y itself, when they can
+_VIEWS_UNLESS_COPIED = {np.array, np.astype}
+# comparisons: their result (an array of booleans, or one bool) indexes by mask, which always copies
+_MASKS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, np.less, np.less_equal,
+          np.greater, np.greater_equal, np.equal, np.not_equal, np.isnan, np.isfinite, np.isinf, np.logical_and,
+          np.logical_or, np.logical_not, np.logical_xor}          # with copy=False (or None): y itself, when they can
 _METHODS = {"flatten": "ravel"}
 _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
 _CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
@@ -197,6 +201,8 @@ class Lowerer:
         self.loop_frames: list[tuple[set, dict]] = []
         self.inlined_write: Any = None          # while follow_write runs: where the helper wrote
         self.written: set[int] = set()                  # the objects (bases) those writes went into
+        self.masks: set[int] = set()                    # results of comparisons: as an index, a copy's
+        self.namespaces: dict[int, str] = {}            # array namespaces (helpers.numpy_namespace): NumPy's
         self.held: set[int] = set()                     # values read from an attribute (`b = s.buf`): an object's
                                                         # (its bases: views of it share them)
         self.scalar_checks: list = []                   # see Function.scalar_checks
@@ -225,7 +231,14 @@ class Lowerer:
             if getattr(prim, "_s2s_effect", False) and prim is not runtime.state_check:
                 self.state.opaque_call(node)         # a method run as Python runs it: it may change any object
         outs = [self.namer.value(hint) for _ in range(n_outs)]
-        if prim in _VIEWS or prim in _VIEWS_UNLESS_COPIED and "copy" in (kwargs or {}) and not (
+        if prim in _MASKS:
+            self.masks.update(id(o) for o in outs)
+        if prim is operator.getitem and isinstance(args[0], Value) and self.namespaces.get(id(args[0])) == "tuple" \
+                and args[1] == Const(0):
+            self.namespaces[id(outs[0])] = "module"
+        if prim is operator.getitem and len(args) > 1 and isinstance(args[1], Value) and id(args[1]) in self.masks:
+            pass        # `a[a > 0]`: a boolean index (a comparison's result, an array or a bool) selects a copy
+        elif prim in _VIEWS or prim in _VIEWS_UNLESS_COPIED and "copy" in (kwargs or {}) and not (
                 isinstance(kwargs["copy"], Const) and kwargs["copy"].value is True):
             # a view, or an item of a container (or `np.array(y, copy=False)`): (part of) what it came from
             shared = self.bases_of(args[0]) | self.contents_of(args[0]) if args else frozenset()
@@ -264,8 +277,13 @@ class Lowerer:
         else_stmts, else_env = self.sub_block(fill_else)
         self.join_states(then_stmts, then_env, else_stmts, else_env, node)
         then_res, else_res, outs = [], [], []
+        later = self.read_outside(node) if isinstance(node, gast.If) else ()
         for name in list(dict.fromkeys([*then_env, *else_env])):
             a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)
+            if (a is UNDEF) != (b is UNDEF) and name in later:
+                # bound by one branch only and read after: unbound on the other path, as in Python (a read there
+                # raises when it runs; `if sparse: ... WH = ...` then `if not sparse: use WH` never does)
+                a, b = (Const(UNDEFINED), b) if a is UNDEF else (a, Const(UNDEFINED))
             if _same(a, b):
                 self.env[name] = a
             elif a is UNDEF or b is UNDEF:
@@ -731,6 +749,19 @@ class Lowerer:
                 self.rollback(mark)
                 self.loop_state[id(node)] = exc.found
 
+    def read_outside(self, node: Any) -> set[str]:
+        """The names the function reads outside node (a branch)."""
+        if self._loads is None:
+            self.read_after_loads()
+        inside = {id(n) for n in parsing.walk(node)}
+        return {name for name, loads in self._loads.items() if any(i not in inside for i in loads)}
+
+    def read_after_loads(self) -> None:
+        self._loads = {}
+        for n in parsing.walk(self.parsed.node):
+            if type(n) is gast.Name and isinstance(n.ctx, gast.Load):
+                self._loads.setdefault(n.id, []).append(id(n))
+
     def read_after(self, loop: Any) -> list[str]:
         """Names a loop binds that the function reads outside the loop."""
         if self._loads is None:          # one walk of the function for all its loops (lowering changes no node)
@@ -997,6 +1028,8 @@ class Lowerer:
                 if isinstance(held, Const) and (callable(held.value) and not isinstance(held.value, type)
                                                 or isinstance(held.value, types.ModuleType)):
                     return True, held.value       # (`xp = array_namespace(x)`, a module: `xp.sum(...)` is its sum)
+                if isinstance(held, Value) and self.namespaces.get(id(held)) == "module":
+                    return True, _ARRAY_API          # `xp, _ = get_namespace(X)`: NumPy's, checked when it runs
                 return False, None
             return self.resolve_free(node.id)
         if isinstance(node, gast.Attribute):
@@ -1168,6 +1201,11 @@ class Lowerer:
                              hint="assign the result instead: y = np.exp(y)")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if (getattr(callee, "__module__", None), getattr(callee, "__name__", None)) in helpers.NAMESPACE_FUNCTIONS:
+            # `xp, _ = get_namespace(X)`: NumPy's namespace (checked when it runs); `xp.log(...)` is numpy.log
+            result = self.op(helpers.numpy_namespace, [Const(callee), *args], node, hint or "namespace", kwargs)
+            self.namespaces[id(result)] = "tuple" if callee.__name__.startswith("get_namespace") else "module"
+            return result
         if is_user_function(callee):
             if not library_function(callee) and callee.__code__ not in GETTERS:
                 return self.inline_call(callee, args, kwargs, node)
@@ -1300,6 +1338,18 @@ class Lowerer:
             args = [Const(tuple(a.value for a in args)) if all(isinstance(a, Const) for a in args)
                     else self.op(runtime.make_tuple, args, node)]
         return self.op(function, [base, *args], node, hint, kwargs)
+
+
+class _ArrayAPI(types.ModuleType):
+    """NumPy under the array API's names (`xp.concat`, `xp.pow`): what an array namespace is for NumPy arrays."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, {"concat": "concatenate", "pow": "power", "acos": "arccos", "asin": "arcsin",
+                            "atan": "arctan", "atan2": "arctan2", "acosh": "arccosh", "asinh": "arcsinh",
+                            "atanh": "arctanh", "bitwise_invert": "invert"}.get(name, name))
+
+
+_ARRAY_API = _ArrayAPI("numpy")
 
 
 def _literal_key(key: Any) -> bool:

@@ -5,7 +5,9 @@
     g(**options)        ->  g(a=options['a'])         (options assigned once from a dict display)
     a, *rest, b = xs    ->  a = xs[0]; rest = [xs[1], xs[2]]; b = xs[-1]   (rest = xs[1:-1] if xs's length
                                                                             is known only later)
-A star-argument of unknown length is left for the fence to refuse.
+    x.reshape(n, *rest) ->  x.reshape((n,) + tuple(rest))   (the shape as one tuple, rest's length known
+                                                              only when it runs; `transpose` likewise)
+Any other star-argument of unknown length is left for the fence to refuse.
 """
 from __future__ import annotations
 
@@ -99,13 +101,34 @@ def star_arguments(ctx: Context, node: gast.Call) -> gast.Call:
             continue
         length = _known_length(ctx, a.value)
         if length is None:
-            return node                       # left for the fence
+            return _shape_tuple(node)         # `x.reshape(n, *rest)`: one shape; else left for the fence
         if isinstance(a.value, (gast.Tuple, gast.List)):
             args.extend(a.value.elts)
         else:
             args.extend(located(gast.Subscript(value=clone_tree(a.value), slice=constant(i, a), ctx=gast.Load()),
                                 a) for i in range(length))
     node.args = args
+    return node
+
+
+def _shape_tuple(node: gast.Call) -> gast.Call:
+    """`x.reshape(a, *rest)` and `x.transpose(*axes)` take their shape (axes) as one tuple as well:
+    `x.reshape((a,) + tuple(rest))`, whatever rest's length (known when the code runs: `b_.shape[1:]`)."""
+    import builtins
+    if not (isinstance(node.func, gast.Attribute) and node.func.attr in ("reshape", "transpose")) or node.keywords:
+        return node
+    parts: list = []
+    for a in node.args:
+        if isinstance(a, gast.Starred):
+            parts.append(located(gast.Call(func=constant(builtins.tuple, a), args=[a.value], keywords=[]), a))
+        elif parts and isinstance(parts[-1], gast.Tuple):
+            parts[-1].elts.append(a)
+        else:
+            parts.append(located(gast.Tuple(elts=[a], ctx=gast.Load()), a))
+    shape = parts[0]
+    for part in parts[1:]:
+        shape = located(gast.BinOp(left=shape, op=gast.Add(), right=part), node)
+    node.args = [shape]
     return node
 
 
