@@ -34,6 +34,8 @@ class Context:
         self._assigned = {n.id for n in names if isinstance(n.ctx, gast.Store)}
         self._local_names = self._params | self._stored
         self._locals: dict[str, tuple[bool, Any]] = {}
+        # a list a comprehension made -> the sequence it iterated over, one item each (comprehensions.py)
+        self.same_length: dict[str, Any] = {}
 
     @property
     def node(self) -> gast.FunctionDef:

@@ -115,6 +115,7 @@ class _Folder(gast.NodeTransformer):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.written = _written_attributes(ctx) | WRITTEN
+        self.singles, self.statement_of = _single_assignments(ctx)
 
     # ------------------------------------------------------------ statements
 
@@ -240,6 +241,11 @@ class _Folder(gast.NodeTransformer):
         if node.id in known and not ctx.assigned(node.id):
             return True, known[node.id]
         if node.id in ctx.local_names():
+            single = self.singles.get(node.id)
+            if single is not None and self.statement_of.get(id(node), -1) > single[0] and node.id not in known:
+                found, value = self._value(single[1])      # `p = self.var_power`, assigned once, read after
+                if found and is_literal_value(value):
+                    return True, value
             return _UNKNOWN
         found, value = ctx.parsed.resolve(node.id)
         if not found:
@@ -429,6 +435,25 @@ def _written_attributes(ctx: Context) -> set:
                     if found:
                         out.add((id(base), sub.attr))
     return out
+
+
+def _single_assignments(ctx: Context) -> tuple[dict, dict]:
+    """The local variables the function binds once, by a statement of its body's top level (`p = self.var_power`):
+    name -> (that statement's position, the value); and, for every name read, the position of the top-level
+    statement it is read in (a read after the binding finds that value)."""
+    stores: dict[str, int] = {}
+    for n in gast.walk(ctx.node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    singles, statement_of = {}, {}
+    for i, stmt in enumerate(ctx.node.body):
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and stores.get(stmt.targets[0].id) == 1:
+            singles[stmt.targets[0].id] = (i, stmt.value)
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                statement_of[id(n)] = i
+    return singles, statement_of
 
 
 def _truncated(stmts: list) -> list:

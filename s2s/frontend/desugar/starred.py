@@ -148,7 +148,7 @@ def _sized_draw(ctx: Context, node: gast.Call) -> gast.Call | None:
     return located(gast.Call(func=constant(draw, node.func), args=[size], keywords=[]), node)
 
 
-def _known_length(ctx: Context, node: Any) -> int | None:
+def _known_length(ctx: Context, node: Any, depth: int = 0) -> int | None:
     """The length of a sequence known when the derivative is made: a display, a known constant, or a variable
     assigned once from a display and never changed."""
     if isinstance(node, (gast.Tuple, gast.List)) and not any(isinstance(e, gast.Starred) for e in node.elts):
@@ -166,11 +166,22 @@ def _known_length(ctx: Context, node: Any) -> int | None:
                       for s in gast.walk(ctx.node))
         if len(stores) == 1 and len(assigns) == 1 and isinstance(assigns[0].value, gast.Tuple) and not changed:
             return len(assigns[0].value.elts)
-        # every binding a display of the same length (`rs = (n, 1) if flat else (1, n)`, or one per branch)
-        lengths = {_display_length(a.value) for a in assigns}
+        # every binding a display of the same length (`rs = (n, 1) if flat else (1, n)`, or one per branch), or a
+        # comprehension's list, one item per item of what it iterated over (`args = [f(a) for a in args]`)
+        lengths = {_display_length(a.value) if not isinstance(a.value, gast.Name) or a.value.id not in
+                   ctx.same_length else _same_as(ctx, node.id, ctx.same_length[a.value.id], depth)
+                   for a in assigns}
+        lengths.discard("same")
         if len(stores) == len(assigns) and assigns and len(lengths) == 1 and None not in lengths and not changed:
             return lengths.pop()
     return None
+
+
+def _same_as(ctx: Context, name_: str, iterable: Any, depth: int) -> Any:
+    """The length of a comprehension's list: "same" when it iterated over the variable it is bound to."""
+    if isinstance(iterable, gast.Name) and iterable.id == name_:
+        return "same"
+    return _known_length(ctx, iterable, depth + 1) if depth < 4 else None
 
 
 def _display_length(node: Any) -> int | None:
