@@ -33,6 +33,7 @@ from s2s import runtime
 from s2s.errors import S2SError, UnsupportedSyntax
 from s2s.frontend import parsing
 from s2s.frontend.desugar import helpers
+from s2s.frontend.desugar.objects import specialize
 from s2s.frontend.desugar.properties import GETTERS
 from s2s.frontend.parse import parse_function
 from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
@@ -728,8 +729,10 @@ class Lowerer:
                 self.state.snapshot(), self.argument_write)
 
     def rollback(self, mark: tuple) -> None:
-        (self.stmts, n, self.env, checks, dependencies, folds, self.held, self.written, self.writes,
+        (self.stmts, n, env, checks, dependencies, folds, self.held, self.written, self.writes,
          self.param_writes, state, self.argument_write) = mark
+        self.env.clear()
+        self.env.update(env)
         del self.stmts[n:]
         del self.scalar_checks[checks:]
         del self.dependencies[dependencies:]
@@ -1215,7 +1218,8 @@ class Lowerer:
             except S2SError as exc:        # a library's function s2s cannot read: called as it is (refused if it is
                 note_unreadable(callee, exc)
                 del self.stmts[kept[0]:]        # given a differentiated value and has no rule)
-                self.env = kept[1]
+                self.env.clear()                # (in place: a caller may hold self.env's methods, value_if's)
+                self.env.update(kept[1])
                 del self.dependencies[kept[2]:]
                 del self.folds[kept[3]:]
         defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None
@@ -1235,6 +1239,17 @@ class Lowerer:
             raise self.error(f"the call to {callee.__qualname__} does not match its signature: {exc}", node,
                              cls=S2SError) from None
         bound.apply_defaults()
+        # a module given as an argument (`xp_promote(x, xp=xp)`, xp SciPy's NumPy namespace): the callee is read
+        # specialized on it, so that what it decides (`if is_numpy(xp):`) is folded when it is read
+        modules = {name: value.value for name, value in bound.arguments.items()
+                   if isinstance(value, Const) and isinstance(value.value, types.ModuleType)}
+        made = synthetic_of(callee)
+        if modules and isinstance(callee, types.FunctionType) and (made is None or made.source_of is not None) \
+                and not all(made is not None and made.facts.known.get(k) is v for k, v in modules.items()):
+            base = made.source_of if made is not None else callee
+            known = {**(made.facts.known if made is not None else {}), **modules}
+            callee = specialize(base, known=known, arity=made.facts.arity if made is not None else None,
+                                kwnames=made.facts.kwnames if made is not None else None)
         # functions passed as arguments (a layer's activation) are known here: the callee is lowered with them
         functions = {name: value.value for name, value in bound.arguments.items()
                      if isinstance(value, Const) and callable(value.value)}

@@ -114,6 +114,11 @@ def rule_dead_code(rule: Any, needed: list[int], block: Block) -> bool:
     return spreads
 
 
+# keyword arguments that carry no derivative whatever they are given (a dtype, computed from differentiated
+# arrays by a library's promotion rules: `np.asanyarray(a, dtype=xp_result_type(a, b))`)
+UNDIFFERENTIATED_KEYWORDS = frozenset({"dtype"})
+
+
 def keyword_position(rule: Any, name: str) -> int | None:
     """The position among a rule's arguments (after g and ans) of its parameter `name`, if it has one."""
     if rule is None:

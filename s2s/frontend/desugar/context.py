@@ -85,6 +85,12 @@ class Context:
         """The parameters and the names the function binds (kept up to date, not a copy: do not change it)."""
         return self._local_names
 
+    def refresh_assigned(self) -> None:
+        """The names the body rebinds, found again (a rewrite removed statements that bound some)."""
+        stored = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self._assigned &= stored
+        self._locals.clear()
+
     def assigned(self, name: str) -> bool:
         """Whether the body rebinds name (then what a caller passed for it is not what it holds)."""
         return name in self._assigned

@@ -121,11 +121,9 @@ def live(obj: Any) -> Any:
 # A library's function that gives the array namespace of its arguments (`xp, _ = get_namespace(X)`, then
 # `xp.log(...)`, `xp.sum(...)`): lowering reads the namespace as NumPy (s2s/ir/lower.py), and this checks so when
 # the derivative runs
-NAMESPACE_FUNCTIONS = {("sklearn.utils._array_api", "get_namespace"), ("sklearn.utils._array_api",
-                                                                        "get_namespace_and_device"),
-                       ("array_api_compat.common._helpers", "array_namespace"),
-                       ("sklearn.externals.array_api_compat.common._helpers", "array_namespace"),
-                       ("scipy._lib._array_api", "array_namespace")}
+# (SciPy's array_namespace is read as Python: it gives its NumPy namespace as a constant)
+NAMESPACE_FUNCTIONS = {("sklearn.utils._array_api", "get_namespace"),
+                       ("sklearn.utils._array_api", "get_namespace_and_device")}
 
 
 def numpy_namespace(function: Any, *args: Any, **kwargs: Any) -> Any:

@@ -23,6 +23,7 @@ entry (s2s/driver/dispatch.py) and a changed value makes the derivative anew. Wh
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import operator
 import types
@@ -62,16 +63,24 @@ def rewrite(ctx: Context) -> None:
     folder = _folder(ctx)
     _substitute_parameters(ctx)
     ctx.node.body = map_statements(ctx.node.body, folder.statement)
+    if folder.rebinding_folded():       # `if xp is None: xp = ...` folded away: xp is the caller's xp throughout
+        ctx.refresh_assigned()
+        ctx.node.body = map_statements(ctx.node.body, folder.statement)
     for stmt in ctx.node.body:
         folder.visit(stmt)
     ctx.node.body = _truncated(ctx.node.body)
 
 
-def known_literal(ctx: Context, node: Any) -> tuple[bool, Any]:
+def known_literal(ctx: Context, node: Any, modules: bool = False) -> tuple[bool, Any]:
     """(True, value) when an argument node is a literal value known now (and guarded): what a call passes to the
-    callee's specialization (desugar/objects.py)."""
+    callee's specialization (desugar/objects.py). modules: an array namespace too (`_asarray(x, xp=xp)` with xp
+    SciPy's NumPy namespace: `if is_numpy(xp):` in the callee is decided)."""
     found, value = _folder(ctx).value(node)
-    return (True, value) if found and is_literal_value(value) else _UNKNOWN
+    if found and (is_literal_value(value) or modules and isinstance(value, types.ModuleType)):
+        return True, value
+    if modules and isinstance(node, gast.Constant) and isinstance(node.value, types.ModuleType):
+        return True, node.value
+    return _UNKNOWN
 
 
 def _folder(ctx: Context) -> "_Folder":
@@ -116,6 +125,21 @@ class _Folder(gast.NodeTransformer):
         self.ctx = ctx
         self.written = _written_attributes(ctx) | WRITTEN
         self.singles, self.statement_of = _single_assignments(ctx)
+        self.first_binding, self.tests = _first_bindings(ctx)
+
+    def _before_binding(self, node: gast.Name) -> bool:
+        """A read of a parameter in a top-level statement before any that rebinds it, or in the test of the first
+        (`if xp is None: xp = ...`): the caller's value."""
+        first = self.first_binding.get(node.id)
+        at = self.statement_of.get(id(node), -1)
+        return first is not None and at >= 0 and (at < first or at == first and id(node) in self.tests)
+
+    def rebinding_folded(self) -> bool:
+        """Whether a known parameter was bound only in statements the folds removed."""
+        known = self.ctx.parsed.facts.known
+        stored = {n.id for n in gast.walk(self.ctx.node) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, (gast.Store, gast.Del))}
+        return any(self.ctx.assigned(k) and k not in stored for k in known)
 
     # ------------------------------------------------------------ statements
 
@@ -238,7 +262,7 @@ class _Folder(gast.NodeTransformer):
     def _name(self, node: gast.Name) -> tuple[bool, Any]:
         ctx = self.ctx
         known = ctx.parsed.facts.known
-        if node.id in known and not ctx.assigned(node.id):
+        if node.id in known and (not ctx.assigned(node.id) or self._before_binding(node)):
             return True, known[node.id]
         if node.id in ctx.local_names():
             single = self.singles.get(node.id)
@@ -327,6 +351,15 @@ class _Folder(gast.NodeTransformer):
             return True, callable(args[0])
         if callee is builtins.len and len(args) == 1 and type(args[0]) in (tuple, str):
             return True, len(args[0])
+        if isinstance(callee, functools._lru_cache_wrapper) and all(
+                is_literal_value(a) or isinstance(a, (types.ModuleType, type)) for a in args):
+            # memoized by its library (`is_numpy_namespace(xp)`): pure, and what it gives for these is known now
+            try:
+                result = callee(*args)
+            except Exception:       # noqa: BLE001
+                return _UNKNOWN
+            if is_literal_value(result):
+                return True, result
         return _UNKNOWN
 
     # ------------------------------------------------------------ guards
@@ -454,6 +487,20 @@ def _single_assignments(ctx: Context) -> tuple[dict, dict]:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 statement_of[id(n)] = i
     return singles, statement_of
+
+
+def _first_bindings(ctx: Context) -> tuple[dict, set]:
+    """For each name the body binds, the position of the first top-level statement that does; and the names read
+    in the tests of top-level `if`/`while` statements."""
+    first: dict[str, int] = {}
+    tests: set[int] = set()
+    for i, stmt in enumerate(ctx.node.body):
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                first.setdefault(n.id, i)
+        if isinstance(stmt, (gast.If, gast.While)):
+            tests.update(id(n) for n in gast.walk(stmt.test) if isinstance(n, gast.Name))
+    return first, tests
 
 
 def _truncated(stmts: list) -> list:

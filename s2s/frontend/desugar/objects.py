@@ -368,7 +368,7 @@ def _with_known_arguments(ctx: Context, node: gast.Call) -> gast.Call:
         if original is None or original.kind in (original.VAR_POSITIONAL, original.VAR_KEYWORD) or name_ in known:
             continue
         if name_ in bound.arguments:
-            found_value, value = known_literal(ctx, bound.arguments[name_])
+            found_value, value = known_literal(ctx, bound.arguments[name_], modules=True)
         else:
             found_value, value = param.default is not param.empty and is_literal_value(param.default), param.default
         if found_value:
