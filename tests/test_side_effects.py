@@ -314,7 +314,7 @@ def made_in_the_function(x):
 def test_a_write_into_an_object_known_only_when_it_runs_is_refused():
     with pytest.raises(S2SError) as info:
         s2s.grad(made_in_the_function)(1.5)
-    assert "objects it knows when the derivative is made" in str(info.value)
+    assert "assignment into an attribute of an object known only when the code runs" in str(info.value)
 
 
 # ---------------------------------------------------------------- a value known now is never one the call writes

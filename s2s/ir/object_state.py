@@ -388,28 +388,29 @@ class ObjectState:
     def _target(self, base: Atom, node: Any, what: str) -> tuple:
         ident = self.ident_of(base)
         if ident is None and isinstance(base, Value) and self.aliases.get(id(base)):
-            raise self.low.error(f"s2s performs {what} into one object the derivative can name; here the object "
+            raise self.low.error(f"s2s performs {what} of one object the derivative can name; here the object "
                                  f"depends on a branch or a loop", node,
                                  hint="write into the object in each branch, by its name (`self.a.x = ...`)")
         if ident is None:
             raise self.low.error(
-                f"s2s performs {what} into objects it knows when the derivative is made (`self`, an object or class "
-                f"the code names, and what they hold); this object is known only when the code runs", node,
+                f"s2s does not support {what} of an object known only when the code runs (an argument, or one a call "
+                f"made): it performs writes into the objects it knows when the derivative is made (`self`, an object "
+                f"or class the code names, and the dicts, lists and objects they hold)", node,
                 hint="store the value in an attribute of `self` (or of an object the function names), or return it")
         if ident[0] == "value":
             raise self.low.error(
-                f"s2s does not follow {what} into a dict or list this call made and stored in an object", node,
+                f"s2s does not follow {what} of a dict or list this call made and stored in an object", node,
                 hint="build it whole before storing it (`self.cache = {'a': a, 'b': b}`)")
         if self.opaque:
             raise self.low.error(
-                f"{what} after a method that s2s runs as Python runs it (of an object known only when the code "
-                f"runs): s2s cannot tell which object that method changed", node,
+                f"s2s does not support {what} after a method that s2s runs as Python runs it (of an object known only "
+                f"when the code runs): it cannot tell which object that method changed", node,
                 hint="call that method outside the differentiated function, or before nothing else is stored")
         self.rely(ident)
         return ident
 
     def store_attribute(self, base: Atom, name: str, value: Atom, node: Any) -> None:
-        ident = self._target(base, node, "a write into an attribute")
+        ident = self._target(base, node, "assignment into an attribute")
         obj = self.objects[ident[1]]
         cls = obj if isinstance(obj, type) else type(obj)
         meta = type(obj)
@@ -428,7 +429,7 @@ class ObjectState:
         self.effects.append(("attr", obj, name))
 
     def store_item(self, base: Atom, key: Atom, value: Atom, node: Any) -> None:
-        ident = self._target(base, node, "a write into an item")
+        ident = self._target(base, node, "assignment into an item")
         obj = self.objects[ident[1]]
         if not isinstance(obj, (dict, list, np.ndarray)):
             raise self.low.error(f"s2s writes items of the dicts, lists and arrays an object holds, not of a "
@@ -447,7 +448,7 @@ class ObjectState:
         self.effects.append(("whole", obj, None))
 
     def append(self, base: Atom, method: str, value: Atom, node: Any) -> None:
-        ident = self._target(base, node, f"`.{method}(...)`")
+        ident = self._target(base, node, f"`.{method}(...)` into a list")
         obj = self.objects[ident[1]]
         if not isinstance(obj, list):
             raise self.low.error(f"s2s follows `.{method}(...)` into a list an object holds, not into a "
