@@ -160,3 +160,43 @@ def test_a_flag_argument_selects_its_own_derivative():
     assert g(2.0) == pytest.approx(4.0)
     assert g(2.0, False) == pytest.approx(12.0)
     assert g(2.0, True) == pytest.approx(4.0)
+
+
+def test_a_flag_argument_takes_the_fast_path(monkeypatch):
+    from s2s.driver import dispatch
+
+    def f(x, squared=True):
+        if squared:
+            return np.sum(x ** 2)
+        return np.sum(x ** 3)
+    g = s2s.grad(f, check=False)
+    x = np.array([1.0, 2.0])
+    g(x, True), g(x, False)
+    made = []
+    real = dispatch.compiled
+    monkeypatch.setattr(dispatch, "compiled", lambda *a, **k: made.append(1) or real(*a, **k))
+    for _ in range(3):
+        assert np.allclose(g(x, True), 2 * x) and np.allclose(g(x, False), 3 * x ** 2)
+    assert made == []           # a route keyed on the flag's value: never the general path again
+
+
+def scaled_by(x, factor=2.0, squared=True):
+    return factor * x ** 2 if squared else factor * x
+
+
+def uses_the_defaults(x):
+    return scaled_by(x) + 1.0
+
+
+def test_a_callees_defaults_replaced_make_the_derivative_anew():
+    g = s2s.grad(uses_the_defaults)
+    assert g(1.5) == pytest.approx(6.0)
+    saved = scaled_by.__defaults__
+    try:
+        scaled_by.__defaults__ = (3.0, True)       # a default read as a constant: checked on entry
+        assert g(1.5) == pytest.approx(9.0)
+        scaled_by.__defaults__ = (3.0, False)      # a flag default the branch was folded on
+        assert g(1.5) == pytest.approx(3.0)
+    finally:
+        scaled_by.__defaults__ = saved
+    assert g(1.5) == pytest.approx(6.0)

@@ -25,7 +25,7 @@ from s2s.backends import numba as numba_backend
 from s2s.driver import foreign, pipeline, primal
 from s2s.driver.pipeline import _LOCK, Options, _bind, annotate, compiled
 from s2s.driver.primal import lowered, root_function
-from s2s.frontend.tree import MISSING, AttributeOf, ItemOf
+from s2s.frontend.tree import MISSING, AttributeOf, DefaultsOf, ItemOf
 from s2s.ir.core import Op, walk
 from s2s.ir.lower import clear_callee_cache
 
@@ -43,6 +43,8 @@ def _current(owner: Callable, name: str) -> Any:
         return inspect.getattr_static(owner.holder, name, _MISSING)
     if isinstance(owner, ItemOf):                # a function read from a dict by a known key
         return owner.holder.get(name, _MISSING)
+    if isinstance(owner, DefaultsOf):            # a callee's defaults, read when it was inlined
+        return getattr(owner.holder, name, _MISSING)
     code = owner.__code__
     if name in code.co_freevars:
         try:
@@ -135,6 +137,9 @@ def _watch_list(fn: Callable) -> list:
         if isinstance(owner, ItemOf):               # `LOSSES["mse"]`: the dict's item
             found.append((owner.holder, name, obj, name in owner.holder))
             continue
+        if isinstance(owner, DefaultsOf):           # a callee's defaults: the same tuple (or dict)
+            found.append((owner, name, obj, True))
+            continue
         if name in owner.__code__.co_freevars:
             return [None]
         if not isinstance(obj, types.ModuleType):      # a module (np, math) is not redefined as a function is
@@ -181,6 +186,11 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
     scope: dict = {}
     tests, params, seen = [], [], {}
     for k, (namespace, name, obj, present) in enumerate(watch):
+        if isinstance(namespace, DefaultsOf):       # `f.__defaults__ is d`
+            params += [f"f{k}", f"o{k}"]
+            scope[f"f{k}"], scope[f"o{k}"] = namespace.holder, obj
+            tests.append(f"f{k}.{name} is o{k}")
+            continue
         namespace = _plain_dict(namespace)
         n = seen.get(id(namespace))
         if n is None:
@@ -213,6 +223,10 @@ def _unchanged(watch: list) -> bool:
         if entry is None:
             return False
         namespace, name, obj, present = entry
+        if isinstance(namespace, DefaultsOf):
+            if getattr(namespace.holder, name, _MISSING) is not obj:
+                return False
+            continue
         if (namespace.get(name, _MISSING) is not obj) if present else name in namespace:
             return False
     return True
@@ -302,9 +316,11 @@ def _install(args: tuple, function: Callable, table: dict, shaped: dict, route_t
         if t is np.ndarray:
             shapes.append(a.shape)
             dtypes.append(a.dtype)
+        elif t is bool and not numba:
+            shapes.append(a)                            # a flag: the derivative is specialized on its value
         elif t is list and not numba and a and _LIST_SCALARS.issuperset(map(type, a)):
             pass                                        # a list of numbers, whatever its length (kind_of)
-        elif t not in _SCALAR_TYPES or t is bool:      # (a flag: the derivative is specialized on its value)
+        elif t not in _SCALAR_TYPES or t is bool:
             return
     if not shapes and list not in types:
         table[types] = function
@@ -321,7 +337,8 @@ def _router(types: tuple, routes: dict, namespace: dict, n: int) -> Callable:
     for, the same objects), after checking that each list is still a list of numbers."""
     names = [f"a{i}" for i in range(n)]
     arrays = [i for i, t in enumerate(types) if t is np.ndarray]
-    key = "".join(f"a{i}.shape, " for i in arrays)
+    key = "".join(f"a{i}.shape, " if t is np.ndarray else f"a{i}, " for i, t in enumerate(types)
+                  if t is np.ndarray or t is bool)
     dtypes = "".join(f" or entry[{k + 1}] is not a{i}.dtype" for k, i in enumerate(arrays))
     lists = "".join(f" or not (a{i} and _s2s_scalars.issuperset(map(type, a{i})))"
                     for i, t in enumerate(types) if t is list)

@@ -43,6 +43,13 @@ class AttributeOf:
 
 
 @dataclass(frozen=True, eq=False)
+class DefaultsOf:
+    """The owner in a dependency on a function's defaults (`__defaults__`, `__kwdefaults__`): a callee inlined with
+    them (or specialized on them) is read again when they are replaced."""
+    holder: Any
+
+
+@dataclass(frozen=True, eq=False)
 class ItemOf:
     """The owner in a dependency on an item of a dict (`LOSSES["mse"](x)`: a function read from a global dict)."""
     holder: dict

@@ -37,7 +37,7 @@ from s2s.frontend.desugar.objects import specialize
 from s2s.frontend.desugar.properties import GETTERS
 from s2s.frontend.parse import parse_function
 from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
-from s2s.frontend.tree import ParsedFunction, synthetic_of
+from s2s.frontend.tree import DefaultsOf, ParsedFunction, synthetic_of
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.naming import Namer
 from s2s.ir.object_state import PREFIX as STATE, ObjectState, key_of, unheld
@@ -1238,7 +1238,10 @@ class Lowerer:
         except TypeError as exc:
             raise self.error(f"the call to {callee.__qualname__} does not match its signature: {exc}", node,
                              cls=S2SError) from None
+        given = set(bound.arguments)
         bound.apply_defaults()
+        if set(bound.arguments) != given:       # defaults read now: replaced later, the callee is read again
+            self.depend_on_defaults(callee)
         # a module given as an argument (`xp_promote(x, xp=xp)`, xp SciPy's NumPy namespace): the callee is read
         # specialized on it, so that what it decides (`if is_numpy(xp):`) is folded when it is read
         modules = {name: value.value for name, value in bound.arguments.items()
@@ -1286,6 +1289,15 @@ class Lowerer:
             self.bases[id(result)] = self.bases_of(result).union(
                 *(self.bases_of(a) | self.contents_of(a) for a in given))
         return result
+
+    def depend_on_defaults(self, callee: Any) -> None:
+        made = synthetic_of(callee)
+        base = made.source_of if made is not None and made.source_of is not None else callee
+        for name in ("__defaults__", "__kwdefaults__"):
+            held = getattr(base, name, None)
+            if held and not any(isinstance(o, DefaultsOf) and o.holder is base and n == name
+                                for o, n, _ in self.dependencies):
+                self.dependencies.append((DefaultsOf(base), name, held))
 
     def follow_write(self, param: str, given: Atom, final: Atom, callee: Any, node: Any, written_at: Any) -> None:
         """A helper wrote into the array given as its parameter param (`compute_forces(x, k, F)` filling F): the

@@ -396,7 +396,8 @@ def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | 
     known, arity, kwnames = known or {}, arity or {}, kwnames or {}
     key = (fn, tuple((k, _known_key(v)) for k, v in known.items()), tuple(arity.items()), tuple(kwnames.items()))
     cached = _SPECIALIZED.get(key)
-    if cached is not None and all(_known_key(cached[0].get(k)) == _known_key(v) for k, v in known.items()):
+    if cached is not None and all(_known_key(cached[0].get(k)) == _known_key(v) for k, v in known.items()) \
+            and cached[1].__defaults__ is fn.__defaults__ and cached[1].__kwdefaults__ == fn.__kwdefaults__:
         return cached[1]
     clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__kwdefaults__ = fn.__kwdefaults__
