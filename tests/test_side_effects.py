@@ -342,3 +342,20 @@ def test_a_fold_never_relies_on_an_attribute_a_called_method_writes(mode):
     g = s2s.grad(s.f, mode=mode, check=True)
     assert [g(1.5), g(1.5), g(1.5)] == [pytest.approx(9.0), pytest.approx(3.0), pytest.approx(3.0)]
     assert s.count == 3 and s.done
+
+
+class Registry:
+    calls = {"n": 0}             # a class attribute: one dict every instance shares
+
+    def f(self, x):
+        self.calls["n"] += 1
+        return x * x * self.calls["n"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_dict_a_class_holds_is_written_once_per_call(mode):
+    Registry.calls["n"] = 0
+    g = s2s.grad(Registry().f, mode=mode, check=True)
+    assert g(1.5) == pytest.approx(3.0) and Registry.calls["n"] == 1
+    assert g(1.5) == pytest.approx(6.0) and Registry.calls["n"] == 2
+    assert float(s2s.hessian(Registry().f)(1.5)) == pytest.approx(6.0) and Registry.calls["n"] == 3

@@ -240,10 +240,8 @@ class ObjectState:
                 return
             if not isinstance(found, (dict, list)) and hasattr(type(found), "__get__"):
                 return                  # a method, property or other descriptor: not data
-            if isinstance(obj, type) or isinstance(obj, types.ModuleType):
+            if isinstance(obj, types.ModuleType):
                 return
-            if name not in getattr(obj, "__dict__", {}):
-                return                  # a class's attribute: a write into the object would shadow it
         elif isinstance(obj, dict) and _literal_key(name):
             found = obj.get(name, MISSING)
         else:
