@@ -55,6 +55,18 @@ class _Undefined:
 
 UNDEF = _Undefined()
 
+
+class _Unbound:
+    """What a variable one branch binds holds on the other path, when it is read after only under other conditions
+    (`if dense: WH = ...`, later `if dense: ... WH ...`): a condition folded before the transform removes it
+    (refuse_unbound); one that remains is refused there, as a read of an unbound variable would be."""
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+UNBOUND = _Unbound()
+
 _BINOPS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
     gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.Pow: operator.pow,
@@ -219,6 +231,7 @@ class Lowerer:
                                              else _stored_names(node.body))
         self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
         self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
+        self._guarded: dict[int, tuple] | None = None       # (read_in_branches_after)
 
     # ---------------------------------------------------------------- helpers
 
@@ -278,13 +291,14 @@ class Lowerer:
         else_stmts, else_env = self.sub_block(fill_else)
         self.join_states(then_stmts, then_env, else_stmts, else_env, node)
         then_res, else_res, outs = [], [], []
-        later = self.read_outside(node) if isinstance(node, gast.If) else ()
+        later = self.read_in_branches_after(node) if isinstance(node, gast.If) else ()
         for name in list(dict.fromkeys([*then_env, *else_env])):
             a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)
             if (a is UNDEF) != (b is UNDEF) and name in later:
-                # bound by one branch only and read after: unbound on the other path, as in Python (a read there
-                # raises when it runs; `if sparse: ... WH = ...` then `if not sparse: use WH` never does)
-                a, b = (Const(UNDEFINED), b) if a is UNDEF else (a, Const(UNDEFINED))
+                # bound by one branch only and read after only inside other branches: unbound on the other path,
+                # as in Python (`if dense: WH = ...` then `if dense: use WH` reads it where it is bound; a read
+                # where it is not raises when it runs). Read after unconditionally, it is refused (name()).
+                a, b = (Const(UNBOUND), b) if a is UNDEF else (a, Const(UNBOUND))
             if _same(a, b):
                 self.env[name] = a
             elif a is UNDEF or b is UNDEF:
@@ -752,12 +766,33 @@ class Lowerer:
                 self.rollback(mark)
                 self.loop_state[id(node)] = exc.found
 
-    def read_outside(self, node: Any) -> set[str]:
-        """The names the function reads outside node (a branch)."""
+    def read_in_branches_after(self, node: Any) -> set[str]:
+        """The names the function reads outside node (a branch) only inside the branches of other `if`s: read
+        where a correlated condition may have bound them."""
         if self._loads is None:
             self.read_after_loads()
+        if self._guarded is None:           # id(name read) -> the `if` statements whose branches hold it
+            self._guarded = {}
+
+            def visit(n: Any, around: tuple) -> None:
+                if type(n) is gast.Name and isinstance(n.ctx, gast.Load):
+                    self._guarded[id(n)] = around
+                    return
+                if isinstance(n, gast.If):
+                    visit(n.test, around)
+                    for sub in n.body + n.orelse:
+                        visit(sub, around + (id(n),))
+                    return
+                for child in gast.iter_child_nodes(n):
+                    visit(child, around)
+            visit(self.parsed.node, ())
         inside = {id(n) for n in parsing.walk(node)}
-        return {name for name, loads in self._loads.items() if any(i not in inside for i in loads)}
+        found = set()
+        for name, loads in self._loads.items():
+            outside = [i for i in loads if i not in inside]
+            if outside and all(set(self._guarded.get(i, ())) - {id(node)} for i in outside):
+                found.add(name)
+        return found
 
     def read_after_loads(self) -> None:
         self._loads = {}
@@ -1377,6 +1412,19 @@ class _ArrayAPI(types.ModuleType):
 
 
 _ARRAY_API = _ArrayAPI("numpy")
+
+
+def refuse_unbound(fn: Function) -> None:
+    """Before the transform: a variable bound on one path of an `if` and still read after it (the conditions that
+    decide whether it is bound were not folded: they are known only when the code runs) is refused."""
+    for stmt in walk(fn.body):
+        if isinstance(stmt, If):
+            for out, a, b in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                if any(isinstance(r, Const) and r.value is UNBOUND for r in (a, b)):
+                    raise S2SError(f"variable {out.hint or out.name!r} may be used before it is assigned: this "
+                                   f"`if` binds it on one path only, and the conditions under which it is read "
+                                   f"later are known only when the code runs", stmt.loc,
+                                   hint="assign it on every path before this line (`y = None` first)")
 
 
 def _literal_key(key: Any) -> bool:
