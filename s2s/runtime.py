@@ -659,10 +659,16 @@ def _held_number(x, name):
                          f"not follow to the other names that may hold it. Write `{name} = {name} + ...`")
 
 
+def _bound(x, unbound, name):
+    """A read of a variable one branch bound (s2s/ir/lower.py join_if): unbound on this path, as Python says."""
+    if x is unbound:
+        raise UnboundLocalError(f"cannot access local variable {name!r} where it is not associated with a value")
+
+
 # (performed where Python performs them: never dropped, merged or moved, s2s/passes/optimize.py; not methods run
 # as Python runs them, which s2s/driver/mutation.py checks)
 OBJECT_EFFECTS = frozenset({store_attribute, store_item, held_append, held_extend, state_lost, state_check,
                             _held_number})
-for _effect in OBJECT_EFFECTS:
+for _effect in (*OBJECT_EFFECTS, _bound):
     _effect._s2s_effect = True
-EMITTED_HELPERS |= {_held_number}
+EMITTED_HELPERS |= {_held_number, _bound}

@@ -33,7 +33,6 @@ from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
-from s2s.ir.lower import refuse_unbound
 from s2s.passes import sequences
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
@@ -138,7 +137,6 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
         base = checked(unroll(base, kinds))
     if options.optimize:        # fold what the transform need not see (containers read back, constants)
         base = optimize_ir(base, kinds, [], options.optimize, final=False, shapes=shapes)
-    refuse_unbound(base)        # a variable bound on one path only, read where a run-time condition decides
     wrt = list(options.wrt)
     derivative, fallback = None, ""
     if options.mode in ("reverse", "tangent") and hasattr(fn, "__s2s__"):

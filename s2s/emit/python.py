@@ -93,6 +93,9 @@ class _Emitter:
         self.skipped: set[int] = set()                      # ops written as part of another statement
         self.bindings: dict[str, Any] = {}
         self.inlined: dict[int, Op] = {}
+        # a variable one branch binds is read under another condition (runtime._bound checks it): the branches
+        # that do not bind it assign the sentinel (copies)
+        self.unbound_used = any(type(s) is Op and s.prim is runtime._bound for s in walk(fn.body))
         reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
         reserved |= {h.__name__ for h in runtime.EMITTED_HELPERS}
         self.uses = self._survey(reserved)
@@ -199,6 +202,8 @@ class _Emitter:
         if isinstance(value, slice):
             return st.call(st.name("slice"), [self.constant(value.start), self.constant(value.stop),
                                               self.constant(value.step)])
+        if value is UNDEFINED:          # a variable's value on a path that does not bind it (copies, _bound)
+            return self.reference_named(UNDEFINED, "_unbound")
         return self.reference(value)
 
     def index(self, atom: Atom) -> st.Expr:
@@ -390,11 +395,13 @@ class _Emitter:
     def name_of(self, v: Value) -> str:
         return self.names[id(v)]
 
-    def copies(self, targets: list[Value], sources: list[Atom]) -> list[st.Stmt]:
-        """Parallel copies target_i = source_i, skipping those that already share a name."""
+    def copies(self, targets: list[Value], sources: list[Atom], unbound: bool = False) -> list[st.Stmt]:
+        """Parallel copies target_i = source_i, skipping those that already share a name. unbound (a branch's
+        copies): a value the branch does not define is the sentinel runtime._bound checks (read on another path, a
+        reverse sweep's zeros_like of it is computed and never used); a loop's is left unassigned."""
         pairs = [(self.name_of(t), s) for t, s in zip(targets, sources)
                  if not (isinstance(s, Value) and id(s) not in self.inlined and self.name_of(t) == self.names[id(s)])
-                 and not (isinstance(s, Const) and s.value is UNDEFINED)]
+                 and not (isinstance(s, Const) and s.value is UNDEFINED and not (unbound and self.unbound_used))]
         if not pairs:
             return []
         if len(pairs) == 1:
@@ -464,8 +471,8 @@ class _Emitter:
         if id(stmt) in self.skipped:
             return []
         if isinstance(stmt, If):
-            then = self.block(stmt.then) + self.copies(stmt.outs, stmt.then.results)
-            orelse = self.block(stmt.orelse) + self.copies(stmt.outs, stmt.orelse.results)
+            then = self.block(stmt.then) + self.copies(stmt.outs, stmt.then.results, unbound=True)
+            orelse = self.block(stmt.orelse) + self.copies(stmt.outs, stmt.orelse.results, unbound=True)
             test = self.atom(stmt.cond)
             if not then and not orelse:
                 return []

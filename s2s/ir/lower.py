@@ -56,17 +56,6 @@ class _Undefined:
 UNDEF = _Undefined()
 
 
-class _Unbound:
-    """What a variable one branch binds holds on the other path, when it is read after only under other conditions
-    (`if dense: WH = ...`, later `if dense: ... WH ...`): a condition folded before the transform removes it
-    (refuse_unbound); one that remains is refused there, as a read of an unbound variable would be."""
-
-    def __repr__(self) -> str:
-        return "<unbound>"
-
-
-UNBOUND = _Unbound()
-
 _BINOPS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
     gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.Pow: operator.pow,
@@ -232,6 +221,7 @@ class Lowerer:
         self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
         self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
         self._guarded: dict[int, tuple] | None = None       # (read_in_branches_after)
+        self.maybe_unbound: set[int] = set()            # variables unbound on some path (join_if): checked when read
 
     # ---------------------------------------------------------------- helpers
 
@@ -294,11 +284,13 @@ class Lowerer:
         later = self.read_in_branches_after(node) if isinstance(node, gast.If) else ()
         for name in list(dict.fromkeys([*then_env, *else_env])):
             a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)
-            if (a is UNDEF) != (b is UNDEF) and name in later:
+            unbound = (a is UNDEF) != (b is UNDEF) and name in later
+            if unbound:
                 # bound by one branch only and read after only inside other branches: unbound on the other path,
                 # as in Python (`if dense: WH = ...` then `if dense: use WH` reads it where it is bound; a read
-                # where it is not raises when it runs). Read after unconditionally, it is refused (name()).
-                a, b = (Const(UNBOUND), b) if a is UNDEF else (a, Const(UNBOUND))
+                # where it is not raises UnboundLocalError when it runs: name()). Read after unconditionally, it is
+                # refused when lowered (name()).
+                a, b = (Const(UNDEFINED), b) if a is UNDEF else (a, Const(UNDEFINED))
             if _same(a, b):
                 self.env[name] = a
             elif a is UNDEF or b is UNDEF:
@@ -310,6 +302,8 @@ class Lowerer:
                 then_res.append(a)
                 else_res.append(b)
                 outs.append(out)
+                if unbound:
+                    self.maybe_unbound.add(id(out))
                 self.bases[id(out)] = self.bases_of(a) | self.bases_of(b)
                 self.contents[id(out)] = self.contents_of(a) | self.contents_of(b)
                 self.state.merge(out, [a, b])
@@ -1082,6 +1076,8 @@ class Lowerer:
     def name(self, name: str, node: gast.AST) -> Atom:
         if name in self.local_names:
             value = self.env.get(name, UNDEF)
+            if isinstance(value, Value) and id(value) in self.maybe_unbound:      # as Python, when it runs
+                self.op(runtime._bound, [value, Const(UNDEFINED), Const(name)], node, n_outs=0, checked=False)
             if value is UNDEF:
                 if self.resolve_free(name)[0]:          # `RUNNING[:] = ...`, `STATS["calls"] += 1` on a global
                     raise self.error(f"{name!r} is a variable outside the function (a global or an enclosing "
@@ -1412,19 +1408,6 @@ class _ArrayAPI(types.ModuleType):
 
 
 _ARRAY_API = _ArrayAPI("numpy")
-
-
-def refuse_unbound(fn: Function) -> None:
-    """Before the transform: a variable bound on one path of an `if` and still read after it (the conditions that
-    decide whether it is bound were not folded: they are known only when the code runs) is refused."""
-    for stmt in walk(fn.body):
-        if isinstance(stmt, If):
-            for out, a, b in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                if any(isinstance(r, Const) and r.value is UNBOUND for r in (a, b)):
-                    raise S2SError(f"variable {out.hint or out.name!r} may be used before it is assigned: this "
-                                   f"`if` binds it on one path only, and the conditions under which it is read "
-                                   f"later are known only when the code runs", stmt.loc,
-                                   hint="assign it on every path before this line (`y = None` first)")
 
 
 def _literal_key(key: Any) -> bool:
