@@ -9,8 +9,8 @@ guarantees, for the IR it helps build:
   effect operation (`store_attribute`, `store_item`, `held_append`, `held_extend`), performed where Python performs
   it, with the primal value: the object afterwards holds what one call of the function leaves in it;
 - a later read of a location written in the same call is the value written (forwarded, as a local variable is),
-  so it carries the derivative: through branches (the value is merged, or read back where a branch did not write
-  it), loops (carried: lowering lowers a loop again carrying what its body writes) and inlined calls (a callee is
+  so it carries the derivative: through branches (the value is merged; where a branch did not write it, read back
+  at its end when the location holds something now, else no longer forwarded), loops (carried: lowering lowers a loop again carrying what its body writes) and inlined calls (a callee is
   lowered with its caller's state);
 - a location is keyed by the object's identity, not the path that reached it (`self.a` and `self.b` naming one
   dict are one dict); every object a key relied on is guarded like a folded attribute (desugar/known_values.py);
@@ -34,18 +34,17 @@ import operator
 import types
 from typing import Any
 
+import gast
 import numpy as np
 
 from s2s import runtime
-from s2s.errors import UnsupportedSyntax
+from s2s.analysis.global_shapes import Held, abstract_global
 from s2s.frontend.desugar import helpers
 from s2s.frontend.policy import library_owned
 from s2s.frontend.tree import MISSING, AttributeOf, ItemOf
-from s2s.analysis.global_shapes import Held, abstract_global
 from s2s.ir.core import UNDEFINED, Atom, Const, Op, Value, stmt_blocks
 
 PREFIX = "$state:"
-_WRITES = (runtime.store_attribute, runtime.store_item, runtime.held_append, runtime.held_extend)
 _LITERAL_KEYS = (str, int, bool, type(None), bytes)
 
 
@@ -68,7 +67,6 @@ def holder(obj: Any) -> bool:
 
 def _shown(node: Any) -> str:
     """`self.exog`, `self.parameters['W']`: a read as the code spells it (in a message)."""
-    import gast
     if isinstance(node, gast.Name):
         return node.id
     if isinstance(node, gast.Attribute):
