@@ -430,6 +430,7 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
     def matrix(*args: Any) -> Any:
         args = _bind(fn, args, {})
         draws = Draws(fn, args)         # f, then every sweep, draws what f drew: one realization
+        stale(fn)                       # (the objects f writes, as its derivative made now finds them)
         effects = Effects(fn)           # and writes what f writes, once: each sweep starts from the state f did
         out = fn(*args)
         _refuse_non_numeric(fn, out, "a Jacobian")
