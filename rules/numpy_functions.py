@@ -380,8 +380,26 @@ def diag(g, ans, x, k=0):
 # ---- constructors and conversions
 
 
-@adjoint(np.array, np.asarray, np.copy)
+@adjoint(np.asarray, np.copy)
 def array(g, ans, x, dtype=None):
+    return g
+
+
+@adjoint(np.array)
+def array_made(g, ans, x, dtype=None, copy=True, order="K", subok=False, ndmin=0):
+    # (ndmin= may add leading axes of length 1: the adjoint has x's shape again)
+    return g if ndmin == 0 else np.reshape(g, np.shape(x))
+
+
+# ---- conversions that change nothing a derivative sees (the values stay; the memory layout or subclass may not)
+
+@adjoint(np.require)
+def require(g, ans, a, dtype=None, requirements=None):
+    return g
+
+
+@adjoint(np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite)
+def as_array(g, ans, a, dtype=None, order=None):
     return g
 
 
@@ -419,7 +437,8 @@ elementwise(np.where, np.clip)
 
 linear(np.sum, np.mean, np.reshape, np.ravel, np.expand_dims, np.squeeze, np.atleast_1d, np.atleast_2d,
        np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.flip, np.cumsum, np.trace, np.tile, np.repeat,
-       np.diag, np.array, np.asarray, np.copy, np.astype, np.concatenate, np.stack, np.hstack, np.vstack)
+       np.diag, np.array, np.asarray, np.copy, np.astype, np.concatenate, np.stack, np.hstack, np.vstack,
+       np.require, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite)
 linear(np.full, argnums=(1,))
 
 

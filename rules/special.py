@@ -43,6 +43,11 @@ def gammaln(g, ans, x):
     return g * sp.digamma(x)
 
 
+@adjoint(sp.loggamma)
+def loggamma(g, ans, x):                # holomorphic: log Gamma's derivative is digamma (gammaln's, on x > 0)
+    return g * sp.digamma(x)
+
+
 @adjoint(sp.digamma)
 def digamma(g, ans, x):                 # the trigamma function polygamma(1, x) = zeta(2, x)
     return g * sp.zeta(2.0, x)
@@ -252,3 +257,15 @@ def log_softmax_tangent(t, ans, x, axis=None):
 
 
 
+
+
+# ---- Wright's generalized Bessel function (SciPy >= 1.14: the Tweedie distribution's density)
+
+if hasattr(sp, "log_wright_bessel"):
+    @adjoint(sp.log_wright_bessel)
+    def log_wright_bessel(g, ans, a, b, x):     # d/dx W(a, b, x) = W(a, a + b, x) (a > -1): only x has a closed form
+        return None, None, g * np.exp(sp.log_wright_bessel(a, a + b, x) - ans)
+
+    @adjoint(sp.wright_bessel)
+    def wright_bessel(g, ans, a, b, x):
+        return None, None, g * sp.wright_bessel(a, a + b, x)

@@ -52,6 +52,7 @@ from s2s.driver.pipeline import (  # noqa: F401
     root_function,
     specializes,
 )
+from s2s.driver.effects import Effects
 from s2s.driver.replay import Draws
 from s2s.emit.python import emit_module
 from s2s.emit.source_text import comment_text
@@ -214,7 +215,9 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
         options = Options(indices, False, "forward", True, optimize, backend=backend, numba_options=numba_options)
         jvp_function = _current(fn, options, args, check)[1]       # one jvp per basis direction (Numba's too)
         grads, value = [], None
-        draws = Draws(fn, args) if sum(np.size(args[i]) for i in indices) > 1 else None
+        several_sweeps = sum(np.size(args[i]) for i in indices) > 1
+        draws = Draws(fn, args) if several_sweeps else None
+        effects = Effects(fn) if several_sweeps else None     # each sweep writes what one call of f writes
         for i in indices:
             g = np.zeros_like(args[i], dtype=runtime._gradient_dtype(args[i])) \
                 if isinstance(args[i], np.ndarray) else 0.0
@@ -222,6 +225,7 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                 tangents = [e if j == i else _zero_like(args[j]) for j in indices]
                 if value is not None:
                     draws.again()           # every sweep draws what the first drew: one realization
+                    effects.again()         # and starts from the objects' state the first did
                 value, directional = call(jvp_function, (*args, *tangents))
                 if isinstance(value, (tuple, list, dict)) or np.size(value) != 1:
                     shown = f"an array of shape {np.shape(value)}" if isinstance(value, np.ndarray) else \
@@ -342,12 +346,14 @@ def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | 
         function = _current(fn, options, args, check)[1]
         blocks = [[None] * len(indices) for _ in indices]
         draws, first = Draws(fn, args), True
+        effects = Effects(fn)           # the objects' state each sweep starts from: one call's writes
         for b, j in enumerate(indices):
             columns = []
             for _, e in _basis(args[j]):
                 tangents = [e if k == j else _zero_like(args[k]) for k in indices]
                 if not first:
                     draws.again()           # every sweep draws what the first drew: one realization
+                    effects.again()
                 first = False
                 column = call(function, (*args, *tangents))
                 columns.append(column if several else (column,))
@@ -375,14 +381,22 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
     options = Options(indices, True, "vjp", True, optimize)
     args = _bind(fn, args, {})
     function = _current(fn, options, args, check)[1]
-    value = fn(*args)
+    before = Effects(fn)            # f's writes happen here, once; each pullback runs from the state f started
+    value = fn(*args)               # from, and leaves the objects as they were before it
     _refuse_non_numeric(fn, value, "a vjp")
 
     def pullback(cotangent: Any) -> tuple:
         if _tree_shape(cotangent) != _tree_shape(value):
             raise BadArgument(f"the cotangent has the structure and shapes {_tree_shape(cotangent)}, the "
                               f"output {_tree_shape(value)}", hint="give a cotangent shaped like f's output")
-        return call(function, (*args, cotangent))[1]
+        if not before:
+            return call(function, (*args, cotangent))[1]
+        now = Effects(fn, before.places)
+        before.again()
+        try:
+            return call(function, (*args, cotangent))[1]
+        finally:
+            now.again()
 
     return value, pullback
 
@@ -418,13 +432,14 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
     _refuse_early(fn)
     indices, several = _resolve_wrt(fn, wrt)
 
-    def forward_blocks(args: tuple, index: int, outputs: list, draws: Draws) -> list:
+    def forward_blocks(args: tuple, index: int, outputs: list, draws: Draws, effects: Effects) -> list:
         """d(output k)/d(argument index) for every output k, from one forward sweep per coordinate."""
         x = args[index]
         function = _current(fn, Options((index,), False, "forward", True, optimize), args, check)[1]
         columns = []
         for _, e in _basis(x):
             draws.again()               # each sweep draws what f drew: one realization
+            effects.again()       # and starts from the objects' state f started from
             columns.append(call(function, (*args, e))[1])
         if len(outputs) == 1:
             columns = [(c,) for c in columns]
@@ -432,20 +447,23 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
                   .reshape(np.shape(out) + np.shape(x)) for k, out in enumerate(outputs)]
         return [b if b.shape else float(b) for b in blocks]
 
-    def array_block(args: tuple, index: int, out: np.ndarray, draws: Draws) -> np.ndarray:
+    def array_block(args: tuple, index: int, out: np.ndarray, draws: Draws, effects: Effects) -> np.ndarray:
         x = args[index]
         if np.size(x) <= out.size:
-            return forward_blocks(args, index, [out], draws)[0]
+            return forward_blocks(args, index, [out], draws, effects)[0]
         function = _current(fn, Options((index,), True, "vjp", True, optimize), args, check)[1]
         rows = []
         for _, e in _basis(out):
             draws.again()
+            effects.again()
             rows.append(np.asarray(call(function, (*args, e))[1][0]))
         return np.stack(rows, axis=0).reshape(out.shape + np.shape(x))
 
     def matrix(*args: Any) -> Any:
         args = _bind(fn, args, {})
         draws = Draws(fn, args)         # f, then every sweep, draws what f drew: one realization
+        stale(fn)                       # (the objects f writes, as its derivative made now finds them)
+        effects = Effects(fn)           # and writes what f writes, once: each sweep starts from the state f did
         out = fn(*args)
         _refuse_non_numeric(fn, out, "a Jacobian")
         if isinstance(out, dict):
@@ -454,11 +472,11 @@ def jacobian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool |
             raise BadArgument("jacobian of complex arguments or results: s2s does not pick a convention for it",
                               hint="use s2s.grad of a real-valued function, s2s.jvp or s2s.vjp")
         if isinstance(out, (tuple, list)):
-            per_argument = [forward_blocks(args, i, list(out), draws) for i in indices]
+            per_argument = [forward_blocks(args, i, list(out), draws, effects) for i in indices]
             return tuple(tuple(blocks[k] for blocks in per_argument) if several else per_argument[0][k]
                          for k in range(len(out)))
         out = np.asarray(out)
-        blocks = [array_block(args, i, out, draws) for i in indices]
+        blocks = [array_block(args, i, out, draws, effects) for i in indices]
         return tuple(blocks) if several else blocks[0]
 
     return _wrap(fn, Options(indices, several, "jacobian", False, optimize), matrix, "jacobian", made)

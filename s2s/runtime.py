@@ -642,3 +642,58 @@ EMITTED_HELPERS = {copy_method, _assert_number, _assert_inexact, _real_output, _
                    _unconcatenate, _unstack_joined, _untile, _unrepeat, _diag_adjoint, _einsum_adjoint, _unsupported,
                    _shaped_like, stop_gradient, _masked, _masked_tangent, _foreign, _array, _basic_index,
                    _gradient_dtype}
+
+
+# ---------------------------------------------------------------- Python's side effects on objects
+# (s2s/ir/object_state.py: performed once, in the forward sweep, with the primal value; the emitter spells the
+# writes as Python does: `obj.name = value`, `container[key] = value`, `items.append(value)`)
+
+def store_attribute(obj, name, value):
+    """`obj.name = value`: an effect, performed where Python performs it."""
+    setattr(obj, name, value)
+
+
+def store_item(container, key, value):
+    """`container[key] = value` on a dict, list or array an object holds: an effect."""
+    container[key] = value
+
+
+def held_append(items, value):
+    """`items.append(value)` on a list an object holds: an effect."""
+    items.append(value)
+
+
+def held_extend(items, values):
+    """`items.extend(values)` on a list an object holds: an effect."""
+    items.extend(values)
+
+
+def state_lost(value, token, place):
+    """A mark (removed before code is emitted): value, written into an object, is no longer forwarded."""
+
+
+def state_check(tokens, place, *values):
+    """A mark (removed before code is emitted): a read of an object after the writes `tokens` named (and of
+    the forwarded values) sees only their primal values; refused if one of them carries a derivative."""
+
+
+def _held_number(x, name):
+    """Before `obj.name += v`: NumPy writes an array (a list extends) in place, which other names may share."""
+    if any(hasattr(type(x), method) for method in ("__iadd__", "__imul__", "__ior__")):
+        raise ValueError(f"s2s: `{name} += ...` on a {type(x).__name__} writes into it in place, which s2s does "
+                         f"not follow to the other names that may hold it. Write `{name} = {name} + ...`")
+
+
+def _bound(x, unbound, name):
+    """A read of a variable one branch bound (s2s/ir/lower.py join_if): unbound on this path, as Python says."""
+    if x is unbound:
+        raise UnboundLocalError(f"cannot access local variable {name!r} where it is not associated with a value")
+
+
+# (performed where Python performs them: never dropped, merged or moved, s2s/passes/optimize.py; not methods run
+# as Python runs them, which s2s/driver/mutation.py checks)
+OBJECT_EFFECTS = frozenset({store_attribute, store_item, held_append, held_extend, state_lost, state_check,
+                            _held_number})
+for _effect in (*OBJECT_EFFECTS, _bound):
+    _effect._s2s_effect = True
+EMITTED_HELPERS |= {_held_number, _bound}

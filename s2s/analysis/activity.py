@@ -167,8 +167,8 @@ def useful_values(fn: Function) -> set[int]:
                         if a.__class__ is not Const and id(a) not in useful:
                             useful.add(id(a))
                             late |= prim is pop
-                    if stmt.kwargs:
-                        late |= mark(list(stmt.kwargs.values())) and prim is pop
+                    if stmt.kwargs:         # (a dtype= carries no derivative: transforms/common.py)
+                        late |= mark([v for k, v in stmt.kwargs.items() if k != "dtype"]) and prim is pop
             elif isinstance(stmt, If):
                 for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
                     if is_useful(o):

@@ -24,6 +24,7 @@ import builtins
 import contextlib
 import contextvars
 import operator
+import types
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -121,6 +122,8 @@ _MISSING = object()
 def _global_value(op: Op) -> Any:
     """What a global or closure variable holds now (the derivative is made for it as it is)."""
     name, owner = op.args[0].value, op.args[1].value
+    if hasattr(owner, "holder"):            # an array an object holds (global_shapes.Held)
+        return owner.value(name)
     fn = getattr(owner, "__func__", owner)
     code = getattr(fn, "__code__", None)
     if code is not None and name in code.co_freevars and fn.__closure__:
@@ -131,6 +134,26 @@ def _global_value(op: Op) -> Any:
     return getattr(fn, "__globals__", {}).get(name, _MISSING)
 
 
+def _static_attribute(obj: Any, name: str) -> Any:
+    """obj.name as it is now, read without running a property that writes (its value is then not known)."""
+    import inspect
+    try:
+        value = inspect.getattr_static(obj, name, _MISSING)
+    except Exception:           # noqa: BLE001
+        return _MISSING
+    if isinstance(value, property) and isinstance(value.fget, types.FunctionType):
+        from s2s.frontend.getters import writes
+        if writes(value.fget):
+            return _MISSING     # a property that writes: never run here (desugar/properties.py runs it once)
+        try:
+            return getattr(obj, name)
+        except Exception:       # noqa: BLE001
+            return _MISSING
+    if value is not _MISSING and hasattr(type(value), "__get__") and not isinstance(value, (np.ndarray, np.generic)):
+        return _MISSING         # a method, another descriptor: what reading it gives is known only when it runs
+    return value
+
+
 def _op_bits(op: Op, get: Callable[[Atom], int], known: dict[int, Any]) -> int:
     prim = op.prim
     if prim is runtime.free_name:                   # a global: as it is now
@@ -138,10 +161,14 @@ def _op_bits(op: Op, get: Callable[[Atom], int], known: dict[int, Any]) -> int:
         if value is not _MISSING:
             known[id(op.outs[0])] = value
         return bits_of(value) if value is not _MISSING else 0
+    if getattr(prim, "__name__", "") == "live" and getattr(prim, "__module__", "") == "s2s.frontend.desugar.helpers" \
+            and op.outs and isinstance(op.args[0], Const):
+        known[id(op.outs[0])] = op.args[0].value        # an object known when the derivative is made (self)
+        return 0
     if prim is getattr and len(op.args) >= 2 and isinstance(op.args[1], Const) and isinstance(op.args[1].value, str):
         owner = op.args[0]
         if isinstance(owner, Value) and id(owner) in known:    # an attribute of an object known now
-            value = getattr(known[id(owner)], op.args[1].value, _MISSING)
+            value = _static_attribute(known[id(owner)], op.args[1].value)
             if value is not _MISSING:
                 known[id(op.outs[0])] = value
                 return bits_of(value)

@@ -31,6 +31,31 @@ from s2s.ir.core import Function, Op, walk
 _MISSING = object()
 
 
+class Held:
+    """The owner of a `runtime.free_name` read of an array an object holds (`self.exog`, `self.parameters["W"]`):
+    specialized on like a global array (s2s/ir/object_state.py makes such reads). item: a dict's item, else an
+    instance attribute."""
+    __slots__ = ("holder", "item", "shown")
+
+    def __init__(self, holder: Any, item: bool, shown: str):
+        self.holder, self.item, self.shown = holder, item, shown
+
+    def value(self, name: str) -> Any:
+        if self.item:
+            return self.holder.get(name, _MISSING)
+        return getattr(self.holder, "__dict__", {}).get(name, _MISSING)
+
+    def namespace(self) -> dict:
+        return self.holder if self.item else self.holder.__dict__
+
+
+def owner_key(owner: Any) -> int:
+    """What a read's owner is keyed by: the function (its globals or closure), or the object holding the array."""
+    if isinstance(owner, Held):
+        return id(owner.holder)
+    return id(getattr(owner, "__func__", owner))
+
+
 class GlobalChanged(S2SError):
     """Raised on entry by a derivative specialized on a global array's shape and dtype when they changed."""
 
@@ -41,13 +66,15 @@ class GlobalChanged(S2SError):
 
 
 def key_of(op: Op) -> tuple[int, str]:
-    """(id of the owner function, name) of a `runtime.free_name` read."""
-    owner = op.args[1].value
-    return id(getattr(owner, "__func__", owner)), op.args[0].value
+    """(id of the owner function, or of the object holding the array, name) of a `runtime.free_name` read."""
+    return owner_key(op.args[1].value), op.args[0].value
 
 
 def value_of(owner: Any, name: str) -> Any:
-    """The value a read of name in owner finds now: a closure cell's contents, else the module global."""
+    """The value a read of name in owner finds now: a closure cell's contents, else the module global (or what an
+    object holds)."""
+    if isinstance(owner, Held):
+        return owner.value(name)
     owner = getattr(owner, "__func__", owner)
     code = getattr(owner, "__code__", None)
     if code is None:
@@ -96,6 +123,8 @@ def global_is_array(owner: Any, name: str) -> bool:
     """Whether a global read is an array to the transform (the kind "array", as an array argument): a NumPy array
     of numbers now, in a module global (one rebound to something else makes the derivative anew: dispatch.stale)
     or, when the derivative checks the globals it reads on entry, in a closure variable."""
+    if isinstance(owner, Held):
+        return _CHECKED.get() and abstract_global(owner.value(name)) is not None
     owner = getattr(owner, "__func__", owner)
     code = getattr(owner, "__code__", None)
     if code is None or name in code.co_freevars and not _CHECKED.get():
@@ -117,7 +146,7 @@ def facts(ir: Function) -> dict[tuple[int, str], Abstract]:
     for owner, name in reads(ir):
         abstract = abstract_global(value_of(owner, name))
         if abstract is not None:
-            found[id(getattr(owner, "__func__", owner)), name] = abstract
+            found[owner_key(owner), name] = abstract
     return found
 
 
@@ -142,6 +171,8 @@ def state(ir: Function) -> tuple:
 
 def _place(owner: Any, name: str) -> tuple:
     """(the closure cell, or None; the module's namespace, or None; name) where a read of name in owner looks."""
+    if isinstance(owner, Held):
+        return None, owner.namespace(), name
     owner = getattr(owner, "__func__", owner)
     code = getattr(owner, "__code__", None)
     if code is None:

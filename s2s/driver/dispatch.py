@@ -8,12 +8,13 @@ number it reads, was rebound since the derivative was made (`stale`), and makes 
 A derivative is guarded on every function it read, however it was reached: a global or closure name, a module's
 attribute (`hmod.helper`, monkeypatched or reloaded), an object's method, a dict's item, and each function's own
 `__code__`, `__defaults__` and `__kwdefaults__` (IPython's autoreload replaces `__code__`; a helper's defaults are
-folded into the derivative). A cached call checks them with one compiled expression of identity tests (`_checker`);
+folded into the derivative). A cached call checks them with one compiled expression of identity tests (`compiled_watch`);
 the function's own defaults are read at each call (`_entry`), and its own code by the entry.
 """
 from __future__ import annotations
 
 import builtins
+import gc
 import inspect
 import types
 from typing import Any, Callable
@@ -29,7 +30,7 @@ from s2s.backends import numba as numba_backend
 from s2s.driver import foreign, pipeline, primal
 from s2s.driver.pipeline import Options, _bind, annotate, compiled
 from s2s.driver.primal import lowered, root_function
-from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, ItemOf, PartsOf
+from s2s.frontend.tree import FUNCTION_PARTS, MISSING, AttributeOf, DefaultsOf, ItemOf, PartsOf
 from s2s.ir.core import Op, walk
 from s2s.ir.lower import clear_callee_cache
 from s2s.kept import FunctionTable
@@ -40,7 +41,7 @@ _SCALAR_TYPES = frozenset({float, int, bool, np.float64, np.float32, np.float16,
 _LIST_SCALARS = _ACTIVITY_SCALARS        # a list of these is a list of numbers (kind_of), any length
 
 
-_MISSING = object()
+_MISSING = MISSING       # (the value a dependency records for an attribute that is absent: desugar/known_values.py)
 
 
 def _current(owner: Callable, name: str) -> Any:
@@ -51,6 +52,8 @@ def _current(owner: Callable, name: str) -> Any:
         return inspect.getattr_static(owner.holder, name, _MISSING)
     if isinstance(owner, ItemOf):                # a function read from a dict by a known key
         return owner.holder.get(name, _MISSING)
+    if isinstance(owner, DefaultsOf):            # a callee's defaults, read when it was inlined
+        return getattr(owner.holder, name, _MISSING)
     code = owner.__code__
     if name in code.co_freevars:
         try:
@@ -170,6 +173,9 @@ def _watch_list(fn: Callable) -> list:
         if isinstance(owner, ItemOf):               # `LOSSES["mse"]`: the dict's item
             found.append((owner.holder, name, obj, name in owner.holder))
             continue
+        if isinstance(owner, DefaultsOf):           # a callee's defaults: the same tuple (or dict)
+            found.append((owner, name, obj, True))
+            continue
         if name in owner.__code__.co_freevars:
             return [None]
         if not isinstance(obj, types.ModuleType):      # a module (np, math) is not redefined as a function is
@@ -207,32 +213,71 @@ def _attribute_watch(holder: Any, name: str) -> list:
     return entries
 
 
+def _plain_dict(namespace: Any) -> Any:
+    """A class's __dict__ (a read-only proxy) as the dict behind it, which a look-up reads in half the time; the
+    same object Python writes when the class is changed (`Cls.f = g`). Anything else as it is."""
+    if type(namespace) is types.MappingProxyType:
+        found = [d for d in gc.get_referents(namespace) if type(d) is dict]
+        if len(found) == 1 and found[0].keys() == namespace.keys():
+            return found[0]
+    return namespace
+
+
+def compiled_watch(watch: list) -> Callable[[], bool]:
+    """Whether every entry of watch still holds, as one generated function of no arguments: each entry one inline
+    subscript and identity test, or one `not in`, and each function read its code and defaults (a Python loop over
+    the entries cost about 0.3 µs each; a `.get` on a class's mapping proxy 0.1 µs; this, under 30 ns). The
+    namespaces, names and objects are the function's defaults: fast locals. A name gone from a namespace that held
+    it raises KeyError: changed."""
+    if any(entry is None for entry in watch):
+        return lambda: False
+    scope: dict = {}
+    tests, params, seen = [], [], {}
+    for k, entry in enumerate(watch):
+        if entry.__class__ is _Parts:               # a function read: its __code__, __defaults__, __kwdefaults__
+            for j, parts in enumerate(entry.functions):
+                names = [f"f{k}_{j}", f"c{k}_{j}", f"d{k}_{j}", f"w{k}_{j}"]
+                params += names
+                scope.update(zip(names, parts))
+                tests.append(f"f{k}_{j}.__code__ is c{k}_{j} and f{k}_{j}.__defaults__ is d{k}_{j} and "
+                             f"f{k}_{j}.__kwdefaults__ is w{k}_{j}")
+            continue
+        namespace, name, obj, present = entry
+        if isinstance(namespace, DefaultsOf):       # `f.__defaults__ is d`
+            params += [f"f{k}", f"o{k}"]
+            scope[f"f{k}"], scope[f"o{k}"] = namespace.holder, obj
+            tests.append(f"f{k}.{name} is o{k}")
+            continue
+        namespace = _plain_dict(namespace)
+        n = seen.get(id(namespace))
+        if n is None:
+            n = seen[id(namespace)] = f"n{len(seen)}"
+            params.append(n)
+            scope[n] = namespace
+        key = repr(name) if type(name) in (str, int) else f"k{k}"
+        if type(name) not in (str, int):
+            params.append(key)
+            scope[key] = name
+        if present:
+            params.append(f"o{k}")
+            scope[f"o{k}"] = obj
+            tests.append(f"{n}[{key}] is o{k}")
+        else:
+            tests.append(f"{key} not in {n}")
+    signature = ", ".join(f"{p}={p}" for p in params)
+    text = (f"def unchanged({signature}):\n"
+            f"    try:\n"
+            f"        return {' and '.join(tests) or 'True'}\n"
+            f"    except KeyError:\n"
+            f"        return False\n")
+    exec(compile(text, "<s2s guards>", "exec"), scope)
+    return scope["unchanged"]
+
+
 def _unchanged(watch: list) -> bool:
     """Whether every name in watch still names its object (a global, or a builtin not shadowed since), and every
     function read still has its code and defaults."""
-    return _checker(watch)()
-
-
-def _checker(watch: list) -> Callable[[], bool]:
-    """A function of no arguments that tells _unchanged(watch): one expression over the watched objects, compiled
-    when the watch list is made, so that a cached call pays a few identity tests."""
-    if any(entry is None for entry in watch):
-        return lambda: False
-    terms, scope = [], {"_s2s_missing": _MISSING}
-    for k, entry in enumerate(watch):
-        if entry.__class__ is _Parts:
-            for j, (function, code, defaults, kwdefaults) in enumerate(entry.functions):
-                scope.update({f"f{k}_{j}": function, f"c{k}_{j}": code, f"d{k}_{j}": defaults,
-                              f"k{k}_{j}": kwdefaults})
-                terms.append(f"f{k}_{j}.__code__ is c{k}_{j} and f{k}_{j}.__defaults__ is d{k}_{j} and "
-                             f"f{k}_{j}.__kwdefaults__ is k{k}_{j}")
-            continue
-        namespace, name, obj, present = entry
-        scope[f"n{k}"], scope[f"o{k}"] = namespace, obj
-        terms.append(f"n{k}.get({name!r}, _s2s_missing) is o{k}" if present else f"{name!r} not in n{k}")
-    text = f"def unchanged():\n    return {' and '.join(terms) or 'True'}\n"
-    exec(compile(text, "<s2s watch>", "exec"), scope)
-    return scope["unchanged"]
+    return compiled_watch(watch)()
 
 
 # ---------------------------------------------------------------- the dispatcher
@@ -264,8 +309,9 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
         args = foreign.plain(args, names)       # subclasses of ndarray: read as arrays, or refused (np.ma, matrix)
-        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
-            if not numba else numba_backend.call_key(args)
+        # (a boolean by its value: a derivative is specialized on the flags it is given, s2s/driver/primal.py)
+        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else (bool, a) if type(a) is bool else type(a)
+                     for a in args]) if not numba else numba_backend.call_key(args)
         function = cache.get(key)
         recode = root.__code__ is not namespace["_s2s_code"]          # `f.__code__ = ...` (autoreload)
         if watched and (function is None or watch and not namespace["_s2s_check"]()) or recode:
@@ -273,7 +319,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
                 namespace["_s2s_code"] = root.__code__
                 # a function fn calls by name was rebound (seen here or by another derivative of fn): made anew,
                 # not found in the pipeline's cache either (stale clears it for the function it was asked about)
-                with _LOCK:
+                with pipeline._LOCK:
                     pipeline._CACHE.pop(fn, None)
                     pipeline._VERIFIED.pop(fn, None)
                 cache.clear()
@@ -282,7 +328,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
                 function = None
                 generation[0] = _GENERATION.get(root, 0)
             watch[:] = _watch_list(fn)
-            namespace["_s2s_check"] = _checker(watch)
+            namespace["_s2s_check"] = compiled_watch(watch)
         through = None
         if function is None:
             function = compiled(fn, options, args, check)[1]        # containers, other libraries: by kind...
@@ -308,7 +354,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
         shaped.clear()
         return general(args, {}, True)
 
-    namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_check": _checker(watch),
+    namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_check": compiled_watch(watch),
                  "_s2s_root": root, "_s2s_code": code,
                  "_s2s_annotate": annotate, "_s2s_changed": GlobalChanged, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
                  "_s2s_scalars": _LIST_SCALARS, "_s2s_fast": fast}     # (fast: held as long as the entry is)
@@ -329,9 +375,11 @@ def _install(args: tuple, function: Callable, table: dict, shaped: dict, route_t
         if t is np.ndarray:
             shapes.append(a.shape)
             dtypes.append(a.dtype)
+        elif t is bool and not numba:
+            shapes.append(a)                            # a flag: the derivative is specialized on its value
         elif t is list and not numba and a and _LIST_SCALARS.issuperset(map(type, a)):
             pass                                        # a list of numbers, whatever its length (kind_of)
-        elif t not in _SCALAR_TYPES:
+        elif t not in _SCALAR_TYPES or t is bool:
             return
     if not shapes and list not in types:
         table[types] = function
@@ -348,7 +396,8 @@ def _router(types: tuple, routes: dict, namespace: dict, n: int) -> Callable:
     for, the same objects), after checking that each list is still a list of numbers."""
     names = [f"a{i}" for i in range(n)]
     arrays = [i for i, t in enumerate(types) if t is np.ndarray]
-    key = "".join(f"a{i}.shape, " for i in arrays)
+    key = "".join(f"a{i}.shape, " if t is np.ndarray else f"a{i}, " for i, t in enumerate(types)
+                  if t is np.ndarray or t is bool)
     dtypes = "".join(f" or entry[{k + 1}] is not a{i}.dtype" for k, i in enumerate(arrays))
     lists = "".join(f" or not (a{i} and _s2s_scalars.issuperset(map(type, a{i})))"
                     for i, t in enumerate(types) if t is list)

@@ -34,12 +34,15 @@ _HINT = ("pass the state explicitly and return the new one (`h = cell.step(h, x)
 
 def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
     ops = [s for s in walk(fn.body) if isinstance(s, Op)]           # in the order the code runs them
+    if any(op.prim is runtime.state_check or op.prim is runtime.state_lost for op in ops):
+        _refuse_lost_writes(fn, wrt, ops)
+        ops = [s for s in walk(fn.body) if isinstance(s, Op)]
     for op in ops:
         if op.prim in (setattr, delattr, object.__setattr__):
             raise UnsupportedSyntax(f"s2s does not follow {getattr(op.prim, '__name__', op.prim)}(...), which "
                                     f"changes an object", op.loc, hint=_HINT)
     calls = [k for k, s in enumerate(ops) if getattr(s.prim, "_s2s_effect", False) and len(s.args) > 1
-             and isinstance(s.args[0], Value)]
+             and isinstance(s.args[0], Value) and s.prim not in runtime.OBJECT_EFFECTS]
     if not calls:
         return fn
     _check_writes_into_results(fn.body, {id(o): op for op in ops for o in op.outs}, _carried_starts(fn.body))
@@ -57,7 +60,7 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
         obj = op.args[0] if op.args and isinstance(op.args[0], Value) else None
         if obj is None:
             continue
-        effect = getattr(op.prim, "_s2s_effect", False)
+        effect = getattr(op.prim, "_s2s_effect", False) and op.prim not in runtime.OBJECT_EFFECTS
         if effect and differentiated(op):
             changed.setdefault(id(obj), op)
             if id(op.prim) in method_calls:         # the method is checked to write nothing when it first runs
@@ -77,6 +80,52 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
     if checked:
         _check_calls_after(fn.body, ops, checked, method_calls)
     return fn
+
+
+def _refuse_lost_writes(fn: Function, wrt: list[int], ops: list[Op]) -> None:
+    """The marks s2s/ir/object_state.py leaves: a read of an object (or an operation given a whole object) after a
+    write into it that s2s does not forward (or forwards only to reads of its own key) sees the primal value only.
+    Refused where the read is if the value written carries a derivative; the marks are then removed."""
+    from s2s.analysis.activity import varied_values
+    varied = varied_values(fn, wrt)
+    lost = {}
+    for op in ops:
+        if op.prim is runtime.state_lost:
+            lost.setdefault(op.args[1].value, []).append(op)
+    for op in ops:
+        if op.prim is not runtime.state_check:
+            continue
+        tokens, place = op.args[0].value, op.args[1].value
+        for token in tokens:
+            for mark in lost.get(token, ()):
+                value = mark.args[0]
+                if isinstance(value, Value) and id(value) in varied:
+                    raise UnsupportedSyntax(
+                        f"this reads an object after `{mark.args[2].value.split('  ', 1)[-1]}` "
+                        f"({mark.args[2].value.split('  ', 1)[0]}) wrote into it a value that carries a derivative, "
+                        f"in a way s2s does not follow (an append, a key or index known only when the code runs, "
+                        f"a write into an array, a method run as Python runs it): the read would see its value, "
+                        f"not its derivative", op.loc,
+                        hint="use the value from the variable it was computed in (`y = ...; self.X.append(y)`, "
+                             "then y), or store it under a key or attribute written in the code (`self.d['k'] = y`, "
+                             "read back as `self.d['k']`)")
+        for value in op.args[2:]:
+            if isinstance(value, Value) and id(value) in varied:
+                raise UnsupportedSyntax(
+                    "this gives a whole object to an operation after this call stored in it a value that carries a "
+                    "derivative: s2s forwards that value to reads of its attribute or key (`self.d['k']`), and the "
+                    "operation would see its value, not its derivative", op.loc,
+                    hint="read the attribute or key itself where the value is used, or use the variable it was "
+                         "computed in")
+    _strip_marks(fn.body)
+
+
+def _strip_marks(block: Block) -> None:
+    block.stmts = [s for s in block.stmts
+                   if not (isinstance(s, Op) and (s.prim is runtime.state_check or s.prim is runtime.state_lost))]
+    for stmt in block.stmts:
+        for inner in stmt_blocks(stmt):
+            _strip_marks(inner)
 
 
 def _check_calls_after(body: Block, ops: list[Op], checked: list[int], method_calls: set[int]) -> None:
@@ -170,6 +219,7 @@ def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after
         f"and would see what this one changed", loc, hint=_HINT)
 
 
+_MARKS = runtime.OBJECT_EFFECTS
 _CONTAINERS = (list, dict, set, bytearray, np.ndarray)
 _READS = {"copy", "count", "index", "get", "keys", "values", "items", "__getitem__", "__len__", "__contains__",
           "__iter__", "__reversed__", "isdisjoint", "issubset", "issuperset", "union", "intersection",
@@ -205,6 +255,12 @@ def _verdict(obj: Any, name: str, kinds: list, strict: bool) -> Any:
                 return f"the method may write in place ({message})", where
     for op in walk(fn.body):
         if not isinstance(op, Op):
+            continue
+        if op.prim is runtime.store_attribute:          # `self.h = ...`, `self.n += ...`: performed, in its object
+            return "the method writes into its object", op.loc
+        if op.prim in (runtime.held_append, runtime.held_extend, runtime.store_item):    # `self.vals.append(v)`
+            return "the method changes a list, set or object it holds", op.loc
+        if op.prim in _MARKS:
             continue
         owner = getattr(op.prim, "__self__", None)
         method = getattr(op.prim, "__name__", "")

@@ -31,6 +31,7 @@ from s2s.backends import numba as numba_backend
 from s2s.driver import foreign, mutation, primal, selfcheck
 from s2s.driver.callables import forget_wrappers
 from s2s.driver.compile import collection_paused, compile_function
+from s2s.driver.effects import Effects
 from s2s.driver.primal import lowered, primal_ir, root_function  # noqa: F401  (reached as s2s.api.*)
 from s2s.emit.python import emit_module
 from s2s.emit.source_text import comment_text
@@ -332,8 +333,24 @@ def _header(fn: Callable, options: Options, kinds: Sequence[Kind] = (), shapes: 
         lines.append("# For arguments " + ", ".join(f"{n}: {d}" for n, d in zip(names, shown)) + ".")
     if why:
         lines.append(why)
+    lines += ["# Specialized on " + ", ".join(folds) + " (checked on entry: a change makes it anew)."
+              for folds in [_folds(fn)] if folds]
     # each a line of its own: a file or function name, a dict key, with a line break in it stays in its comment
     return "\n".join(comment_text(line) for line in lines)
+
+
+def _folds(fn: Callable) -> list[str]:
+    """What the derivative is specialized on besides kinds and shapes: the argument values it was made for (None,
+    strings, booleans) and what the desugaring folded on values known then (desugar/known_values.py)."""
+    root = root_function(fn)
+    if not isinstance(root, types.FunctionType):
+        return []
+    try:
+        folds = list(getattr(lowered(root), "folds", []))
+    except Exception:           # noqa: BLE001 - a derivative of a derivative: its own header says enough
+        return []
+    known = primal.known_for(root)
+    return [f"{name} == {value!r}" for name, value in known.items()] + folds
 
 
 def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
@@ -520,20 +537,24 @@ def compiled(fn: Callable, options: Options, args: tuple, check: bool | None = N
     shaped = specializes(options)           # the shape pass: arrays' shapes are part of the key
     with _LOCK:
         table = _CACHE.setdefault(fn, {})
-        key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None,
-               global_state(fn, options) if shaped else None)
-        entry = table.get(key)
-        if entry is None:
-            _check_differentiable(fn, args, options.wrt)
-            with collection_paused():           # the transform's objects live until it ends: no gc passes
-                entry = table[key] = generate(fn, options, list(signature[0]),
-                                              [abstract_of(a) for a in args] if shaped else None, args)
+        known = known_arguments(fn, args, options.wrt)
+        with primal.known_arguments(root_function(fn), known):
+            key = (getattr(root_function(fn), "__code__", None), options, signature,
+                   shape_key(args) if shaped else None, global_state(fn, options) if shaped else None,
+                   primal.value_key(known))
+            entry = table.get(key)
+            if entry is None:
+                _check_differentiable(fn, args, options.wrt)
+                with collection_paused():           # the transform's objects live until it ends: no gc passes
+                    entry = table[key] = generate(fn, options, list(signature[0]),
+                                                  [abstract_of(a) for a in args] if shaped else None, args)
         _used(fn, key)
         verified = _VERIFIED.setdefault(fn, set())      # made by an unchecked call first: compared now
         if selfcheck.enabled(check) and key not in verified and not foreign.has_dask(args):  # (Dask: computes)
             try:
-                _verify_reading(fn, options, args, entry[1])
-                _verify_derivative(fn, options, args, entry)
+                with primal.known_arguments(root_function(fn), known):
+                    _verify_reading(fn, options, args, entry[1])
+                    _verify_derivative(fn, options, args, entry)
             except BaseException:
                 table.pop(key, None)
                 raise
@@ -653,6 +674,16 @@ def clear_cache() -> None:
             fast.clear()
 
 
+def known_arguments(fn: Callable, args: tuple, wrt: tuple) -> dict:
+    """The arguments (by parameter name) the derivative is specialized on by value: None, strings, booleans, not
+    differentiated (s2s/driver/primal.py's `literal`). A derivative of a derivative: none (its own function's)."""
+    root = root_function(fn)
+    if root is not fn or not isinstance(root, types.FunctionType):
+        return {}
+    names = _all_param_names(fn)
+    return {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and primal.literal(a)}
+
+
 def global_state(fn: Callable, options: Options) -> tuple:
     """The shapes and dtypes of the global arrays fn reads, as the cache keys on them (global_facts)."""
     if options.backend != "python" or not isinstance(root_function(fn), types.FunctionType):
@@ -697,7 +728,7 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
     root = root_function(fn)
     prims = [s.prim for s in walk(lowered(root).body) if isinstance(s, Op)]
     selfcheck.compare(root.__qualname__ if root is fn else f"the derivative of {root.__qualname__}", fn, args,
-                      run, selfcheck.draws_random(prims))
+                      run, selfcheck.draws_random(prims), Effects(fn))
 
 
 def _verify_derivative(fn: Callable, options: Options, args: tuple, entry: tuple[str, Callable]) -> None:

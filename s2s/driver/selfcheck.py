@@ -108,28 +108,46 @@ def _leaves_equal(a: Any, b: Any, path: str) -> str:
 
 
 def compare(function_name: str, original: Callable, args: tuple, computed: Callable[[Any], Any],
-            random_use: str) -> None:
+            random_use: str, effects: Any = None) -> None:
     """Run the original on copies of args, then `computed(expected)` (the derivative, returning the value its
-    forward sweep computed), and raise ReadingMismatch if the two differ."""
+    forward sweep computed), and raise ReadingMismatch if the two differ. effects (s2s/driver/effects.py): the
+    objects the function writes, put back after each run (the user's own call then writes them once), and what
+    each run left in them compared too."""
     if random_use == "own":
         return
     if random_use == "global":
         np_state, py_state = np.random.get_state(), random.getstate()
+    left = []
     try:
         expected = original(*copied(args))
+        if effects:
+            left.append(effects.state())
     except Exception:           # the function itself fails here: the derivative will say where
         return
     finally:
         if random_use == "global":
             np.random.set_state(np_state)
             random.setstate(py_state)
+        if effects:
+            effects.undo()
     try:
         value = computed(expected)
+        if effects:
+            left.append(effects.state())
     finally:            # the user's own call then draws what it would have drawn without the check
         if random_use == "global":
             np.random.set_state(np_state)
             random.setstate(py_state)
+        if effects:
+            effects.undo()
     where = _leaves_equal(expected, value, "")
+    if not where and effects:
+        for (kind, obj, name), before, after in zip(effects.places, *left):
+            shown = f"{type(obj).__name__}.{name}" if kind == "attr" else \
+                f"the {type(obj).__name__}'s item {name!r}" if kind == "item" else f"a {type(obj).__name__}"
+            where = _leaves_equal(before, after, f"what the call leaves in {shown}")
+            if where:
+                break
     if where:
         raise ReadingMismatch(
             f"s2s's reading of {function_name} differs from Python's: {where}",

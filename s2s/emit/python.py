@@ -57,6 +57,8 @@ _OPERATOR_OF = {np.add: operator.add, np.subtract: operator.sub, np.multiply: op
 _MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"), ("np.fft", np.fft, "numpy"))
 _NP_ZEROS_LIKE = ("np.zeros_like", st.ATOM)
 _TRUE = st.constant(True)
+_OBJECT_WRITES = {runtime.store_attribute, runtime.store_item, runtime.held_append, runtime.held_extend,
+                  runtime.state_lost, runtime.state_check}
 _SPECIAL = {operator.contains, operator.getitem, getattr, runtime.make_tuple, runtime.make_dict, runtime.make_list,
             runtime.stack_new, runtime.pop, runtime.push, runtime.zeros_like, runtime.free_name}
 
@@ -98,6 +100,9 @@ class _Emitter:
             self.references, self.callee_names = shared.references, shared.callee_names
         self.inlined: dict[int, Op] = {}
         self._taken: set[str] | None = None     # names bound objects may not take (_taken_names)
+        # a variable one branch binds is read under another condition (runtime._bound checks it): the branches
+        # that do not bind it assign the sentinel (copies)
+        self.unbound_used = any(type(s) is Op and s.prim is runtime._bound for s in walk(fn.body))
         reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
         reserved |= {h.__name__ for h in runtime.EMITTED_HELPERS}
         self.uses = self._survey(reserved)
@@ -204,6 +209,8 @@ class _Emitter:
         if isinstance(value, slice):
             return st.call(st.name("slice"), [self.constant(value.start), self.constant(value.stop),
                                               self.constant(value.step)])
+        if value is UNDEFINED:          # a variable's value on a path that does not bind it (copies, _bound)
+            return self.reference_named(UNDEFINED, "_unbound")
         return self.reference(value)
 
     def index(self, atom: Atom) -> st.Expr:
@@ -253,7 +260,7 @@ class _Emitter:
             while local in reserved:
                 local += "_"
             reserved.add(local)
-            found[id(getattr(owner, "__func__", owner)), name] = local
+            found[global_shapes.owner_key(owner), name] = local
         if found:
             reserved.add("_global_array")
         return found
@@ -263,27 +270,31 @@ class _Emitter:
         shape and dtype): s2s/analysis/global_shapes.py."""
         stmts = []
         for name, owner, abstract in getattr(self.fn, "global_checks", ()):
-            local = self.global_locals[id(getattr(owner, "__func__", owner)), name]
+            local = self.global_locals[global_shapes.owner_key(owner), name]
             read = self.free_name_read(name, owner)[0]
+            shown = getattr(owner, "shown", name)           # `self.exog`, an array an object holds
             self.imports["np"] = "numpy"
             if standalone:
                 stmts.append(st.Stmt(f"{local} = {read}"))
-                test, failed = global_shapes.exported_check(local, name, abstract)
+                test, failed = global_shapes.exported_check(local, shown, abstract)
                 stmts.append(st.Stmt(test, "if", [st.Stmt(failed)], []))
             else:
                 stmts.append(st.Stmt(f"{local} = " + global_shapes.read_text(
-                    read, name, abstract, lambda obj, base: self.reference_named(obj, base)[0])))
+                    read, shown, abstract, lambda obj, base: self.reference_named(obj, base)[0])))
         return stmts
 
     def free_name(self, name: str, owner: Any) -> st.Expr:
         """A global or closure variable of owner: the local it was read into on entry when the code is specialized
         on its shape (global_checks), else read live (free_name_read)."""
-        local = self.global_locals.get((id(getattr(owner, "__func__", owner)), name)) if self.global_locals else None
+        local = self.global_locals.get((global_shapes.owner_key(owner), name)) if self.global_locals else None
         return st.name(local) if local is not None else self.free_name_read(name, owner)
 
     def free_name_read(self, name: str, owner: Any) -> st.Expr:
         """A global or closure variable of owner, read live: a bare name in the root function's own
         namespace, else through the owner's module or closure cell."""
+        if isinstance(owner, global_shapes.Held):      # an array an object holds: `self.exog`, `params["W"]`
+            holder = self.reference_named(owner.holder, "_const")
+            return st.subscript(holder, (repr(name), st.ATOM)) if owner.item else st.attribute(holder, name)
         code = getattr(owner, "__code__", None)
         helper = name in _helper_names()        # `_expand = 2.0` in the user's module: not the helper of that name
         if code is not None and name in code.co_freevars:
@@ -405,11 +416,13 @@ class _Emitter:
     def name_of(self, v: Value) -> str:
         return self.names[id(v)]
 
-    def copies(self, targets: list[Value], sources: list[Atom]) -> list[st.Stmt]:
-        """Parallel copies target_i = source_i, skipping those that already share a name."""
+    def copies(self, targets: list[Value], sources: list[Atom], unbound: bool = False) -> list[st.Stmt]:
+        """Parallel copies target_i = source_i, skipping those that already share a name. unbound (a branch's
+        copies): a value the branch does not define is the sentinel runtime._bound checks (read on another path, a
+        reverse sweep's zeros_like of it is computed and never used); a loop's is left unassigned."""
         pairs = [(self.name_of(t), s) for t, s in zip(targets, sources)
                  if not (isinstance(s, Value) and id(s) not in self.inlined and self.name_of(t) == self.names[id(s)])
-                 and not (isinstance(s, Const) and s.value is UNDEFINED)]
+                 and not (isinstance(s, Const) and s.value is UNDEFINED and not (unbound and self.unbound_used))]
         if not pairs:
             return []
         if len(pairs) == 1:
@@ -426,6 +439,10 @@ class _Emitter:
                     continue
                 if stmt.in_place is not None:
                     emitted = self.in_place(stmt)
+                elif not outs and stmt.prim in _OBJECT_WRITES:
+                    emitted = self.object_write(stmt)
+                    if emitted is None:
+                        continue
                 elif not outs:
                     emitted = st.Stmt(self.expression(stmt)[0])
                 elif len(outs) == 1:
@@ -441,6 +458,21 @@ class _Emitter:
                     node.loc = stmt.loc
             out.extend(emitted_list)
         return out
+
+    def object_write(self, stmt: Op) -> st.Stmt | None:
+        """A side effect on an object, as Python spells it: `self.nfev = nfev`, `d[k] = v`, `self.X.append(X)`
+        (s2s/ir/object_state.py); the marks it leaves for the checks, nothing."""
+        prim, args = stmt.prim, stmt.args
+        if prim is runtime.store_attribute:
+            target = st.attribute(self.atom(args[0]), args[1].value)
+            return st.Stmt(f"{target[0]} = {self.atom(args[2])[0]}")
+        if prim is runtime.store_item:
+            target = st.subscript(self.atom(args[0]), self.index(args[1]))
+            return st.Stmt(f"{target[0]} = {self.atom(args[2])[0]}")
+        if prim in (runtime.held_append, runtime.held_extend):
+            method = st.attribute(self.atom(args[0]), "append" if prim is runtime.held_append else "extend")
+            return st.Stmt(st.call(method, [self.atom(args[1])])[0])
+        return None
 
     def in_place(self, stmt: Op) -> st.Stmt:
         """`x[i] = v`, `xs.append(v)`, `x += v`."""
@@ -460,8 +492,8 @@ class _Emitter:
         if id(stmt) in self.skipped:
             return []
         if isinstance(stmt, If):
-            then = self.block(stmt.then) + self.copies(stmt.outs, stmt.then.results)
-            orelse = self.block(stmt.orelse) + self.copies(stmt.outs, stmt.orelse.results)
+            then = self.block(stmt.then) + self.copies(stmt.outs, stmt.then.results, unbound=True)
+            orelse = self.block(stmt.orelse) + self.copies(stmt.outs, stmt.orelse.results, unbound=True)
             test = self.atom(stmt.cond)
             if not then and not orelse:
                 return []

@@ -1,21 +1,43 @@
-"""The user-code policy: which functions, classes and objects are the user's (read, inlined and differentiated)
-and which are a library's (called as they are, through a rule). One place, below the desugaring stage and the
-lowering that both ask it."""
+"""The user-code policy: which functions, classes and objects are read, inlined and differentiated, and which are
+called as they are, through a rule. One place, below the desugaring stage and the lowering that both ask it.
+
+Library Python is user code: a Python function of any installed package (NumPy's and SciPy's included) that has
+no rule is read like the user's own (`scipy.optimize.rosen`, `numpy.polynomial.chebyshev.chebval`,
+`scipy.stats.norm._cdf`, a statsmodels likelihood). Not read: functions with a rule, C and Cython functions (not
+Python functions at all), s2s's own, the frameworks that trace code themselves (JAX, PyTorch; autograd's
+functions are read as the NumPy functions they wrap: desugar/autograd_code.py), and the standard library's.
+A library's function that cannot be read (it uses what s2s refuses) is called as it is, as before: lowering
+falls back to an operation, refused only if it is given a differentiated value (`library_function`)."""
 from __future__ import annotations
 
 import sys
 import types
+import weakref
 from typing import Any
 
 from s2s.rules import registry
 
-# the top-level packages whose functions are never read: they have rules, or are s2s's own
-NOT_INLINED = frozenset({"numpy", "scipy", "s2s", "jax", "torch", "autograd"})
+# the top-level packages whose functions are never read: s2s's own, and frameworks that trace code themselves
+NOT_INLINED = frozenset({"s2s", "jax", "torch", "autograd"})
+# the libraries whose data never changes (np.pi) and whose functions were never read before library Python was
+LIBRARIES = frozenset({"numpy", "scipy"})
 
 
 def _library_module(name: str | None) -> bool:
     top = (name or "").split(".")[0]
-    return top in NOT_INLINED or top in sys.stdlib_module_names or top == "builtins"
+    return top in NOT_INLINED or top in LIBRARIES or top in sys.stdlib_module_names or top == "builtins"
+
+
+def library_function(fn: Any) -> bool:
+    """A function read as user code that belongs to an installed library (not the user's own): when it cannot be
+    read, lowering calls it as it is instead (a rule, or a constant when nothing differentiated reaches it)."""
+    module = getattr(fn, "__module__", None) or ""
+    top = module.split(".")[0]
+    if top in LIBRARIES:
+        return True
+    spec = sys.modules.get(top)
+    where = getattr(spec, "__file__", None) or ""
+    return "site-packages" in where or "dist-packages" in where
 
 
 def is_user_function(obj: Any) -> bool:
@@ -50,3 +72,23 @@ def is_dispatcher(obj: Any) -> bool:
 def plain_function(obj: Any) -> Any:
     """The Python function behind a Numba dispatcher (`g.py_func`); anything else unchanged."""
     return obj.py_func if is_dispatcher(obj) else obj
+
+
+# library functions s2s tried to read and could not, with the first reason (said when no rule stands in)
+_UNREADABLE: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+
+
+def note_unreadable(fn: Any, reason: BaseException) -> None:
+    try:
+        text = str(reason).splitlines()[0]
+        _UNREADABLE.setdefault(getattr(fn, "__wrapped_source__", fn), text)
+    except TypeError:
+        pass
+
+
+def unreadable(fn: Any) -> str | None:
+    """Why a library function without a rule could not be read, if s2s tried."""
+    try:
+        return _UNREADABLE.get(fn)
+    except TypeError:
+        return None

@@ -26,6 +26,16 @@ from s2s.ir.core import Loc
 
 def read_function(fn: Any) -> ParsedFunction:
     """fn's tree, its place and namespace, before desugaring."""
+    inner = getattr(fn, "__func__", None) or getattr(fn, "func", None)
+    if not isinstance(fn, types.FunctionType) and isinstance(inner, types.FunctionType):
+        # a bound method or partial whose source exists, but whose signature takes star-arguments: said as that
+        code = inner.__code__
+        shown = f"{inner.__qualname__}{inspect.signature(inner, follow_wrapped=False)}"
+        raise UnsupportedSyntax(
+            f"s2s differentiates a method or partial whose signature takes star-arguments (`{shown}`) only when "
+            f"called inside a differentiated function: as the function differentiated, its derivative's "
+            f"parameters would not be known", Loc(code.co_filename, code.co_firstlineno, 0),
+            hint="differentiate a lambda that names the arguments: s2s.grad(lambda x: obj.method(x, a, b))")
     if not isinstance(fn, types.FunctionType):
         what = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         raise SourceUnavailable(

@@ -15,6 +15,17 @@ from s2s.frontend import parsing
 from s2s.ir.core import Loc
 
 
+class _Missing:
+    """What an attribute or name a derivative depends on holds when it holds nothing (absent)."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING = _Missing()
+
+
 @dataclass
 class Facts:
     """What the desugaring may take as known about a function's parameters when it is read for one caller:
@@ -49,6 +60,13 @@ FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
 
 
 @dataclass(frozen=True, eq=False)
+class DefaultsOf:
+    """The owner in a dependency on a function's defaults (`__defaults__`, `__kwdefaults__`): a callee inlined with
+    them (or specialized on them) is read again when they are replaced."""
+    holder: Any
+
+
+@dataclass(frozen=True, eq=False)
 class ItemOf:
     """The owner in a dependency on an item of a dict (`LOSSES["mse"](x)`: a function read from a global dict)."""
     holder: dict
@@ -72,6 +90,9 @@ class ParsedFunction:
     transient: set = field(default_factory=set)
     # (node, the variables its body rebinds) as the fence found them walking node (lowering's local names)
     stored: tuple | None = None
+    # what the desugaring folded on values known when the derivative is made ("self.is_initialized == True"):
+    # shown in the generated header (desugar/known_values.py)
+    folds: list = field(default_factory=list)
 
     @property
     def globals(self) -> dict[str, Any]:

@@ -35,13 +35,16 @@ from s2s import runtime
 from s2s.errors import S2SError, UnsupportedSyntax
 from s2s.frontend import parsing
 from s2s.frontend.desugar import helpers
+from s2s.frontend.desugar.objects import specialize
+from s2s.frontend.desugar.properties import GETTERS
 from s2s.frontend.parse import parse_function
-from s2s.frontend.policy import is_user_function, library_owned, plain_function
-from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, ParsedFunction, PartsOf
+from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
+from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, DefaultsOf, ParsedFunction, PartsOf, synthetic_of
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
 from s2s.ir.naming import Namer
+from s2s.ir.object_state import PREFIX as STATE, ObjectState, key_of, unheld
 from s2s.kept import FunctionTable
 from s2s.rules import autograd_primitives, registry
 
@@ -59,6 +62,7 @@ class _Undefined:
 
 
 UNDEF = _Undefined()
+
 
 _BINOPS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
@@ -86,13 +90,25 @@ _VIEWS = {operator.getitem, np.reshape, np.transpose, np.ravel, np.squeeze, np.e
           np.trim_zeros, np.real_if_close, np.nan_to_num, np.lib.stride_tricks.sliding_window_view,
           np.lib.stride_tricks.as_strided,
           builtins.list, builtins.tuple}                # list(A): the rows of A, views
-_VIEWS_UNLESS_COPIED = {np.array, np.astype}          # with copy=False (or None): y itself, when they can
+_VIEWS_UNLESS_COPIED = {np.array, np.astype}
+# comparisons: their result (an array of booleans, or one bool) indexes by mask, which always copies
+_MASKS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, np.less, np.less_equal,
+          np.greater, np.greater_equal, np.equal, np.not_equal, np.isnan, np.isfinite, np.isinf, np.logical_and,
+          np.logical_or, np.logical_not, np.logical_xor}          # with copy=False (or None): y itself, when they can
 _METHODS = {"flatten": "ravel"}
 _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
 _CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
 _MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
 _ATTRIBUTES = {"T": np.transpose, "mT": np.matrix_transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
-               "real": np.real, "imag": np.imag}
+               "real": np.real, "imag": np.imag, "dtype": np.result_type}
+
+
+class _LoopState(Exception):
+    """A loop's body writes (or forgets) objects' locations the loop does not carry yet: lowered again."""
+
+    def __init__(self, node: Any, found: tuple):
+        super().__init__("lowered again")
+        self.node, self.found = node, found
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -172,8 +188,15 @@ def _contains(nodes: list[gast.AST], kind: type, through_loops: bool) -> bool:
 
 class Lowerer:
     def __init__(self, parsed: ParsedFunction, namer: Namer | None = None, call_stack: list | None = None,
-                 functions: dict[str, Any] | None = None):
+                 functions: dict[str, Any] | None = None, state: ObjectState | None = None,
+                 param_idents: dict[str, tuple] | None = None):
         self.parsed = parsed
+        # objects' attributes and items written and read (s2s/ir/object_state.py); a callee is lowered inside its
+        # caller's state (initial_state: the caller's forwarded values, placed in env on entry)
+        self.state = ObjectState(self, state)
+        self.initial_state = state.env_states(state.low.env) if state is not None else {}
+        self.param_idents = param_idents or {}
+        self.loop_state: dict[int, tuple] = {}      # a loop (by id) -> (locations it carries, dropped before it)
         self.namer = namer or Namer()
         self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
         self.functions = functions or {}                # parameters bound to functions by the caller
@@ -194,10 +217,14 @@ class Lowerer:
         self.loop_frames: list[tuple[set, dict]] = []
         self.inlined_write: Any = None          # while follow_write runs: where the helper wrote
         self.written: set[int] = set()                  # the objects (bases) those writes went into
+        self.masks: set[int] = set()                    # results of comparisons: as an index, a copy's
+        self.namespaces: dict[int, str] = {}            # array namespaces (helpers.numpy_namespace): NumPy's
         self.held: set[int] = set()                     # values read from an attribute (`b = s.buf`): an object's
                                                         # (its bases: views of it share them)
         self.scalar_checks: list = []                   # see Function.scalar_checks
         self.dependencies: list = []                    # see Function.dependencies
+        self.folds: list = []                           # what inlined callees folded (known_values.py)
+        self.folded: set = set()                        # the attributes they folded on: (id(object), name)
         self.stmts: list = []
         self.env: dict[str, Any] = {}
         node = parsed.node
@@ -209,6 +236,8 @@ class Lowerer:
         self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
         # why a name is unbound where a `try` left it (lower_try.py): read there, the refusal says so
         self.unbound_reasons: dict[str, tuple[str, str]] = {}
+        self._guarded: dict[int, tuple] | None = None       # (read_in_branches_after)
+        self.maybe_unbound: set[int] = set()            # variables unbound on some path (join_if): checked when read
 
     # ---------------------------------------------------------------- helpers
 
@@ -216,9 +245,20 @@ class Lowerer:
         return cls(message, self.parsed.loc(node), hint=hint)
 
     def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
-           n_outs: int = 1) -> Any:
+           n_outs: int = 1, checked: bool = True) -> Any:
+        if checked:         # an object this call wrote into, read whole: what it holds is checked (object_state.py)
+            self.state.used([*args, *(kwargs or {}).values()], node)
+            if getattr(prim, "_s2s_effect", False) and prim is not runtime.state_check:
+                self.state.opaque_call(node)         # a method run as Python runs it: it may change any object
         outs = [self.namer.value(hint) for _ in range(n_outs)]
-        if prim in _VIEWS or prim in _VIEWS_UNLESS_COPIED and "copy" in (kwargs or {}) and not (
+        if prim in _MASKS:
+            self.masks.update(id(o) for o in outs)
+        if prim is operator.getitem and isinstance(args[0], Value) and self.namespaces.get(id(args[0])) == "tuple" \
+                and args[1] == Const(0):
+            self.namespaces[id(outs[0])] = "module"
+        if prim is operator.getitem and len(args) > 1 and isinstance(args[1], Value) and id(args[1]) in self.masks:
+            pass        # `a[a > 0]`: a boolean index (a comparison's result, an array or a bool) selects a copy
+        elif prim in _VIEWS or prim in _VIEWS_UNLESS_COPIED and "copy" in (kwargs or {}) and not (
                 isinstance(kwargs["copy"], Const) and kwargs["copy"].value is True):
             # a view, or an item of a container (or `np.array(y, copy=False)`): (part of) what it came from
             shared = self.bases_of(args[0]) | self.contents_of(args[0]) if args else frozenset()
@@ -237,7 +277,9 @@ class Lowerer:
             held = self.contents_of(args[0]) | self.bases_of(item) | self.contents_of(item)
             self.bases.update((id(o), self.bases_of(args[0])) for o in outs)
             self.contents.update((id(o), held) for o in outs)
-        self.stmts.append(Op(prim, list(args), outs, dict(kwargs or {}), self.parsed.loc(node)))
+        made = Op(prim, list(args), outs, dict(kwargs or {}), self.parsed.loc(node))
+        self.stmts.append(made)
+        self.state.made(made)
         return outs[0] if n_outs == 1 else outs
 
     def sub_block(self, fill: Callable[[], None]) -> tuple[list, dict[str, Any]]:
@@ -255,18 +297,29 @@ class Lowerer:
         else_stmts, else_env = self.sub_block(fill_else)
         if (then_env.get(RAISED) is TRUE) != (else_env.get(RAISED) is TRUE):
             return self.join_raising(cond, then_stmts, then_env, else_stmts, else_env, node)
+        self.join_states(then_stmts, then_env, else_stmts, else_env, node)
         then_res, else_res, outs = [], [], []
         # a side that has returned, broken or continued: what it leaves unbound is read after the branch only on
         # the other side's path (what follows is guarded by the flag)
         then_exits, else_exits = _exits(then_env), _exits(else_env)
+        later = self.read_in_branches_after(node) if isinstance(node, gast.If) else ()
         for name in list(dict.fromkeys([*then_env, *else_env])):
             if name == EXITED:
                 continue
             a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)
+            unbound = (a is UNDEF) != (b is UNDEF) and name in later
+            if unbound:
+                # bound by one branch only and read after only inside other branches: unbound on the other path,
+                # as in Python (`if dense: WH = ...` then `if dense: use WH` reads it where it is bound; a read
+                # where it is not raises UnboundLocalError when it runs: name()). Read after unconditionally, it is
+                # refused when lowered (name()).
+                a, b = (Const(UNDEFINED), b) if a is UNDEF else (a, Const(UNDEFINED))
             if _same(a, b):
                 self.env[name] = a
             elif (a is UNDEF and not then_exits) or (b is UNDEF and not else_exits) or (a is UNDEF and b is UNDEF):
                 self.env[name] = UNDEF
+                if name.startswith(STATE):
+                    self.env.pop(name)
             else:
                 a = Const(UNDEFINED) if a is UNDEF else a
                 b = Const(UNDEFINED) if b is UNDEF else b
@@ -274,8 +327,11 @@ class Lowerer:
                 then_res.append(a)
                 else_res.append(b)
                 outs.append(out)
+                if unbound:
+                    self.maybe_unbound.add(id(out))
                 self.bases[id(out)] = self.bases_of(a) | self.bases_of(b)
                 self.contents[id(out)] = self.contents_of(a) | self.contents_of(b)
+                self.state.merge(out, [a, b])
                 if id(a) in self.param_versions and id(b) in self.param_versions:
                     self.param_versions.add(id(out))
                 if all(isinstance(v, Const) or id(v) in self.item_reads for v in (a, b)) \
@@ -316,6 +372,29 @@ class Lowerer:
         self.stmts.append(If(cond, Block(then_stmts, then_res), Block(else_stmts, else_res), outs,
                              self.parsed.loc(node)))
 
+    def join_states(self, then_stmts: list, then_env: dict, else_stmts: list, else_env: dict, node: Any) -> None:
+        """An object's location one branch wrote and the other did not (or forgot: an append): the other reads it
+        back where it ends, when the location holds something now; else the value is no longer forwarded."""
+        keys = [k for k in dict.fromkeys([*then_env, *else_env]) if k.startswith(STATE)]
+        for key in keys:
+            a, b = then_env.get(key, UNDEF), else_env.get(key, UNDEF)
+            if (a is UNDEF) == (b is UNDEF):
+                continue
+            stmts, env = (else_stmts, else_env) if b is UNDEF else (then_stmts, then_env)
+            saved_stmts, saved_env = self.stmts, self.env
+            self.stmts, self.env = stmts, env
+            try:
+                filled = self.state.fill(self.state.locations[key], node, carried=False)
+            finally:
+                self.stmts, self.env = saved_stmts, saved_env
+            if filled is not None:
+                env[key] = filled
+            else:
+                present = a if b is UNDEF else b
+                then_env.pop(key, None)
+                else_env.pop(key, None)
+                self.state.lost(self.state.locations[key], present, node)
+
     def value_if(self, cond: Atom, then_expr: Callable[[], Atom], else_expr: Callable[[], Atom], node: Any,
                  hint: str) -> Atom:
         """An expression-valued `If`: `then_expr() if cond else else_expr()`."""
@@ -352,10 +431,16 @@ class Lowerer:
             raise self.error("s2s does not support keyword-only or positional-only parameters yet", node,
                              hint="make them ordinary parameters")
         params = []
+        known = self.parsed.facts.known
         for arg in node.args.args:
             v = self.namer.value(arg.id)
             params.append(v)
             self.env[arg.id] = self.env[f"$param:{arg.id}"] = v
+            if arg.id in known:            # a method's `self`: the object its writes and reads are keyed by
+                self.state.known_parameter(v, known[arg.id])
+            elif arg.id in self.param_idents:
+                self.state.idents[id(v)] = self.param_idents[arg.id]
+        self.env.update(self.initial_state)
         self.param_bases = frozenset(id(p) for p in params)
         self.param_versions = {id(p) for p in params}
         self.env[RET], self.env[RETVAL] = FALSE, Const(None)
@@ -377,12 +462,24 @@ class Lowerer:
         own = self.parsed.fn          # its code and defaults, read now (a helper's defaults are folded in)
         parts = [(PartsOf(own), part, getattr(own, part)) for part in FUNCTION_PARTS] \
             if isinstance(own, types.FunctionType) else []
-        return Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
+        made = Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
                         scalar_checks=self.scalar_checks,
                         dependencies=self.dependencies + list(self.parsed.attributes.values()) + parts,
                         result_shares=tuple(i for i, p in enumerate(params) if id(p) in shared),
                         param_writes=tuple(written),
                         writes_arguments=self.argument_write if self.written & self.param_bases else None)
+        # what the desugaring folded on values known now, here and in what it inlines (the header shows them)
+        made.folds = list(dict.fromkeys(self.parsed.folds + self.folds))      # type: ignore[attr-defined]
+        # the objects' locations it writes (s2s/driver/effects.py saves and restores them), and its state for a
+        # caller that inlines it (object_state.py)
+        made.effects = list(self.state.effects)       # type: ignore[attr-defined]
+        if len(self.call_stack) == 1:       # the arrays of objects it writes: read where they are read
+            unheld(made, made.effects, lambda: self.namer.value("held"))
+        # the attributes desugar/known_values.py folded, here and in what it inlines: (id(object), name)
+        made.folded = self.folded | {(k[1], k[2]) for k in self.parsed.attributes       # type: ignore[attr-defined]
+                                     if isinstance(k, tuple) and len(k) == 3 and k[0] == "known"}
+        made.object_state = self.state.summary()      # type: ignore[attr-defined]
+        return made
 
     # ---------------------------------------------------------------- statements
 
@@ -571,8 +668,11 @@ class Lowerer:
             self.env[target.value.id] = self.op(runtime.setitem, [container, index, updated], node,
                                                 target.value.id)
             return
+        if isinstance(target, (gast.Attribute, gast.Subscript)):
+            self.augmented_store(node)
+            return
         if not isinstance(target, gast.Name):
-            raise self.error("s2s does not support augmented assignment into an attribute", node,
+            raise self.error("s2s does not support augmented assignment into this target", node,
                              hint="assign a local variable")
         name = node.target.id
         current = self.name(name, node.target)
@@ -607,6 +707,30 @@ class Lowerer:
         value = self.expr(node.value)
         self.env[name] = self.op(_BINOPS[type(node.op)], [current, value], node, name)
 
+    def augmented_store(self, node: gast.AugAssign) -> None:
+        """`self.nfev += 1`, `self.d["n"] += 1`: read (or the value written before), computed, written back, the
+        object and key evaluated once as Python does. A list or array attribute would be written in place:
+        refused when it runs (runtime._held_number)."""
+        target = node.target
+        base = self.expr(target.value)
+        if isinstance(target, gast.Attribute):
+            current = self.state.read(base, "attr", target.attr, target, target.attr)
+            shown = f"{_dotted(target.value)}.{target.attr}"
+        else:
+            index = self.expr(target.slice)
+            if isinstance(index, Const) and _literal_key(index.value) and self.state.ident_of(base) is not None:
+                current = self.state.read(base, "item", index.value, target, "")
+            else:
+                current = self.op(operator.getitem, [base, index], target)
+            shown = f"{_dotted(target.value)}[...]"
+        self.op(runtime._held_number, [current, Const(shown)], node, n_outs=0, checked=False)
+        updated = self.op(_BINOPS[type(node.op)], [current, self.expr(node.value)], node,
+                          target.attr if isinstance(target, gast.Attribute) else "")
+        if isinstance(target, gast.Attribute):
+            self.state.store_attribute(base, target.attr, updated, target)
+        else:
+            self.state.store_item(base, index, updated, target)
+
     def target_hint(self, target: gast.AST) -> str:
         return target.id if isinstance(target, gast.Name) else ""
 
@@ -622,9 +746,13 @@ class Lowerer:
             container = self.writable(name, target.value)
             index = self.expr(target.slice)
             self.env[name] = self.op(runtime.setitem, [container, index, value], target, name)
+        elif isinstance(target, gast.Attribute):        # `self.h = v`: performed, and read back (object_state.py)
+            self.state.store_attribute(self.expr(target.value), target.attr, value, target)
+        elif isinstance(target, gast.Subscript):        # `self.d[k] = v`
+            container = self.expr(target.value)
+            self.state.store_item(container, self.expr(target.slice), value, target)
         else:
-            raise self.error("s2s does not support assignment into an attribute, or into an item of "
-                             "something other than a variable", target,
+            raise self.error("s2s does not support assignment into this target", target,
                              hint="assign the item of a local variable, or build a new value")
 
     def stmt_Return(self, node: gast.Return) -> None:
@@ -652,7 +780,113 @@ class Lowerer:
                 if self.env.get(name, UNDEF) is UNDEF:
                     self.env[name] = Const(UNDEFINED)
         names = [n for n in _stored_names(body) if n in self.env and self.env[n] is not UNDEF]
-        return names + [n for n in extra if n not in names]
+        return names + [n for n in extra if n not in names] + self.carried_state(loop)
+
+    def carried_state(self, loop: Any) -> list[str]:
+        """The objects' locations a loop's body writes (found by lowering it once: loop_state), carried like
+        variables; those it changes in ways s2s does not follow, forgotten before it."""
+        carry, drop, opaque = self.loop_state.get(id(loop), ((), (), False))
+        if opaque:
+            self.state.opaque_call(loop)
+        if drop:
+            self.state.drop(lambda location: location in drop, loop)
+        names = []
+        for location in carry:
+            key = key_of(location)
+            if self.env.get(key, UNDEF) is UNDEF:
+                self.env[key] = self.state.fill(location, loop, carried=True)
+            self.state.locations[key] = location
+            self.hints[key] = self.state.hint(location)
+            names.append(key)
+        return names
+
+    def loop_state_found(self, node: Any, entry: dict, entry_opaque: bool, envs: list[dict],
+                         names: list[str]) -> None:
+        """After a loop's body (and test) were lowered: the objects' locations it wrote or forgot that the loop
+        does not carry yet. Raises _LoopState (lowered again, carrying them) if there are any."""
+        carry, drop, opaque = self.loop_state.get(id(node), ((), (), False))
+        carry, drop = set(carry), set(drop)
+        before = (set(carry), set(drop))
+        for env in envs:
+            for key in dict.fromkeys([*entry, *env]):
+                if not key.startswith(STATE):
+                    continue
+                location = self.state.locations.get(key)
+                a, b = entry.get(key, UNDEF), env.get(key, UNDEF)
+                if location is None or a is b:
+                    continue
+                if b is UNDEF:                  # forgotten in the body: forgotten before the loop
+                    carry.discard(location)
+                    drop.add(location)
+                elif location not in drop:
+                    carry.add(location)
+        opaque_now = self.state.opaque and not entry_opaque
+        if (carry, drop) != before or opaque_now and not opaque:
+            raise _LoopState(node, (tuple(carry), tuple(drop), opaque or opaque_now))
+
+    def mark(self) -> tuple:
+        """What lowering a loop changes in the lowerer, to lower it again (loop_state)."""
+        return (self.stmts, len(self.stmts), dict(self.env), len(self.scalar_checks), len(self.dependencies),
+                len(self.folds), set(self.held), set(self.written), set(self.writes), dict(self.param_writes),
+                self.state.snapshot(), self.argument_write)
+
+    def rollback(self, mark: tuple) -> None:
+        (self.stmts, n, env, checks, dependencies, folds, self.held, self.written, self.writes,
+         self.param_writes, state, self.argument_write) = mark
+        self.env.clear()
+        self.env.update(env)
+        del self.stmts[n:]
+        del self.scalar_checks[checks:]
+        del self.dependencies[dependencies:]
+        del self.folds[folds:]
+        self.state.restore(state)
+
+    def lowered_loop(self, node: Any, lower: Callable[[], None]) -> None:
+        """lower() a loop, again while its body writes objects' locations it does not carry yet."""
+        while True:
+            mark = self.mark()
+            try:
+                lower()
+                return
+            except _LoopState as exc:
+                if exc.node is not node:
+                    raise
+                self.rollback(mark)
+                self.loop_state[id(node)] = exc.found
+
+    def read_in_branches_after(self, node: Any) -> set[str]:
+        """The names the function reads outside node (a branch) only inside the branches of other `if`s: read
+        where a correlated condition may have bound them."""
+        if self._loads is None:
+            self.read_after_loads()
+        if self._guarded is None:           # id(name read) -> the `if` statements whose branches hold it
+            self._guarded = {}
+
+            def visit(n: Any, around: tuple) -> None:
+                if type(n) is gast.Name and isinstance(n.ctx, gast.Load):
+                    self._guarded[id(n)] = around
+                    return
+                if isinstance(n, gast.If):
+                    visit(n.test, around)
+                    for sub in n.body + n.orelse:
+                        visit(sub, around + (id(n),))
+                    return
+                for child in gast.iter_child_nodes(n):
+                    visit(child, around)
+            visit(self.parsed.node, ())
+        inside = {id(n) for n in parsing.walk(node)}
+        found = set()
+        for name, loads in self._loads.items():
+            outside = [i for i in loads if i not in inside]
+            if outside and all(set(self._guarded.get(i, ())) - {id(node)} for i in outside):
+                found.add(name)
+        return found
+
+    def read_after_loads(self) -> None:
+        self._loads = {}
+        for n in parsing.walk(self.parsed.node):
+            if type(n) is gast.Name and isinstance(n.ctx, gast.Load):
+                self._loads.setdefault(n.id, []).append(id(n))
 
     def read_after(self, loop: Any) -> list[str]:
         """Names a loop binds that the function reads outside the loop."""
@@ -710,6 +944,9 @@ class Lowerer:
             self.env[name] = saved.get(name, FALSE)
 
     def stmt_While(self, node: gast.While) -> None:
+        self.lowered_loop(node, lambda: self.while_loop(node))
+
+    def while_loop(self, node: gast.While) -> None:
         if node.orelse:
             raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
         extra = ([BRK] if _contains(node.body, gast.Break, False) else []) + \
@@ -724,6 +961,8 @@ class Lowerer:
         carried = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.carry_bases(carried, inits)
         self.env.update(zip(names, carried))
+        entry, entry_opaque, poison = dict(self.env), self.state.opaque, {k: dict(v) for k, v in self.state.poison.items()}
+        self.state.loop_started()
         stop_flags = [c for n, c in zip(names, carried) if n in (BRK, RET)]
 
         def fill_test() -> None:
@@ -748,16 +987,24 @@ class Lowerer:
             finally:
                 self.loop_frames.pop()
         body_stmts, body_env = self.sub_block(fill)
+        self.state.loop_ended(poison, body_stmts, node)
+        self.loop_state_found(node, entry, entry_opaque, [test_env, body_env], names)
         results = [body_env[n] for n in names]
         if any(r is UNDEF for r in results):
             raise self.error("a loop variable may be undefined at the end of an iteration", node)
         outs = [self.namer.value(c.hint) for c in carried]
         self.merge_bases(node, names, carried, results, outs, body_stmts)
+        for c, i, r, o in zip(carried, inits, results, outs):
+            self.state.merge(c, [i, r])
+            self.state.merge(o, [c])
         self.stmts.append(While(inits, carried, Block(test_stmts, [test_env[EXPR]]), Block(body_stmts, results),
                                 outs, self.parsed.loc(node)))
         self.finish_loop(body, names, outs, saved)
 
     def stmt_For(self, node: gast.For) -> None:
+        self.lowered_loop(node, lambda: self.for_loop(node))
+
+    def for_loop(self, node: gast.For) -> None:
         if node.orelse:
             raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
         start, stop, step, reverse, bind = self.iteration(node)
@@ -768,11 +1015,13 @@ class Lowerer:
         saved = dict(self.env)
         names = self.loop_carried([node.target, *node.body], [], node)
         inits = [self.env[n] for n in names]
-        carried = [self.namer.value(n) for n in names]
+        carried = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.carry_bases(carried, inits)
         over_range = isinstance(node.iter, gast.Call) and self.static(node.iter.func)[1] in (range, reversed)
         index = self.namer.value(node.target.id if over_range and isinstance(node.target, gast.Name) else "i")
         self.env.update(zip(names, carried))
+        entry, entry_opaque, poison = dict(self.env), self.state.opaque, {k: dict(v) for k, v in self.state.poison.items()}
+        self.state.loop_started()
 
         def fill() -> None:
             self.env[CONT] = FALSE
@@ -783,8 +1032,15 @@ class Lowerer:
             finally:
                 self.loop_frames.pop()
         body_stmts, body_env = self.sub_block(fill)
-        outs = [self.namer.value(n) for n in names]
+        self.state.loop_ended(poison, body_stmts, node)
+        self.loop_state_found(node, entry, entry_opaque, [body_env], names)
+        if any(body_env.get(n, UNDEF) is UNDEF for n in names):
+            raise self.error("a loop variable may be undefined at the end of an iteration", node)
+        outs = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.merge_bases(node, names, carried, [body_env[n] for n in names], outs, body_stmts)
+        for c, i, r, o in zip(carried, inits, [body_env[n] for n in names], outs):
+            self.state.merge(c, [i, r])
+            self.state.merge(o, [c])
         self.stmts.append(For(start, stop, step, index, inits, carried, Block(body_stmts, [body_env[n] for n in names]),
                               outs, reverse, self.parsed.loc(node)))
         self.finish_loop([node.target, *node.body], names, outs, saved)
@@ -895,8 +1151,11 @@ class Lowerer:
                 return True, self.functions[node.id]
             if node.id in self.local_names:       # `f = np.exp` then `f(x)`: a function held as a constant
                 held = self.env.get(node.id)
-                if isinstance(held, Const) and callable(held.value) and not isinstance(held.value, type):
-                    return True, held.value
+                if isinstance(held, Const) and (callable(held.value) and not isinstance(held.value, type)
+                                                or isinstance(held.value, types.ModuleType)):
+                    return True, held.value       # (`xp = array_namespace(x)`, a module: `xp.sum(...)` is its sum)
+                if isinstance(held, Value) and self.namespaces.get(id(held)) == "module":
+                    return True, _ARRAY_API          # `xp, _ = get_namespace(X)`: NumPy's, checked when it runs
                 return False, None
             return self.resolve_free(node.id)
         if isinstance(node, gast.Attribute):
@@ -916,6 +1175,8 @@ class Lowerer:
     def name(self, name: str, node: gast.AST) -> Atom:
         if name in self.local_names:
             value = self.env.get(name, UNDEF)
+            if isinstance(value, Value) and id(value) in self.maybe_unbound:      # as Python, when it runs
+                self.op(runtime._bound, [value, Const(UNDEFINED), Const(name)], node, n_outs=0, checked=False)
             if value is UNDEF:
                 if self.resolve_free(name)[0]:          # `RUNNING[:] = ...`, `STATS["calls"] += 1` on a global
                     raise self.error(f"{name!r} is a variable outside the function (a global or an enclosing "
@@ -964,8 +1225,9 @@ class Lowerer:
         return self.attribute(base, node, hint)
 
     def attribute(self, base: Atom, node: gast.Attribute, hint: str) -> Atom:
-        value = self.op(getattr, [base, Const(node.attr)], node, hint)
-        self.held.add(id(value))        # what an object holds: a write into it changes the object
+        value = self.state.read(base, "attr", node.attr, node, hint)     # (written in this call: that value)
+        if isinstance(value, Value):
+            self.held.add(id(value))        # what an object holds: a write into it changes the object
         return value
 
     def expr_BinOp(self, node: gast.BinOp, hint: str) -> Atom:
@@ -1050,6 +1312,8 @@ class Lowerer:
         if not hint and isinstance(index, Const) and isinstance(index.value, str) and index.value.isidentifier() \
                 and not keyword.iskeyword(index.value):
             hint = index.value            # params["W1"] is called W1 (and its adjoint dW1)
+        if isinstance(index, Const) and self.state.ident_of(base) is not None and _literal_key(index.value):
+            return self.state.read(base, "item", index.value, node, hint)      # an object's dict: what it holds
         return self.op(operator.getitem, [base, index], node, hint)
 
     def expr_Call(self, node: gast.Call, hint: str) -> Atom:
@@ -1073,8 +1337,24 @@ class Lowerer:
                              hint="assign the result instead: y = np.exp(y)")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if (getattr(callee, "__module__", None), getattr(callee, "__name__", None)) in helpers.NAMESPACE_FUNCTIONS:
+            # `xp, _ = get_namespace(X)`: NumPy's namespace (checked when it runs); `xp.log(...)` is numpy.log
+            result = self.op(helpers.numpy_namespace, [Const(callee), *args], node, hint or "namespace", kwargs)
+            self.namespaces[id(result)] = "tuple" if callee.__name__.startswith("get_namespace") else "module"
+            return result
         if is_user_function(callee):
-            return self.inline_call(callee, args, kwargs, node)
+            if not library_function(callee) and callee.__code__ not in GETTERS:
+                return self.inline_call(callee, args, kwargs, node)
+            kept = (len(self.stmts), dict(self.env), len(self.dependencies), len(self.folds))
+            try:
+                return self.inline_call(callee, args, kwargs, node)
+            except S2SError as exc:        # a library's function s2s cannot read: called as it is (refused if it is
+                note_unreadable(callee, exc)
+                del self.stmts[kept[0]:]        # given a differentiated value and has no rule)
+                self.env.clear()                # (in place: a caller may hold self.env's methods, value_if's)
+                self.env.update(kept[1])
+                del self.dependencies[kept[2]:]
+                del self.folds[kept[3]:]
         if autograd_primitives.is_primitive(callee):      # `@autograd.extend.primitive`: autograd's defvjp/defjvp
             autograd_primitives.prepare(callee, len(args), list(kwargs), self.parsed.loc(node))
         defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None
@@ -1091,13 +1371,36 @@ class Lowerer:
         except TypeError as exc:
             raise self.error(f"the call to {callee.__qualname__} does not match its signature: {exc}", node,
                              cls=S2SError) from None
+        given = set(bound.arguments)
         bound.apply_defaults()
+        if set(bound.arguments) != given:       # defaults read now: replaced later, the callee is read again
+            self.depend_on_defaults(callee)
+        # a module given as an argument (`xp_promote(x, xp=xp)`, xp SciPy's NumPy namespace): the callee is read
+        # specialized on it, so that what it decides (`if is_numpy(xp):`) is folded when it is read
+        modules = {name: value.value for name, value in bound.arguments.items()
+                   if isinstance(value, Const) and isinstance(value.value, types.ModuleType)}
+        made = synthetic_of(callee)
+        if modules and isinstance(callee, types.FunctionType) and (made is None or made.source_of is not None) \
+                and not all(made is not None and made.facts.known.get(k) is v for k, v in modules.items()):
+            base = made.source_of if made is not None else callee
+            known = {**(made.facts.known if made is not None else {}), **modules}
+            callee = specialize(base, known=known, arity=made.facts.arity if made is not None else None,
+                                kwnames=made.facts.kwnames if made is not None else None)
         # functions passed as arguments (a layer's activation) are known here: the callee is lowered with them
         functions = {name: value.value for name, value in bound.arguments.items()
                      if isinstance(value, Const) and callable(value.value)}
         functions.update({name: value for name, value in bound.arguments.items()
                           if not isinstance(value, (Value, Const)) and callable(value)})
-        body = callee_ir(callee, [*self.call_stack, callee], functions)
+        known = getattr(synthetic_of(callee), "facts", None)
+        known = known.known if known is not None else {}
+        idents = {name: self.state.ident_of(value) for name, value in bound.arguments.items()
+                  if isinstance(value, (Value, Const)) and name not in known}
+        idents = {name: ident for name, ident in idents.items() if ident is not None and ident[0] == "obj"}
+        if self.state.active() or idents:      # lowered inside this call's objects' state (not cached)
+            body = Lowerer(parse_function(callee), call_stack=[*self.call_stack, callee], functions=functions,
+                           state=self.state, param_idents=idents).lower_function()
+        else:
+            body = callee_ir(callee, [*self.call_stack, callee], functions)
         mapping: dict[int, Atom] = {}
         for param, name in zip(body.params, inspect.signature(callee).parameters):
             value = bound.arguments[name]
@@ -1106,7 +1409,10 @@ class Lowerer:
         self.scalar_checks += [(tuple(mapping.get(id(v), v) for v in values), loc, message)
                                for values, loc, message in body.scalar_checks]
         self.dependencies += body.dependencies
+        self.folds += getattr(body, "folds", [])
+        self.folded |= getattr(body, "folded", set())
         self.stmts.extend(copy.stmts)
+        self.state.absorb(body, mapping)
         result = copy.results[0]
         for i, final in zip(body.param_writes, copy.results[1:]):
             self.follow_write(body.params[i].name, mapping[id(body.params[i])], final, callee, node,
@@ -1116,6 +1422,15 @@ class Lowerer:
             self.bases[id(result)] = self.bases_of(result).union(
                 *(self.bases_of(a) | self.contents_of(a) for a in given))
         return result
+
+    def depend_on_defaults(self, callee: Any) -> None:
+        made = synthetic_of(callee)
+        base = made.source_of if made is not None and made.source_of is not None else callee
+        for name in ("__defaults__", "__kwdefaults__"):
+            held = getattr(base, name, None)
+            if held and not any(isinstance(o, DefaultsOf) and o.holder is base and n == name
+                                for o, n, _ in self.dependencies):
+                self.dependencies.append((DefaultsOf(base), name, held))
 
     def follow_write(self, param: str, given: Atom, final: Atom, callee: Any, node: Any, written_at: Any) -> None:
         """A helper wrote into the array given as its parameter param (`compute_forces(x, k, F)` filling F): the
@@ -1152,6 +1467,11 @@ class Lowerer:
             raise self.error(f"s2s does not support `.{node.func.attr}()`, which changes the array in place",
                              node, hint=f"use the function that returns a new array (np.{node.func.attr} "
                                         f"for sort) and assign it")
+        if node.func.attr in ("append", "extend") and len(node.args) == 1 and not node.keywords:
+            receiver = self.expr(node.func.value)
+            if self.state.ident_of(receiver) is not None:       # `self.X.append(X)`: performed (object_state.py)
+                self.state.append(receiver, node.func.attr, self.expr(node.args[0]), node)
+                return Const(None)
         if node.func.attr in _CONTAINER_WRITES:
             # `self.vals.append(v)`, `rm.values.append(x)`, `acc.add(x)`: no array has these methods (numpy.append
             # returns a new array), so the receiver is a list, set or object whose change s2s would not follow
@@ -1180,6 +1500,33 @@ class Lowerer:
             args = [Const(tuple(a.value for a in args)) if all(isinstance(a, Const) for a in args)
                     else self.op(runtime.make_tuple, args, node)]
         return self.op(function, [base, *args], node, hint, kwargs)
+
+
+class _ArrayAPI(types.ModuleType):
+    """NumPy under the array API's names (`xp.concat`, `xp.pow`): what an array namespace is for NumPy arrays."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, {"concat": "concatenate", "pow": "power", "acos": "arccos", "asin": "arcsin",
+                            "atan": "arctan", "atan2": "arctan2", "acosh": "arccosh", "asinh": "arcsinh",
+                            "atanh": "arctanh", "bitwise_invert": "invert"}.get(name, name))
+
+
+_ARRAY_API = _ArrayAPI("numpy")
+
+
+def _literal_key(key: Any) -> bool:
+    if type(key) is tuple:
+        return all(_literal_key(k) for k in key)
+    return type(key) in (str, int, bool, type(None), bytes)
+
+
+def _dotted(node: Any) -> str:
+    """`self.d` as the code spells it (for a message)."""
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return "..."
 
 
 def _is_constant_object(obj: Any) -> bool:

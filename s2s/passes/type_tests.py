@@ -3,27 +3,33 @@
 A derivative is made for arguments of given kinds (a tuple of two floats, an array, a float): `isinstance(x, tuple)`
 with x known to be a tuple is True, `isinstance(x, (tuple, list))` with x an array or a number is False. A tree
 walk (`if isinstance(tree, tuple): ... else: return tree * w`) then keeps only the path the kinds take, and what
-stands on the other (a tuple times a float) is never read as arithmetic on a tuple.
+stands on the other (a tuple times a float) is never read as arithmetic on a tuple. Likewise a library's
+`scipy.sparse.issparse(X)` (read as user code: `isinstance(X, _spbase)`) on a dense array is False, and
+`if sp.issparse(X): ... X.data ...` is a branch that cannot run.
 
-`fold(fn, param_kinds)` accepts a function and its parameters' kinds and guarantees that a test is folded only
-where its answer is certain for every value of those kinds: a tuple kind may be a namedtuple (a test against a
-namedtuple class is left as it is), an array kind may be another library's array, a number kind an int or a float
-(a test against `float` is left as it is). Branches decided by a folded test are removed (optimize.simplify).
+`fold(fn, param_kinds)` accepts a primal IR (before the transform) and its parameters' kinds and guarantees that a
+test is folded only where its answer is the same for every type a value of that kind may have: a tuple kind may be
+a namedtuple (a test against a namedtuple class is left as it is); an array kind a NumPy array or an array of a
+library that takes NumPy's functions (Dask, CuPy); a number kind a Python or NumPy number (a test against `float`
+is left as it is). Branches decided by a folded test are removed (optimize.simplify).
 """
 from __future__ import annotations
 
 import builtins
+import sys
 from typing import Any
 
 import numpy as np
 
 from s2s.analysis.activity import value_kinds
-from s2s.analysis.values import NUMERIC, is_container
+from s2s.analysis.values import is_container
 from s2s.ir.core import Atom, Block, Const, Function, Op, Value, stmt_blocks, substitute, walk
-from s2s.passes.optimize import simplify
+from s2s.passes.optimize import changed, simplify
 
 _CONTAINERS = {"tuple": tuple, "list": list, "list*": list, "dict": dict}
 _OTHER_TYPES = (tuple, list, dict, set, frozenset, str, bytes)
+_SCALARS = (float, int, bool, complex, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_,
+            np.complex128, np.complex64)
 
 
 def fold(fn: Function, param_kinds: list) -> Function:
@@ -41,7 +47,8 @@ def fold(fn: Function, param_kinds: list) -> Function:
         return fn
     _drop(fn.body, answers)
     substitute(fn.body, answers)
-    return simplify(fn)
+    changed(fn)
+    return simplify(fn)         # the branch a test decided: the one taken, alone
 
 
 def _drop(block: Block, answers: dict[int, Atom]) -> None:
@@ -63,9 +70,18 @@ def decide(kind: Any, classes: Any) -> bool | None:
         if all(c in _OTHER_TYPES or c in (int, float, complex, bool, np.ndarray, np.generic) for c in flat):
             return False
         return None
-    if kind in NUMERIC:
-        return False if all(c in _OTHER_TYPES for c in flat) else None
-    return None
+    candidates = _arrays() if kind == "array" else _SCALARS if kind == "scalar" else ()
+    answers = {issubclass(t, flat) for t in candidates}
+    return answers.pop() if len(answers) == 1 else None
+
+
+def _arrays() -> tuple:
+    found = [np.ndarray]
+    for module, name in (("dask.array", "Array"), ("cupy", "ndarray")):      # imported by whoever uses them
+        held = sys.modules.get(module)
+        if held is not None and isinstance(getattr(held, name, None), type):
+            found.append(getattr(held, name))
+    return tuple(found)
 
 
 def _flat(classes: Any) -> tuple | None:

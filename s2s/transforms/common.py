@@ -11,6 +11,7 @@ import numpy as np
 
 from s2s import runtime
 from s2s.errors import NoDerivativeRule
+from s2s.frontend.policy import unreadable
 from s2s.ir.core import Block, Const, Loc, Op, prim_name, walk
 from s2s.passes.optimize import eliminate_dead_code_in
 from s2s.rules import registry
@@ -71,6 +72,14 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
         "rules/numpy_functions.py" if name.startswith("numpy.") else "rules/"
     how = f"@s2s.adjoint({name}) (and @s2s.tangent for forward mode)" if what == "derivative" else \
         f"@s2s.tangent({name}), or declare it with s2s.linear or s2s.elementwise"
+    if getattr(prim, "__module__", None) == "autograd.tracer" and hasattr(prim, "fun"):
+        return NoDerivativeRule(f"no {what} rule for {name}: it is an autograd @primitive whose derivative is the "
+                                f"rule given to autograd (defvjp), which s2s does not take yet", loc,
+                                hint=f"register the same rule with {how}")
+    unread = unreadable(prim)
+    if unread is not None:       # a library's Python function s2s could not read: say why
+        return NoDerivativeRule(f"no {what} rule for {name}, and its Python source could not be read: {unread}",
+                                loc, hint=f"register one with {how}")
     return NoDerivativeRule(f"no {what} rule for {name}", loc,
                             hint=f"register one with {how}, or add it to {family}")
 
@@ -129,6 +138,11 @@ def rule_dead_code(rule: Any, needed: list[int], block: Block) -> bool:
     if straight:
         _KEPT[key] = (count, tuple(position[id(s)] for s in block.stmts), spreads)
     return spreads
+
+
+# keyword arguments that carry no derivative whatever they are given (a dtype, computed from differentiated
+# arrays by a library's promotion rules: `np.asanyarray(a, dtype=xp_result_type(a, b))`)
+UNDIFFERENTIATED_KEYWORDS = frozenset({"dtype"})
 
 
 def keyword_position(rule: Any, name: str) -> int | None:

@@ -45,7 +45,8 @@ from s2s.ir.core import (
 from s2s.ir.naming import Namer, tangent_hint
 from s2s.rules import registry
 from s2s.transforms import recursion
-from s2s.transforms.common import MASKING, inner_object, keyword_position, missing_rule, rule_dead_code, singular
+from s2s.transforms.common import (MASKING, UNDIFFERENTIATED_KEYWORDS, inner_object, keyword_position, missing_rule,
+                                   rule_dead_code, singular)
 from s2s.transforms.rule_copies import copy_rule
 from s2s.transforms.rule_inline import with_keywords
 
@@ -141,7 +142,7 @@ class _Forward:
         varying = [i for i, a in enumerate(op.args) if self.tangent(a) is not None]
         keywords: dict[int, str] = {}          # a keyword argument is the rule's parameter of that name
         for name, atom in op.kwargs.items():
-            if self.tangent(atom) is not None:
+            if self.tangent(atom) is not None and name not in UNDIFFERENTIATED_KEYWORDS:
                 rule = registry.find_tangent(prim) or (registry.find_adjoint(prim) if registry.is_elementwise(prim)
                                                        else None)
                 k = keyword_position(rule, name)

@@ -55,7 +55,8 @@ from s2s.ir.naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
 from s2s.rules import registry
 from s2s.transforms import elements, recursion
 from s2s.transforms.checkpoint import reverse_loop as reverse_checkpointed
-from s2s.transforms.common import MASKING, inner_object, keyword_position, missing_rule, rule_dead_code
+from s2s.transforms.common import (MASKING, UNDIFFERENTIATED_KEYWORDS, inner_object, keyword_position, missing_rule,
+                                   rule_dead_code)
 from s2s.transforms.common import singular as singular_at
 from s2s.transforms.rule_copies import copy_rule
 from s2s.transforms.rule_inline import with_keywords
@@ -190,7 +191,7 @@ class _Reverse:
         last = len(op.args) - 1                    # the last position the rule's arguments take
         positional: Any = op.args                  # the rule's arguments, keyword ones at their place
         for name, atom in op.kwargs.items():       # a keyword argument is the rule's parameter of that name
-            if self.is_active(atom):
+            if self.is_active(atom) and name not in UNDIFFERENTIATED_KEYWORDS:
                 k = keyword_position(registry.find_adjoint(op.prim), name)
                 if k is None or k < len(op.args):
                     raise S2SError(f"the keyword argument {name}= of {prim_name(op.prim)} is differentiated, "

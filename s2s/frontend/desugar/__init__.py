@@ -7,9 +7,15 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `tries`: each `try` keeps its body as written, for the derivative to run it as Python does (lowering reads
   the `try` as a branch on how that body ended: s2s/ir/lower_try.py);
 - `imports`: `import` inside the function, read when the derivative is made;
+- `autograd_code`: autograd.numpy and autograd.scipy read as NumPy and SciPy, autograd.grad as s2s.grad;
 - `loop_else`: `else` on a loop, as a flag its `break`s set;
 - `signature`: keyword-only and positional-only parameters become ordinary
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
+- `known_values`: branches, `hasattr`/`getattr`/`isinstance`/`len`... decided by values known when the
+  derivative is made (literal arguments, `self`'s attributes, globals) folded, guarded on entry;
+- `properties`: a property whose getter writes into an object, read on an object known now, as a call of its
+  getter (its writes are performed as the function's own, once per call);
+- `function_choice`: `f = a if ... else b` as a branch, then `f(x)`: each call the choice of the two calls;
 - `statements`: `assert`, `raise`, f-strings, `print` and `with` blocks over
   inactive context managers become calls that run as Python runs them;
 - `writers`: `operator.setitem(y, i, v)`, `operator.iadd(y, v)`, `np.copyto`, `np.place`, `np.put` on a
@@ -46,19 +52,23 @@ import os
 from typing import TYPE_CHECKING, Callable
 
 from s2s.frontend.desugar import (
+    autograd_code,
     chained_writes,
     closures,
     comprehensions,
     containers,
+    function_choice,
     function_tables,
     imports,
     inline_gradients,
     keyed_extrema,
+    known_values,
     loop_else,
     objects,
     odeint_closures,
     partials,
     pops,
+    properties,
     reductions,
     reversed_items,
     signature,
@@ -74,8 +84,10 @@ if TYPE_CHECKING:
 
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
-REWRITES = (tries.rewrite, imports.rewrite, signature.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
-            odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite, comprehensions.rewrite,
+REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rewrite, known_values.rewrite,
+            properties.rewrite, function_choice.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
+            odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite,
+            comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
             reductions.rewrite, inline_gradients.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)

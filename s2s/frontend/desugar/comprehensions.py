@@ -65,6 +65,9 @@ def comprehension(ctx: Context, node: Any, pre: list, into_dict: bool = False) -
     empty = gast.Dict(keys=[], values=[]) if into_dict else gast.List(elts=[], ctx=gast.Load())
     pre.append(located(gast.Assign(targets=[name(result, node, store=True)], value=empty, type_comment=None), node))
     pre.extend(body)
+    if len(generators) == 1 and not generators[0][2] and not into_dict:
+        # as long as what it iterates over (`[f(a) for a in args]`: starred.py knows `*items`' length from it)
+        ctx.same_length[result] = generators[0][1]
     return name(result, node)
 
 

@@ -9,6 +9,7 @@ import gast
 
 from s2s.errors import UnsupportedSyntax
 from s2s.frontend import parsing
+from s2s.frontend.getters import effectful_property
 from s2s.frontend.policy import is_user_class
 from s2s.frontend.tree import AttributeOf, ItemOf
 
@@ -33,6 +34,8 @@ class Context:
         self._assigned = {n.id for n in names if isinstance(n.ctx, gast.Store)}
         self._local_names = self._params | self._stored
         self._locals: dict[str, tuple[bool, Any]] = {}
+        # a list a comprehension made -> the sequence it iterated over, one item each (comprehensions.py)
+        self.same_length: dict[str, Any] = {}
 
     @property
     def node(self) -> gast.FunctionDef:
@@ -82,6 +85,12 @@ class Context:
         """The parameters and the names the function binds (kept up to date, not a copy: do not change it)."""
         return self._local_names
 
+    def refresh_assigned(self) -> None:
+        """The names the body rebinds, found again (a rewrite removed statements that bound some)."""
+        stored = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self._assigned &= stored
+        self._locals.clear()
+
     def assigned(self, name: str) -> bool:
         """Whether the body rebinds name (then what a caller passed for it is not what it holds)."""
         return name in self._assigned
@@ -124,6 +133,8 @@ class Context:
         if isinstance(node, gast.Attribute):
             found, base = self.static(node.value)
             if found and not isinstance(base, _LITERALS):
+                if _runs_effects(base, node.attr):
+                    return False, None      # a property that writes: run when the derivative runs (properties.py)
                 try:
                     value = getattr(base, node.attr)
                 except Exception:
@@ -199,6 +210,13 @@ class Context:
             given = [p for p in (node.lower, node.upper, node.step) if p is not None]
             return slice(*parts) if all(integer(p) is not None for p in given) else None
         return integer(node)
+
+
+def _runs_effects(base: Any, name: str) -> bool:
+    """Whether reading base.name runs a property getter that writes into an object (never run by s2s itself)."""
+    if isinstance(base, (type, types.ModuleType)):
+        return False
+    return effectful_property(base, name) is not None
 
 
 def constant(value: Any, like: Any) -> gast.Constant:

@@ -127,9 +127,31 @@ def live(obj: Any) -> Any:
     return obj
 
 
+# A library's function that gives the array namespace of its arguments (`xp, _ = get_namespace(X)`, then
+# `xp.log(...)`, `xp.sum(...)`): lowering reads the namespace as NumPy (s2s/ir/lower.py), and this checks so when
+# the derivative runs
+# (SciPy's array_namespace is read as Python: it gives its NumPy namespace as a constant)
+NAMESPACE_FUNCTIONS = {("sklearn.utils._array_api", "get_namespace"),
+                       ("sklearn.utils._array_api", "get_namespace_and_device")}
+
+
+def numpy_namespace(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """function(*args, **kwargs), an array namespace (or a tuple that starts with one): s2s read the code as
+    NumPy's; refused when it runs if the namespace is another library's."""
+    result = function(*args, **kwargs)
+    space = result[0] if isinstance(result, tuple) else result
+    name = getattr(space, "__name__", "")
+    if not (space is np or name == "numpy" or name.endswith("array_api_compat.numpy")):
+        raise ValueError(f"s2s: {getattr(function, '__qualname__', function)} gave the array namespace {name or space!r}; "
+                         f"s2s reads such code with NumPy arrays (its namespace), and differentiates other "
+                         f"libraries' arrays through NumPy's functions only")
+    return result
+
+
 # Declared without derivative (and so pure: dropped when unused): only what computes a value. The others are
 # kept where they are, and refused by the transform if given an active value (call_method, list_insert).
-registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions, size_of)
+registry.nondifferentiable(format_string, keys_of, element_index, zip_length, sorted_positions, size_of, live,
+                           numpy_namespace)
 
 
 def try_body(body: Any, catches: Any, *values: Any) -> Any:

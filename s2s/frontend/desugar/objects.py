@@ -41,6 +41,7 @@ from s2s.frontend.desugar.context import (
     name,
     replace,
 )
+from s2s.frontend.desugar.known_values import is_literal_value, known_literal
 from s2s.frontend.desugar.starred import star_arguments, starred_targets
 from s2s.frontend.policy import is_user_class, is_user_function
 from s2s.frontend.tree import Facts, Synthetic, clone_tree, register_synthetic, synthetic_of
@@ -184,7 +185,7 @@ class _Calls(gast.NodeTransformer):
                                      args=[func.value, constant(func.attr, func)] + node.args,
                                      keywords=node.keywords), node)
         node = star_arguments(ctx, node)
-        return _specialize_call(ctx, node)
+        return _with_known_arguments(ctx, _specialize_call(ctx, node))
 
 
 def _made_from_a_class(ctx: Context, node: Any) -> bool:
@@ -342,9 +343,53 @@ def _specialize_call(ctx: Context, node: gast.Call) -> gast.Call:
     return node
 
 
+def _with_known_arguments(ctx: Context, node: gast.Call) -> gast.Call:
+    """A call of a user function given values known now (`self.predict(params, which="linear")`, a default it
+    leaves, a parameter of the caller known the same way) calls its specialization to those values, in which
+    the branches they decide are folded before anything reads them (known_values.py)."""
+    found, fn = ctx.static(node.func)
+    if not found or not isinstance(fn, types.FunctionType) or not _inlinable(fn):
+        return node
+    if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return node
+    made = synthetic_of(fn)
+    if made is not None and made.source_of is None:
+        return node                     # a function s2s made from a tree (a lifted closure): read as it is
+    base = made.source_of if made is not None else fn
+    try:
+        signature = inspect.signature(fn, follow_wrapped=False)
+        bound = signature.bind_partial(*node.args, **{k.arg: k.value for k in node.keywords})
+        own = inspect.signature(base, follow_wrapped=False).parameters
+    except (TypeError, ValueError):
+        return node
+    facts = made.facts if made is not None else Facts()
+    known = dict(facts.known)
+    for name_, param in signature.parameters.items():
+        original = own.get(name_)
+        if original is None or original.kind in (original.VAR_POSITIONAL, original.VAR_KEYWORD) or name_ in known:
+            continue
+        if name_ in bound.arguments:
+            found_value, value = known_literal(ctx, bound.arguments[name_], modules=True)
+        else:
+            found_value, value = param.default is not param.empty and is_literal_value(param.default), param.default
+        if found_value:
+            known[name_] = value
+    if len(known) == len(facts.known):
+        return node
+    node.func = constant(specialize(base, known=known, arity=facts.arity, kwnames=facts.kwnames), node.func)
+    return node
+
+
 # (fn, the known objects' ids, the call's form) -> the clone, for as long as something holds the clone (the IR of a
 # function that calls it): held strongly, every object a method was ever specialized on (a model) stayed alive
 _SPECIALIZED: "weakref.WeakValueDictionary[tuple, types.FunctionType]" = weakref.WeakValueDictionary()
+
+
+def _known_key(value: Any) -> Any:
+    """How a specialization keys a known value: a literal by its value (two equal strings are one), an object
+    by its identity."""
+    return ("value", type(value), value) if is_literal_value(value) and not isinstance(value, float) or \
+        isinstance(value, float) and value == value else ("object", id(value))
 
 
 def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | None = None,
@@ -352,9 +397,11 @@ def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | 
     """fn read for one kind of call: a distinct function object (so that lowering caches its IR apart)
     with the facts its desugaring may use, and the signature of that call."""
     known, arity, kwnames = known or {}, arity or {}, kwnames or {}
-    key = (fn, tuple((k, id(v)) for k, v in known.items()), tuple(arity.items()), tuple(kwnames.items()))
+    key = (fn, tuple((k, _known_key(v)) for k, v in known.items()), tuple(arity.items()), tuple(kwnames.items()))
     cached = _SPECIALIZED.get(key)
-    if cached is not None and all(synthetic_of(cached).facts.known.get(k) is v for k, v in known.items()):
+    if cached is not None and all(_known_key(synthetic_of(cached).facts.known.get(k)) == _known_key(v)
+                                  for k, v in known.items()) \
+            and cached.__defaults__ is fn.__defaults__ and cached.__kwdefaults__ == fn.__kwdefaults__:
         return cached
     clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__kwdefaults__ = fn.__kwdefaults__

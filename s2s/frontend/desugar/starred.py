@@ -5,7 +5,9 @@
     g(**options)        ->  g(a=options['a'])         (options assigned once from a dict display)
     a, *rest, b = xs    ->  a = xs[0]; rest = [xs[1], xs[2]]; b = xs[-1]   (rest = xs[1:-1] if xs's length
                                                                             is known only later)
-A star-argument of unknown length is left for the fence to refuse.
+    x.reshape(n, *rest) ->  x.reshape((n,) + tuple(rest))   (the shape as one tuple, rest's length known
+                                                              only when it runs; `transpose` likewise)
+Any other star-argument of unknown length is left for the fence to refuse.
 """
 from __future__ import annotations
 
@@ -99,13 +101,34 @@ def star_arguments(ctx: Context, node: gast.Call) -> gast.Call:
             continue
         length = _known_length(ctx, a.value)
         if length is None:
-            return node                       # left for the fence
+            return _shape_tuple(node)         # `x.reshape(n, *rest)`: one shape; else left for the fence
         if isinstance(a.value, (gast.Tuple, gast.List)):
             args.extend(a.value.elts)
         else:
             args.extend(located(gast.Subscript(value=clone_tree(a.value), slice=constant(i, a), ctx=gast.Load()),
                                 a) for i in range(length))
     node.args = args
+    return node
+
+
+def _shape_tuple(node: gast.Call) -> gast.Call:
+    """`x.reshape(a, *rest)` and `x.transpose(*axes)` take their shape (axes) as one tuple as well:
+    `x.reshape((a,) + tuple(rest))`, whatever rest's length (known when the code runs: `b_.shape[1:]`)."""
+    import builtins
+    if not (isinstance(node.func, gast.Attribute) and node.func.attr in ("reshape", "transpose")) or node.keywords:
+        return node
+    parts: list = []
+    for a in node.args:
+        if isinstance(a, gast.Starred):
+            parts.append(located(gast.Call(func=constant(builtins.tuple, a), args=[a.value], keywords=[]), a))
+        elif parts and isinstance(parts[-1], gast.Tuple):
+            parts[-1].elts.append(a)
+        else:
+            parts.append(located(gast.Tuple(elts=[a], ctx=gast.Load()), a))
+    shape = parts[0]
+    for part in parts[1:]:
+        shape = located(gast.BinOp(left=shape, op=gast.Add(), right=part), node)
+    node.args = [shape]
     return node
 
 
@@ -125,7 +148,7 @@ def _sized_draw(ctx: Context, node: gast.Call) -> gast.Call | None:
     return located(gast.Call(func=constant(draw, node.func), args=[size], keywords=[]), node)
 
 
-def _known_length(ctx: Context, node: Any) -> int | None:
+def _known_length(ctx: Context, node: Any, depth: int = 0) -> int | None:
     """The length of a sequence known when the derivative is made: a display, a known constant, or a variable
     assigned once from a display and never changed."""
     if isinstance(node, (gast.Tuple, gast.List)) and not any(isinstance(e, gast.Starred) for e in node.elts):
@@ -143,4 +166,29 @@ def _known_length(ctx: Context, node: Any) -> int | None:
                       for s in gast.walk(ctx.node))
         if len(stores) == 1 and len(assigns) == 1 and isinstance(assigns[0].value, gast.Tuple) and not changed:
             return len(assigns[0].value.elts)
+        # every binding a display of the same length (`rs = (n, 1) if flat else (1, n)`, or one per branch), or a
+        # comprehension's list, one item per item of what it iterated over (`args = [f(a) for a in args]`)
+        lengths = {_display_length(a.value) if not isinstance(a.value, gast.Name) or a.value.id not in
+                   ctx.same_length else _same_as(ctx, node.id, ctx.same_length[a.value.id], depth)
+                   for a in assigns}
+        lengths.discard("same")
+        if len(stores) == len(assigns) and assigns and len(lengths) == 1 and None not in lengths and not changed:
+            return lengths.pop()
+    return None
+
+
+def _same_as(ctx: Context, name_: str, iterable: Any, depth: int) -> Any:
+    """The length of a comprehension's list: "same" when it iterated over the variable it is bound to."""
+    if isinstance(iterable, gast.Name) and iterable.id == name_:
+        return "same"
+    return _known_length(ctx, iterable, depth + 1) if depth < 4 else None
+
+
+def _display_length(node: Any) -> int | None:
+    """The length of a tuple display, or of both sides of a conditional expression of displays when they agree."""
+    if isinstance(node, gast.Tuple) and not any(isinstance(e, gast.Starred) for e in node.elts):
+        return len(node.elts)
+    if isinstance(node, gast.IfExp):
+        a, b = _display_length(node.body), _display_length(node.orelse)
+        return a if a == b else None
     return None
