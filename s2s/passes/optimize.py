@@ -435,8 +435,10 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
             return big and found is not None and len(found[0]) > 0 and np.dtype(found[1]).kind == "f"
 
         def reusable(target: Atom) -> bool:
+            # a number is never written in place (`t += c` makes a new one, in a statement of its own: nested)
             return (isinstance(target, Value) and uses.get(id(target)) == 1 and id(target) in floats
-                    and id(target) not in small and block_of.get(id(target)) == id(block) and fresh(target))
+                    and id(target) not in small and id(target) not in scalars
+                    and block_of.get(id(target)) == id(block) and fresh(target))
 
         for stmt in block.stmts:
             if not isinstance(stmt, Op) or stmt.kwargs or len(stmt.outs) != 1:
