@@ -33,6 +33,7 @@ from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWh
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
 from s2s.passes import sequences
+from s2s.passes.contractions import contract_accumulations
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
 from s2s.passes.optimize import (
@@ -46,6 +47,7 @@ from s2s.passes.optimize import (
     sink_pure_operations,
     write_in_place,
 )
+from s2s.passes.shifted_stacks import share_shifted_stacks
 from s2s.passes.specialize import specialize
 from s2s.passes.unroll import unroll
 from s2s.transforms.forward import PARAMETER, forward_function
@@ -239,9 +241,13 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         fn = checked(replace_shape_only_values(fn))
         if "dce" in selected:
             fn = checked(eliminate_dead_code(fn))
+    if final and "stacks" in selected:     # one stack where two hold the same values shifted by an iteration
+        fn = checked(share_shifted_stacks(fn))
     if final and "specialize" in selected and shapes is not None:     # helpers the shapes decide: NumPy
         fn = checked(specialize(fn, list(shapes), free))
         fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(fn, _float_params(wrt, shapes)))))
+        if "contract" in selected:      # sums of outer products over a reverse loop: one product after it
+            fn = checked(eliminate_dead_code(contract_accumulations(fn, list(shapes), free)))
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
         fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values

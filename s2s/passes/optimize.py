@@ -562,9 +562,11 @@ def sink_pure_operations(fn: Function) -> Function:
     `y_1 = y * 0.99` and a copy at the end of the loop), so fewer temporaries live at once."""
     changed(fn)
     pure = _purity()
+    lone_pops: set[int] = set()     # the block's pops of a stack nothing else in the block touches
 
     def movable(stmt: Stmt) -> bool:
-        return type(stmt) is Op and len(stmt.outs) == 1 and (pure(stmt.prim) or _transpose(stmt)) \
+        return type(stmt) is Op and len(stmt.outs) == 1 and (pure(stmt.prim) or _transpose(stmt)
+                                                             or stmt.prim is runtime.pop and id(stmt) in lone_pops) \
             and stmt.prim is not runtime.stack_new
 
     def block(b: Block) -> None:
@@ -572,6 +574,8 @@ def sink_pure_operations(fn: Function) -> Function:
             if type(stmt) is not Op:
                 for inner in stmt_blocks(stmt):
                     block(inner)
+        lone_pops.clear()
+        lone_pops.update(_lone_pops(b))
         # the statements that stay in place, in order; before each, the pure operations it is the first to
         # read (each after the ones it reads itself); what nothing reads, at the end. Linear in the block.
         position = {id(stmt): k for k, stmt in enumerate(b.stmts)}
@@ -613,6 +617,28 @@ def sink_pure_operations(fn: Function) -> Function:
 
     block(fn.body)
     return fn
+
+
+def _lone_pops(b: Block) -> set[int]:
+    """The pops of a block (by id) whose stack no other statement of the block reads (a push, another pop, its
+    length): it moves down to its first reader like a pure operation (the stacks' order is kept)."""
+    pops: dict[int, Op] = {}
+    touched: dict[int, int] = {}
+    for stmt in b.stmts:
+        if type(stmt) is Op:
+            if stmt.prim is runtime.pop and stmt.args and type(stmt.args[0]) is Value:
+                pops[id(stmt)] = stmt
+            reads = stmt.args
+        else:
+            reads = [a for a in _read_ids_atoms(stmt)]
+        for a in reads:
+            if type(a) is Value:
+                touched[id(a)] = touched.get(id(a), 0) + 1
+    return {k for k, op in pops.items() if touched.get(id(op.args[0])) == 1}
+
+
+def _read_ids_atoms(stmt: Stmt) -> list[Atom]:
+    return list(_reads(stmt)) + [a for inner in stmt_blocks(stmt) for a in uses_in(inner)]
 
 
 def _transpose(op: Op) -> bool:
@@ -985,4 +1011,4 @@ def _fold(op: Op) -> Atom | None:
 
 
 # The passes in the order the pipeline runs them; `optimize=` names a subset to run only those.
-PASSES = ("simplify", "hoist", "cse", "dce", "shapes", "specialize", "sink", "in_place")
+PASSES = ("simplify", "hoist", "cse", "dce", "shapes", "stacks", "specialize", "contract", "sink", "in_place")
