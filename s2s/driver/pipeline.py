@@ -303,7 +303,8 @@ def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes
                               _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
     if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
         return numba_backend.build(emitted, derivative.name, root, options.numba_options,
-                                   numba_backend.call_args(args, options.mode, options.wrt))
+                                   numba_backend.call_args(args, options.mode, options.wrt),
+                                   numba_backend.array_positions(derivative, param_kinds, options.wrt))
     compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
                                 emitted.reads_user_names)
     compiled.__s2s_lines__ = emitted.line_map         # type: ignore[attr-defined]
