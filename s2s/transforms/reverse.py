@@ -74,6 +74,7 @@ class _Reverse:
         self.masked: set[int] = set()
         self.stack_inits: list[Stmt] = []
         self.checkpoint: Any = None      # snapshots for the loops no loop encloses: see checkpoint.py
+        self.forward_block: Block | None = None      # the forward block being reversed
         self.values = {id(p): p for p in fn.params}
         self.defining: dict[int, Op] = {}
         for s in walk(fn.body):           # one sweep: every value by id, the operation defining it
@@ -169,6 +170,7 @@ class _Reverse:
     # ---------------------------------------------------------------- blocks
 
     def block(self, block: Block, out: list[Stmt], depth: int) -> None:
+        outer, self.forward_block = self.forward_block, block      # (a checkpointed loop rewrites its forward)
         for stmt in reversed(block.stmts):
             if isinstance(stmt, Op):
                 self.op(stmt, out)
@@ -176,6 +178,7 @@ class _Reverse:
                 self.branch(stmt, out, depth)
             else:
                 self.loop(stmt, out, depth)
+        self.forward_block = outer
 
     def op(self, op: Op, out: list[Stmt]) -> None:
         if len(op.outs) != 1 or id(op.outs[0]) not in self.adj:
