@@ -745,34 +745,43 @@ def _known_floats(fn: Function, float_params: Sequence[int]) -> set[int]:
     carried value that starts as one and that every iteration leaves as one (assumed, then checked: an assumption
     that fails is dropped and the loop's body looked at again)."""
     floats: set[int] = {id(fn.params[i]) for i in float_params if i < len(fn.params)}
+    added: list[int] = []           # what was added to floats, in order (a failed assumption takes back its part)
+
+    def add(key: int) -> None:
+        if key not in floats:
+            floats.add(key)
+            added.append(key)
 
     def block(b: Block) -> None:
         for stmt in b.stmts:
             if type(stmt) is Op:
                 if len(stmt.outs) == 1 and _floats_made(stmt, floats):
-                    floats.add(id(stmt.outs[0]))
+                    add(id(stmt.outs[0]))
             elif isinstance(stmt, If):
                 block(stmt.then)
                 block(stmt.orelse)
                 for out, one, other in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
                     if _is_float(one, floats, True) and _is_float(other, floats, True):
-                        floats.add(id(out))
+                        add(id(out))
             else:
                 loop(stmt)
 
     def loop(stmt: While | For) -> None:
         assumed = [k for k, i in enumerate(stmt.inits) if _is_float(i, floats, True)]
-        before = set(floats)
+        mark = len(added)
         while True:
-            floats.update(id(stmt.carried[k]) for k in assumed)
+            for k in assumed:
+                add(id(stmt.carried[k]))
             for inner in stmt_blocks(stmt):
                 block(inner)
             held = [k for k in assumed if _is_float(stmt.body.results[k], floats, True)]
             if held == assumed:
                 break
             assumed = held
-            floats.intersection_update(before)          # what the failed assumption made: looked at again
-        floats.update(id(stmt.outs[k]) for k in assumed)
+            floats.difference_update(added[mark:])      # what the failed assumption made: looked at again
+            del added[mark:]
+        for k in assumed:
+            add(id(stmt.outs[k]))
 
     block(fn.body)
     return floats
