@@ -218,3 +218,29 @@ def test_a_scalar_update_keeps_its_line_comment():
     assert s2s.grad(euler)(0.5, 1.0, 0.01, 10) == pytest.approx(
         central(lambda k: euler(k, 1.0, 0.01, 10), (0.5,), 0), rel=1e-7)
     assert math.isfinite(s2s.grad(euler, mode="reverse")(0.5, 1.0, 0.01, 10))
+
+
+# ---------------------------------------------------------------- accumulation in place
+
+def attention_like(W, xs):
+    total = 0.0
+    for x in xs:
+        y = np.tanh(W @ x)
+        total = total + np.sum(y * W)
+    return total
+
+
+def test_a_big_adjoint_summed_over_a_loop_is_added_into_in_place():
+    """dW starts as zeros made for it and each iteration hands it on alone: `dW += ...` (s2s/passes/
+    accumulate_in_place.py), no new 100x100 array per iteration; a small one stays an expression."""
+    W, xs = RNG.normal(size=(100, 100)) * 0.1, RNG.normal(size=(3, 100))
+    text = s2s.source(attention_like, W, xs, wrt=0)
+    loop = text.split("for i in reversed(")[1]
+    assert loop.count("dW += ") == 2 and "dW = dW +" not in loop
+    got = s2s.grad(attention_like)(W, xs)
+    for k in [(3, 4), (0, 99), (57, 12)]:
+        E = np.zeros_like(W)
+        E[k] = 1e-6
+        assert got[k] == pytest.approx((attention_like(W + E, xs) - attention_like(W - E, xs)) / 2e-6, rel=1e-6)
+    small = s2s.source(attention_like, W[:5, :5], xs[:, :5], wrt=0)
+    assert "dW += " not in small

@@ -33,6 +33,7 @@ from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWh
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
 from s2s.passes import sequences
+from s2s.passes.accumulate_in_place import accumulate_in_place
 from s2s.passes.contractions import contract_accumulations
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
@@ -254,6 +255,7 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         fn = checked(write_in_place(fn, scalar_values(fn, kinds), complex_values.in_place_floats(
             fn, float_values(fn, wrt))))        # a real array is not written with complex results
         fn = checked(write_elements_in_place(fn, shapes, free))      # out[i] = v in O(1): s2s/passes/in_place.py
+        fn = checked(accumulate_in_place(fn))          # dW += g across a loop, into the adjoint's own zeros
     return fn
 
 

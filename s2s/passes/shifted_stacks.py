@@ -91,6 +91,8 @@ def share_shifted_stacks(fn: Function) -> Function:
         if j is None:
             continue
         update = forward.body.results[j]
+        if update is pushed:            # a value the loop does not change: nothing shifted
+            continue
         for second in stacks:
             if second == first or second in others or second in dropped:
                 continue
