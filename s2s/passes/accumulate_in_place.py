@@ -68,8 +68,8 @@ def accumulate_in_place(fn: Function) -> Function:
     def loop(stmt: For | While) -> None:
         local = {id(s.outs[0]): s for s in stmt.body.stmts if type(s) is Op and len(s.outs) == 1}
         for c, init, r in zip(stmt.carried, stmt.inits, stmt.body.results):
-            if type(r) is not Value or type(init) is not Value or id(init) not in zeros or \
-                    uses.get(id(init)) != 1 or uses.get(id(c)) != 1 or uses.get(id(r)) != 1 or not big_float_array(init):
+            if type(r) is not Value or type(init) is not Value or id(init) not in zeros or uses.get(id(init)) != 1 \
+                    or uses.get(id(c)) != 1 or uses.get(id(r)) != 1 or not big_float_array(init):
                 continue
             # the sums from the carried value to the iteration's result: `dW = dW + a; dW = dW + b`, each read
             # by the next alone

@@ -17,11 +17,11 @@ where the rows of a value are the array it is read from, when it is `X[i]` of an
 i the iteration writes (in place: s2s/passes/in_place.py). `d0` is left out when it is the zeros the adjoint
 starts from.
 
-Accepts a derivative's IR after the shape pass (s2s/passes/specialize.py, whose facts say the shapes and dtypes),
-the parameters' abstract values (without them nothing changes) and the global arrays' facts. Rewrites only
-adjoint sums (not the user's own: their rounding stays), `For` loops of step 1, float64 values of known shapes, an
-accumulated adjoint the loop reads nowhere else, and a product read by that sum alone. Guarantees the same value after the loop, up to the order
-in which floating-point terms are summed. In place; returned.
+Accepts a derivative's IR after the shape pass (s2s/passes/specialize.py, whose facts say the shapes and
+dtypes), the parameters' abstract values (without them nothing changes) and the global arrays' facts. Rewrites
+only adjoint sums (not the user's own: their rounding stays), `For` loops of step 1, float64 values of known
+shapes, an accumulated adjoint the loop reads nowhere else, and a product read by that sum alone. Guarantees the
+same value after the loop, up to the order in which floating-point terms are summed. In place; returned.
 """
 from __future__ import annotations
 
