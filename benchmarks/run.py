@@ -3,8 +3,9 @@
     python benchmarks/run.py [--quick] [--json FILE] [--only TEXT]
 
 Peers come with `pip install -e '.[bench]'` (autograd, jax, torch==2.13.0). Every gradient is checked
-against the hand-written one before anything is timed. Times are medians of repeated runs (the
-machines are shared and noisy); ratios are taken within the same run.
+against the hand-written one before anything is timed. The primal, the s2s gradient and the hand-written ones
+run in turn, one batch each per round (the machines are shared and their load changes from second to second):
+times are medians over the rounds, ratios medians of the ratios within a round; the peers are timed apart.
 """
 from __future__ import annotations
 
@@ -28,26 +29,64 @@ import workloads as workload_functions  # noqa: E402
 from workloads import Workload, workloads  # noqa: E402
 
 
+CLOCK = time.perf_counter        # --clock cpu: time.process_time, the process's own CPU time (a loaded machine)
+
+
 def median_time(fn: Callable, args: tuple, budget: float) -> float:
     """Median seconds per call, over repeats that each run long enough to time reliably."""
     fn(*args)
     number = 1
     while True:
-        start = time.perf_counter()
+        start = CLOCK()
         for _ in range(number):
             fn(*args)
-        elapsed = time.perf_counter() - start
+        elapsed = CLOCK() - start
         if elapsed > 0.01 or number > 1_000_000:
             break
         number *= 4
     repeats = max(5, min(40, int(budget / max(elapsed, 1e-9))))
     samples = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = CLOCK()
         for _ in range(number):
             fn(*args)
-        samples.append((time.perf_counter() - start) / number)
+        samples.append((CLOCK() - start) / number)
     return statistics.median(samples)
+
+
+def interleaved_times(fns: dict[str, Callable], args: tuple, budget: float) -> tuple[dict, dict]:
+    """(median seconds per call of each function, the per-round times): the functions run in turn, one batch
+    each per round (a batch long enough to time reliably), so that a shared machine's load, which changes from
+    one second to the next, weighs on all of them alike; ratios are taken within a round."""
+    numbers, elapsed = {}, {}
+    for key, fn in fns.items():
+        fn(*args)
+        number = 1
+        while True:
+            start = CLOCK()
+            for _ in range(number):
+                fn(*args)
+            elapsed[key] = CLOCK() - start
+            if elapsed[key] > 0.005 or number > 1_000_000:
+                break
+            number *= 4
+        numbers[key] = number
+    rounds = max(7, min(41, int(budget / max(sum(elapsed.values()), 1e-9))))
+    samples: dict[str, list[float]] = {key: [] for key in fns}
+    for _ in range(rounds):
+        for key, fn in fns.items():
+            number = numbers[key]
+            start = CLOCK()
+            for _ in range(number):
+                fn(*args)
+            samples[key].append((CLOCK() - start) / number)
+    return {key: statistics.median(found) for key, found in samples.items()}, samples
+
+
+def ratio(samples: dict, a: str, b: str) -> tuple[float, float, float]:
+    """The median, the smallest and the largest of the per-round ratios a / b."""
+    found = [x / y for x, y in zip(samples[a], samples[b])]
+    return statistics.median(found), min(found), max(found)
 
 
 def flat(value: Any) -> np.ndarray:
@@ -69,20 +108,22 @@ def run(selected: list[Workload], budget: float) -> list[dict]:
         expected = flat(w.hand(*w.args))
         if not np.allclose(flat(gradient(*w.args)), expected, rtol=1e-6, atol=1e-9):
             raise AssertionError(f"{w.name}: s2s and the hand-written gradient disagree")
-        times = {"primal": median_time(w.primal, w.args, budget), "s2s": median_time(gradient, w.args, budget),
-                 "hand-written": median_time(w.hand, w.args, budget)}
+        ours = {"primal": w.primal, "s2s": gradient, "hand-written": w.hand}
         if w.careful is not None:
             if not np.allclose(flat(w.careful(*w.args)), expected, rtol=1e-6, atol=1e-9):
                 raise AssertionError(f"{w.name}: the careful and the plain hand-written gradients disagree")
-            times["careful hand"] = median_time(w.careful, w.args, budget)
+            ours["careful hand"] = w.careful
+        times, samples = interleaved_times(ours, w.args, 3 * budget)
         for peer, fn in w.peers.items():
             if not np.allclose(flat(fn(*w.args)), expected, rtol=1e-5, atol=1e-8):
                 raise AssertionError(f"{w.name}: {peer} and the hand-written gradient disagree")
             times[peer] = median_time(fn, w.args, budget)
         rows.append({"workload": w.name, "kind": w.kind, "seconds": times,
-                     "s2s / primal": times["s2s"] / times["primal"],
-                     "s2s / hand-written": times["s2s"] / times["hand-written"],
-                     "s2s / careful hand": times["s2s"] / times["careful hand"] if w.careful else None})
+                     "s2s / primal": ratio(samples, "s2s", "primal")[0],
+                     "s2s / hand-written": ratio(samples, "s2s", "hand-written")[0],
+                     "s2s / hand-written, rounds": ratio(samples, "s2s", "hand-written"),
+                     "s2s / careful hand": ratio(samples, "s2s", "careful hand")[0] if w.careful else None,
+                     "s2s / careful hand, rounds": ratio(samples, "s2s", "careful hand") if w.careful else None})
         print(f"  measured {w.name} ({mode_chosen(gradient, w.args)} mode)", file=sys.stderr)
     return rows
 
@@ -188,7 +229,8 @@ def transform_scaling(cases: tuple = SCALING, limit: float = 60.0) -> dict:
                                + ([] if warm else ["--cold"]), capture_output=True, text=True, check=True)
         measured = json.loads(child.stdout.strip().splitlines()[-1])
         what = f"{n} lines" + (", loops and branches" if kind == "mixed" else "") + ("" if warm else ", rules loaded")
-        found[f"first call, {what} (s)"] = elapsed = measured["seconds"]
+        found[f"first call, {what} (s)"] = elapsed = measured["cpu seconds" if CLOCK is time.process_time
+                                                             else "seconds"]
         found[f"peak memory, {what} (MB)"] = measured["peak MB"]
         if elapsed > limit:
             slow.add(kind)
@@ -212,9 +254,9 @@ def scaling_child(n: int, kind: str = "chain", warm: bool = True) -> dict:
     if warm:
         s2s.grad(model_of(12, "chain"), wrt=(0, 1))(0.3, 0.7)
     model = model_of(n, kind)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     value = s2s.grad(model, wrt=(0, 1))(0.3, 0.7)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     # the peak of Python's allocations during a second first call (of a fresh copy), traced apart from the timing
     # (the process's resident high-water mark may already stand above it from imports)
     tracemalloc.start()
@@ -224,7 +266,7 @@ def scaling_child(n: int, kind: str = "chain", warm: bool = True) -> dict:
     eps = 1e-6
     numeric = (model(0.3 + eps, 0.7) - model(0.3 - eps, 0.7)) / (2 * eps)
     assert abs(value[0] - numeric) <= 1e-5 * max(1.0, abs(numeric)), (n, value[0], numeric)
-    return {"seconds": elapsed, "peak MB": peak / 1024}
+    return {"seconds": elapsed, "cpu seconds": cpu, "peak MB": peak / 1024}
 
 
 def report(rows: list[dict]) -> str:
@@ -261,7 +303,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", default="chain", help=argparse.SUPPRESS)
     parser.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--only-scaling", action="store_true", help="only the transform-scaling rows")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time calls by the wall clock, or by the process's CPU time (on a loaded machine)")
     args = parser.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.scaling_child:          # one size of transform_scaling, in a process of its own
         print(json.dumps(scaling_child(args.scaling_child, args.kind, not args.cold)))
         return 0

@@ -114,7 +114,8 @@ class _Rewrite:
                 self.block(inner)
             if type(stmt) is For and stmt.step == Const(1) and any(
                     type(s) is Op and (s.prim is np.outer or s.prim is operator.matmul) for s in stmt.body.stmts):
-                before, after = self.loop(stmt)
+                before, after = self.loop(stmt, block)
+                k = next(k for k, s in enumerate(block.stmts) if s is stmt)     # (a stack may have become rows)
                 block.stmts[k:k + 1] = before + [stmt] + after
                 k += len(before)
             k += 1
@@ -122,7 +123,7 @@ class _Rewrite:
     def new(self, prim: Any, args: list, hint: str, loop: For, kwargs: dict | None = None) -> Op:
         return Op(prim, args, [self.namer.value(hint)], kwargs or {}, loc=loop.loc)
 
-    def loop(self, loop: For) -> tuple[list[Op], list[Op]]:
+    def loop(self, loop: For, block: Block) -> tuple[list[Op], list[Op]]:
         """The statements to put before and after loop, which is rewritten."""
         shape = self.facts.shape
         body = loop.body
@@ -165,7 +166,7 @@ class _Rewrite:
                 if id(a) in sources:
                     continue
                 sources[id(a)] = self.read_rows(a, loop, inside, after) or \
-                    self.save_rows(a, loop, rows, index, before)
+                    self.stacked_rows(a, loop, index, block) or self.save_rows(a, loop, rows, index, before)
         for j, total, product, what, operands in products + sums:
             first, second = (sources[id(a)] for a in (operands + operands)[:2])
             if what == "outer":         # (a transpose is a view: written where it is read, `G.T @ H`)
@@ -269,6 +270,56 @@ class _Rewrite:
             shape = self.defining.get(id(made.args[0]))
             return shape is not None and shape.prim is np.shape and shape.args == [array] and not shape.kwargs
         return False
+
+    def stacked_rows(self, a: Value, loop: For, index: Atom, block: Block) -> Atom | None:
+        """The rows of a value the loop pops from a stack, when that stack was pushed once per iteration of the
+        loop this one reverses (the same range, the other way, earlier in the same block), and read by nothing
+        else: the forward loop writes its row i instead (`h_rows[i] = h`), the reverse reads it back
+        (`h = h_rows[i]`), and the rows serve the contraction as they are: nothing saved twice."""
+        pop = self.defining.get(id(a))
+        if pop is None or pop.prim is not runtime.pop or not any(s is pop for s in loop.body.stmts):
+            return None
+        stack = pop.args[0]
+        if type(stack) is not Value or self.uses.get(id(stack)) != 2:        # one push, one pop
+            return None
+        shape = self.facts.shape(a)
+        position = next(k for k, s in enumerate(block.stmts) if s is loop)
+        for k, forward in enumerate(block.stmts[:position]):
+            if type(forward) is not For:
+                continue
+            push = next((s for s in forward.body.stmts if type(s) is Op and s.prim is runtime.push
+                         and s.args[0] is stack), None)
+            if push is None:
+                continue
+            same = all(x is y or isinstance(x, Const) and x == y for x, y in (
+                (forward.start, loop.start), (forward.stop, loop.stop), (forward.step, loop.step)))
+            made = next((s for s in self.fn.body.stmts if type(s) is Op and s.prim is runtime.stack_new
+                         and s.outs[0] is stack), None)
+            if not same or forward.reverse == loop.reverse or made is None or self.facts.shape(push.args[1]) != shape:
+                return None
+            before: list[Op] = []
+            rows = self.rows_count(forward, before)
+            hint = (a.hint or "v") + "_rows"
+            dims = self.new(runtime.make_tuple, [rows, *(Const(n) for n in shape)], "", forward)
+            empty = self.new(np.empty, [dims.outs[0]], hint, forward)
+            before.extend([dims, empty])
+            row = forward.index
+            if forward.start != Const(0):
+                at = self.new(operator.sub, [forward.index, forward.start], "row", forward)
+                forward.body.stmts.insert(0, at)
+                row = at.outs[0]
+            carried, out = self.namer.value(hint), self.namer.value(hint)
+            written = Op(runtime.setitem, [carried, row, push.args[1]], [self.namer.value(hint)], loc=push.loc)
+            forward.body.stmts = [written if s is push else s for s in forward.body.stmts]
+            forward.inits.append(empty.outs[0])
+            forward.carried.append(carried)
+            forward.outs.append(out)
+            forward.body.results.append(written.outs[0])
+            pop.prim, pop.args = operator.getitem, [out, index]          # `h = h_rows[i]`
+            block.stmts[k:k] = before
+            self.fn.body.stmts.remove(made)
+            return out
+        return None
 
     def save_rows(self, a: Value, loop: For, rows: Atom, index: Atom, before: list[Op]) -> Atom:
         """An array of one row per iteration, allocated before the loop; the iteration writes a into row i."""
