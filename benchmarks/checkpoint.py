@@ -2,7 +2,8 @@
 
     python benchmarks/checkpoint.py [--quick] [--json FILE] [--markdown]
 
-Workloads: a 1,000,000-step explicit Euler integration of an 8-dimensional ODE (y' = tanh(A y) - y/10),
+Workloads: a 200,000-step (30 snapshots: issue 29) and a 1,000,000-step explicit Euler integration of an
+8-dimensional ODE (y' = tanh(A y) - y/10),
 a 10,000-step tanh RNN (hidden 32, inputs 8), and a Newton iteration stopped by a tolerance (a `while`).
 For each, the plain gradient and the checkpointed ones for several snapshot counts: peak memory during the
 call (tracemalloc, in a run of its own: tracing slows allocation), time (the process's CPU time, the best of
@@ -64,6 +65,9 @@ def workloads(quick: bool) -> list[dict]:
     W, U, b = rng.normal(size=(32, 32)) / 6, rng.normal(size=(32, 8)) / 3, rng.normal(size=32) / 10
     X, v = rng.normal(size=(10_000 // scale, 8)), rng.normal(size=32)
     return [
+        # issue 29's case: revolve's bound for 30 snapshots is t n - C(s + t, t - 1) = 4.74 n recomputed steps
+        dict(name=f"Euler, 8-dim ODE, {200_000 // scale:,} steps", fn=euler, wrt=(0, 1),
+             args=(A, y0, 1e-6, 200_000 // scale), snapshots=[30], headline=30),
         dict(name=f"Euler, 8-dim ODE, {1_000_000 // scale:,} steps", fn=euler, wrt=(0, 1),
              args=(A, y0, 1e-6, 1_000_000 // scale), snapshots=[100, 1000, 2000, "1MB"], headline=2000),
         dict(name=f"RNN, hidden 32, {10_000 // scale:,} steps", fn=rnn, wrt=(0, 1, 2),

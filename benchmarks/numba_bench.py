@@ -6,7 +6,8 @@ For each loop workload: the primal compiled by numba.njit, the gradient s2s.grad
 jax.jit(jax.grad(f)) with the loop written as JAX needs it (a Python loop unrolled by tracing for the while
 loop and the RNN; lax.fori_loop for the element loops, whose indices are traced). The three run in turn, one
 batch each per round, for `repeat` rounds after a warm-up call (compile time excluded): the times are medians
-over the rounds, and the ratios medians of the ratios within a round (the machine may be shared and noisy).
+over the rounds, and the ratios medians of the ratios within a round (the machine may be shared and noisy), with
+the smallest and largest of those ratios.
 Compile times (the first call) are reported separately. Every gradient is checked against the Python backend's
 before it is timed.
 """
@@ -80,9 +81,13 @@ def rnn(Wh, Wx, b, xs, h0):
 
 def workloads() -> list[tuple[str, Callable, tuple, Any]]:
     rng = np.random.default_rng(0)
+    coefficients = rng.normal(size=200) * 0.1
     return [
         ("while loop, 50 iterations", while_loop, (0.7,), 0),
-        ("Horner, 200 coefficients", horner, (0.9, rng.normal(size=200) * 0.1), 0),
+        ("Horner, 200 coefficients", horner, (0.9, coefficients), 0),
+        # the coefficients as a Python list of floats, as run.py's Horner passes them: s2s converts it at each call
+        # (an exact type check of every item, then np.fromiter); the Numba function and JAX get the array
+        ("Horner, 200 coefficients in a list", horner, (0.9, [float(c) for c in coefficients]), 0),
         ("Euler ODE, 1,000 steps", euler, (0.5, 1.0, 0.001, 1000), 0),
         ("running sum, 10,000 elements", running_sum, (rng.normal(size=10_000),), 0),
         ("stencil, 10,000 points", stencil, (rng.normal(size=10_000), 0.1), 0),
@@ -142,6 +147,9 @@ def jax_versions() -> dict[Callable, Callable] | None:
 
 # ---------------------------------------------------------------- timing
 
+CLOCK = time.perf_counter        # --clock cpu: time.process_time, the process's CPU time (on a loaded machine)
+
+
 def batch_size(fn: Callable, args: tuple, block: Callable = lambda r: r) -> int:
     """Calls per batch: enough for about 20 ms."""
     block(fn(*args))
@@ -150,16 +158,17 @@ def batch_size(fn: Callable, args: tuple, block: Callable = lambda r: r) -> int:
     return max(1, int(0.02 / max(time.perf_counter() - start, 1e-7)))
 
 
-def rounds(fns: dict[str, tuple[Callable, Callable]], args: tuple, repeat: int) -> dict[str, list[float]]:
-    """Per-call times (seconds) of each function, one batch per function in each of `repeat` rounds."""
-    sizes = {key: batch_size(fn, args, block) for key, (fn, block) in fns.items()}
+def rounds(fns: dict[str, tuple[Callable, Callable, tuple]], repeat: int) -> dict[str, list[float]]:
+    """Per-call times (seconds) of each function (with its arguments), one batch per function in each of `repeat`
+    rounds."""
+    sizes = {key: batch_size(fn, args, block) for key, (fn, block, args) in fns.items()}
     times: dict[str, list[float]] = {key: [] for key in fns}
     for _ in range(repeat):
-        for key, (fn, block) in fns.items():
-            start = time.perf_counter()
+        for key, (fn, block, args) in fns.items():
+            start = CLOCK()
             for _ in range(sizes[key]):
                 block(fn(*args))
-            times[key].append((time.perf_counter() - start) / sizes[key])
+            times[key].append((CLOCK() - start) / sizes[key])
     return times
 
 
@@ -186,32 +195,36 @@ def measure(repeat: int, only: str = "") -> list[dict]:
         if only.lower() not in name.lower():
             continue
         row: dict = {"name": name}
+        # the peers take a list of numbers as an array (Numba would reflect the list, JAX trace each item)
+        arrays = tuple(np.array(a) if isinstance(a, list) else a for a in args)
         primal = numba.njit(fn)
-        row["primal compile"], _ = first_call(primal, args)
+        row["primal compile"], _ = first_call(primal, arrays)
         gradient = s2s.grad(fn, wrt, backend="numba")
         row["s2s compile"], found = first_call(gradient, args)
         expected = s2s.grad(fn, wrt)(*args)
         assert np.allclose(_flat(found), _flat(expected), rtol=1e-10, atol=1e-12), name
-        fns = {"primal": (primal, lambda r: r), "s2s": (gradient, lambda r: r)}
+        fns = {"primal": (primal, lambda r: r, arrays), "s2s": (gradient, lambda r: r, args)}
         if jax is not None:
             import jax as jax_module
             jitted = jax_module.jit(jax_module.grad(jax[fn], wrt), static_argnums=(3,) if fn is euler else ())
             block = jax_module.block_until_ready
-            row["jax compile"], got = first_call(jitted, args, block)
+            row["jax compile"], got = first_call(jitted, arrays, block)
             assert np.allclose(_flat(got), _flat(expected), rtol=1e-8, atol=1e-10), name
-            fns["jax"] = (jitted, block)
-        times = rounds(fns, args, repeat)
+            fns["jax"] = (jitted, block, arrays)
+        times = rounds(fns, repeat)
         for key, found_times in times.items():
             row[key] = statistics.median(found_times)
         row["s2s / primal"] = median_ratio(times["s2s"], times["primal"])
         if "jax" in times:
             row["s2s / jax"] = median_ratio(times["s2s"], times["jax"])
+            ratios = [x / y for x, y in zip(times["s2s"], times["jax"])]
+            row["s2s / jax spread"] = (min(ratios), max(ratios))
         rows.append(row)
     return rows
 
 
 def table(rows: list[dict], markdown: bool) -> str:
-    head = ["workload", "Numba f", "s2s+Numba grad", "÷ Numba f", "jax.jit(grad)", "s2s ÷ jax",
+    head = ["workload", "Numba f", "s2s+Numba grad", "÷ Numba f", "jax.jit(grad)", "s2s ÷ jax (min–max of rounds)",
             "compile: Numba f / s2s / jax"]
     lines = []
     if markdown:
@@ -221,7 +234,8 @@ def table(rows: list[dict], markdown: bool) -> str:
         cells = [r["name"], f"{r['primal'] * 1e6:,.1f} µs", f"{r['s2s'] * 1e6:,.1f} µs",
                  f"{r['s2s / primal']:.2f}×",
                  f"{jax_time * 1e6:,.1f} µs" if jax_time else "—",
-                 f"{r['s2s / jax']:.2f}×" if jax_time else "—",
+                 f"{r['s2s / jax']:.2f}× ({r['s2s / jax spread'][0]:.2f}–{r['s2s / jax spread'][1]:.2f})"
+                 if jax_time else "—",
                  f"{r['primal compile']:.2f} s / {r['s2s compile']:.2f} s / "
                  + (f"{r['jax compile']:.2f} s" if jax_time else "—")]
         lines.append("| " + " | ".join(cells) + " |" if markdown else "  ".join(cells))
@@ -233,7 +247,11 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--only", default="", help="the workloads whose name contains this")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time the batches by the wall clock, or by the process's CPU time (a loaded machine)")
     options = parser.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if options.clock == "cpu" else time.perf_counter
     warnings.simplefilter("ignore")         # Numba's performance notes about non-contiguous matmul operands
     print(table(measure(options.repeat, options.only), options.markdown))
 

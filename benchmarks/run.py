@@ -3,8 +3,9 @@
     python benchmarks/run.py [--quick] [--json FILE] [--only TEXT]
 
 Peers come with `pip install -e '.[bench]'` (autograd, jax, torch==2.13.0). Every gradient is checked
-against the hand-written one before anything is timed. Times are medians of repeated runs (the
-machines are shared and noisy); ratios are taken within the same run.
+against the hand-written one before anything is timed. The primal, the s2s gradient and the hand-written ones
+run in turn, one batch each per round (the machines are shared and their load changes from second to second):
+times are medians over the rounds, ratios medians of the ratios within a round; the peers are timed apart.
 """
 from __future__ import annotations
 
@@ -28,26 +29,64 @@ import workloads as workload_functions  # noqa: E402
 from workloads import Workload, workloads  # noqa: E402
 
 
+CLOCK = time.perf_counter        # --clock cpu: time.process_time, the process's own CPU time (a loaded machine)
+
+
 def median_time(fn: Callable, args: tuple, budget: float) -> float:
     """Median seconds per call, over repeats that each run long enough to time reliably."""
     fn(*args)
     number = 1
     while True:
-        start = time.perf_counter()
+        start = CLOCK()
         for _ in range(number):
             fn(*args)
-        elapsed = time.perf_counter() - start
+        elapsed = CLOCK() - start
         if elapsed > 0.01 or number > 1_000_000:
             break
         number *= 4
     repeats = max(5, min(40, int(budget / max(elapsed, 1e-9))))
     samples = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = CLOCK()
         for _ in range(number):
             fn(*args)
-        samples.append((time.perf_counter() - start) / number)
+        samples.append((CLOCK() - start) / number)
     return statistics.median(samples)
+
+
+def interleaved_times(fns: dict[str, Callable], args: tuple, budget: float) -> tuple[dict, dict]:
+    """(median seconds per call of each function, the per-round times): the functions run in turn, one batch
+    each per round (a batch long enough to time reliably), so that a shared machine's load, which changes from
+    one second to the next, weighs on all of them alike; ratios are taken within a round."""
+    numbers, elapsed = {}, {}
+    for key, fn in fns.items():
+        fn(*args)
+        number = 1
+        while True:
+            start = CLOCK()
+            for _ in range(number):
+                fn(*args)
+            elapsed[key] = CLOCK() - start
+            if elapsed[key] > 0.005 or number > 1_000_000:
+                break
+            number *= 4
+        numbers[key] = number
+    rounds = max(7, min(41, int(budget / max(sum(elapsed.values()), 1e-9))))
+    samples: dict[str, list[float]] = {key: [] for key in fns}
+    for _ in range(rounds):
+        for key, fn in fns.items():
+            number = numbers[key]
+            start = CLOCK()
+            for _ in range(number):
+                fn(*args)
+            samples[key].append((CLOCK() - start) / number)
+    return {key: statistics.median(found) for key, found in samples.items()}, samples
+
+
+def ratio(samples: dict, a: str, b: str) -> tuple[float, float, float]:
+    """The median, the smallest and the largest of the per-round ratios a / b."""
+    found = [x / y for x, y in zip(samples[a], samples[b])]
+    return statistics.median(found), min(found), max(found)
 
 
 def flat(value: Any) -> np.ndarray:
@@ -69,15 +108,22 @@ def run(selected: list[Workload], budget: float) -> list[dict]:
         expected = flat(w.hand(*w.args))
         if not np.allclose(flat(gradient(*w.args)), expected, rtol=1e-6, atol=1e-9):
             raise AssertionError(f"{w.name}: s2s and the hand-written gradient disagree")
-        times = {"primal": median_time(w.primal, w.args, budget), "s2s": median_time(gradient, w.args, budget),
-                 "hand-written": median_time(w.hand, w.args, budget)}
+        ours = {"primal": w.primal, "s2s": gradient, "hand-written": w.hand}
+        if w.careful is not None:
+            if not np.allclose(flat(w.careful(*w.args)), expected, rtol=1e-6, atol=1e-9):
+                raise AssertionError(f"{w.name}: the careful and the plain hand-written gradients disagree")
+            ours["careful hand"] = w.careful
+        times, samples = interleaved_times(ours, w.args, 3 * budget)
         for peer, fn in w.peers.items():
             if not np.allclose(flat(fn(*w.args)), expected, rtol=1e-5, atol=1e-8):
                 raise AssertionError(f"{w.name}: {peer} and the hand-written gradient disagree")
             times[peer] = median_time(fn, w.args, budget)
         rows.append({"workload": w.name, "kind": w.kind, "seconds": times,
-                     "s2s / primal": times["s2s"] / times["primal"],
-                     "s2s / hand-written": times["s2s"] / times["hand-written"]})
+                     "s2s / primal": ratio(samples, "s2s", "primal")[0],
+                     "s2s / hand-written": ratio(samples, "s2s", "hand-written")[0],
+                     "s2s / hand-written, rounds": ratio(samples, "s2s", "hand-written"),
+                     "s2s / careful hand": ratio(samples, "s2s", "careful hand")[0] if w.careful else None,
+                     "s2s / careful hand, rounds": ratio(samples, "s2s", "careful hand") if w.careful else None})
         print(f"  measured {w.name} ({mode_chosen(gradient, w.args)} mode)", file=sys.stderr)
     return rows
 
@@ -145,63 +191,94 @@ def chain(lines: int) -> str:
         f"    return a{lines - 3}\n"
 
 
-def transform_scaling(sizes: tuple = (50, 200, 800, 3200), limit: float = 60.0) -> dict:
-    """First call (transform, compile, run) of `chain(n)`, for each n, and the peak memory it takes (the peak of
-    Python's allocations, traced in a second first call): each size in a fresh process, s2s warmed up there on a 12-line
-    chain first (imports are not the transform's cost). Larger sizes are skipped once one takes longer than
-    limit seconds."""
+def mixed(lines: int) -> str:
+    """A function of `lines` lines with a loop or a branch every few lines, each value read by the next (issue 29's
+    5,000-line function; tests/test_transform_cost.py counts its work at two sizes)."""
+    out = ["def model(c, y):", "    a0 = c * y"]
+    i = 0
+    while len(out) < lines - 1:
+        i += 1
+        if i % 3 == 0 or len(out) + 4 > lines - 1:
+            out.append(f"    a{i} = math.sin(a{i - 1}) * c + y * a{i - 1}")
+        elif i % 3 == 1:
+            out += [f"    if a{i - 1} > 0.0:", f"        a{i} = a{i - 1} * c + y", "    else:",
+                    f"        a{i} = math.cos(a{i - 1}) - y"]
+        else:
+            out += [f"    a{i} = a{i - 1}", "    for k in range(3):",
+                    f"        a{i} = a{i} * 0.5 + math.sin(a{i - 1}) * c"]
+    out.append(f"    return a{i}")
+    return "\n".join(out) + "\n"
+
+
+SCALING = ((50, "chain", True), (200, "chain", True), (800, "chain", True), (3200, "chain", True),
+           (3200, "chain", False), (5000, "mixed", True))
+
+
+def transform_scaling(cases: tuple = SCALING, limit: float = 60.0) -> dict:
+    """First call (transform, compile, run) of `chain(n)` or `mixed(n)`, for each case (n, kind, warm), and the peak
+    memory it takes (the peak of Python's allocations, traced in a second first call): each case in a fresh
+    process; warm: s2s warmed up there on a 12-line chain first (imports and the rules are not the transform's
+    cost), else the rules are loaded by the call (s2s imported). A kind's larger sizes are skipped once one takes
+    longer than limit seconds."""
     import subprocess
-    found = {}
-    for n in sizes:
-        child = subprocess.run([sys.executable, os.path.abspath(__file__), "--scaling-child", str(n)],
-                               capture_output=True, text=True, check=True)
+    found, slow = {}, set()
+    for n, kind, warm in cases:
+        if kind in slow:
+            continue
+        child = subprocess.run([sys.executable, os.path.abspath(__file__), "--scaling-child", str(n), "--kind", kind]
+                               + ([] if warm else ["--cold"]), capture_output=True, text=True, check=True)
         measured = json.loads(child.stdout.strip().splitlines()[-1])
-        found[f"first call, {n} lines (s)"] = elapsed = measured["seconds"]
-        found[f"peak memory, {n} lines (MB)"] = measured["peak MB"]
+        what = f"{n} lines" + (", loops and branches" if kind == "mixed" else "") + ("" if warm else ", rules loaded")
+        found[f"first call, {what} (s)"] = elapsed = measured["cpu seconds" if CLOCK is time.process_time
+                                                             else "seconds"]
+        found[f"peak memory, {what} (MB)"] = measured["peak MB"]
         if elapsed > limit:
-            break
+            slow.add(kind)
     return found
 
 
-def scaling_child(n: int) -> dict:
-    """In a fresh process: the first call of chain(n), checked against central differences."""
+def scaling_child(n: int, kind: str = "chain", warm: bool = True) -> dict:
+    """In a fresh process: the first call of chain(n) or mixed(n), checked against central differences."""
     import math
     import tracemalloc
 
-    def model_of(lines: int) -> Callable:
-        text = chain(lines)
+    def model_of(lines: int, kind: str) -> Callable:
+        text = chain(lines) if kind == "chain" else mixed(lines)
         assert text.count("\n") == lines
-        filename = f"<benchmark-chain-{lines}>"
+        filename = f"<benchmark-{kind}-{lines}-{time.perf_counter()}>"
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         scope = {"math": math}
         exec(compile(text, filename, "exec"), scope)
         return scope["model"]
 
-    s2s.grad(model_of(12), wrt=(0, 1))(0.3, 0.7)
-    model = model_of(n)
-    start = time.perf_counter()
+    if warm:
+        s2s.grad(model_of(12, "chain"), wrt=(0, 1))(0.3, 0.7)
+    model = model_of(n, kind)
+    start, cpu = time.perf_counter(), time.process_time()
     value = s2s.grad(model, wrt=(0, 1))(0.3, 0.7)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     # the peak of Python's allocations during a second first call (of a fresh copy), traced apart from the timing
     # (the process's resident high-water mark may already stand above it from imports)
     tracemalloc.start()
-    s2s.grad(model_of(n), wrt=(0, 1))(0.3, 0.7)
+    s2s.grad(model_of(n, kind), wrt=(0, 1))(0.3, 0.7)
     peak = tracemalloc.get_traced_memory()[1] / 1024
     tracemalloc.stop()
     eps = 1e-6
     numeric = (model(0.3 + eps, 0.7) - model(0.3 - eps, 0.7)) / (2 * eps)
     assert abs(value[0] - numeric) <= 1e-5 * max(1.0, abs(numeric)), (n, value[0], numeric)
-    return {"seconds": elapsed, "peak MB": peak / 1024}
+    return {"seconds": elapsed, "cpu seconds": cpu, "peak MB": peak / 1024}
 
 
 def report(rows: list[dict]) -> str:
     peers = [p for p in ("autograd", "jax", "jax jit", "torch") if any(p in r["seconds"] for r in rows)]
-    header = ["workload", "primal", "s2s", "hand-written", *peers, "s2s/primal", "s2s/hand"]
+    header = ["workload", "primal", "s2s", "hand-written", "careful hand", *peers, "s2s/primal", "s2s/hand",
+              "s2s/careful"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         t = r["seconds"]
-        cells = [r["workload"]] + [_fmt(t.get(k)) for k in ["primal", "s2s", "hand-written", *peers]]
-        cells += [f"{r['s2s / primal']:.2f}", f"{r['s2s / hand-written']:.2f}"]
+        cells = [r["workload"]] + [_fmt(t.get(k)) for k in ["primal", "s2s", "hand-written", "careful hand", *peers]]
+        cells += [f"{r['s2s / primal']:.2f}", f"{r['s2s / hand-written']:.2f}",
+                  f"{r['s2s / careful hand']:.2f}" if r.get("s2s / careful hand") else "—"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -223,16 +300,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-scaling", action="store_true", help="skip the transform-scaling rows")
     parser.add_argument("--no-overheads", action="store_true", help="skip the call-overhead rows")
     parser.add_argument("--scaling-child", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--kind", default="chain", help=argparse.SUPPRESS)
+    parser.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--only-scaling", action="store_true", help="only the transform-scaling rows")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time calls by the wall clock, or by the process's CPU time (on a loaded machine)")
     args = parser.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.scaling_child:          # one size of transform_scaling, in a process of its own
-        print(json.dumps(scaling_child(args.scaling_child)))
+        print(json.dumps(scaling_child(args.scaling_child, args.kind, not args.cold)))
         return 0
     budget = 0.2 if args.quick else 1.0
-    selected = [w for w in workloads(args.quick) if args.only in w.name]
+    selected = [w for w in workloads(args.quick) if args.only in w.name] if not args.only_scaling else []
     rows = run(selected, budget)
-    extra = overheads(budget) if not args.no_overheads else {}
+    extra = overheads(budget) if not args.no_overheads and not args.only_scaling else {}
     if not args.no_scaling:
-        extra.update(transform_scaling((50, 200) if args.quick else (50, 200, 800, 3200)))
+        extra.update(transform_scaling(SCALING[:2] + ((200, "mixed", True),) if args.quick else SCALING))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"NumPy {np.__version__}; medians")
     print(report(rows))

@@ -22,6 +22,7 @@ class Workload:
     wrt: tuple
     hand: Callable
     peers: dict[str, Callable] = field(default_factory=dict)
+    careful: Callable | None = None     # a second hand-written gradient, written with care for speed
 
 
 # ---------------------------------------------------------------- the seed function
@@ -127,6 +128,26 @@ def rnn_hand(Wh, Wx, b, xs, h0):
     return dWh, dWx, db
 
 
+def rnn_careful(Wh, Wx, b, xs, h0):
+    """The RNN's gradient written with care: one array of hidden states, the step cotangents in a (T, H) array,
+    and one matrix product per weight after the loop."""
+    T, H = len(xs), len(h0)
+    hs = np.empty((T + 1, H))
+    hs[0] = h = h0
+    for t in range(T):
+        h = np.tanh(Wh @ h + Wx @ xs[t] + b)
+        hs[t + 1] = h
+    G = np.empty((T, H))
+    dh = 2.0 * h
+    WhT = Wh.T
+    for t in range(T - 1, -1, -1):
+        h = hs[t + 1]
+        da = dh * (1.0 - h * h)
+        G[t] = da
+        dh = WhT @ da
+    return G.T @ hs[:-1], G.T @ xs, G.sum(axis=0)
+
+
 # ---------------------------------------------------------------- loops over array elements
 
 def running_sum(x):
@@ -196,7 +217,7 @@ def workloads(quick: bool) -> list[Workload]:
                           (0, 1, 2, 3), mlp_hand))
     items.append(Workload("RNN tanh, 100 steps, hidden 32", "array", rnn,
                           (rng.normal(size=(32, 32)) * 0.1, rng.normal(size=(32, 16)) * 0.1, np.zeros(32),
-                           rng.normal(size=(100, 16)), np.zeros(32)), (0, 1, 2), rnn_hand))
+                           rng.normal(size=(100, 16)), np.zeros(32)), (0, 1, 2), rnn_hand, careful=rnn_careful))
     n = 2_000 if quick else 8_000
     items.append(Workload(f"element loop: running sum, n={n:,}", "loop", running_sum, (rng.normal(size=n),), (0,),
                           running_sum_hand))

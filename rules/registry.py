@@ -22,6 +22,7 @@ Functions linear in some arguments are declared with `linear`.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -42,6 +43,11 @@ _BUILTIN_RULE_MODULES = ("python_operators", "sequences", "math_functions", "num
                          "linalg", "fft", "complex_numbers", "runtime_helpers", "special", "stats", "scipy_linalg",
                          "integrate", "definitions", "fixed_points")
 _loaded = False
+# SciPy's rule modules (they import SciPy, which takes longer than s2s itself): loaded once SciPy is imported (a
+# function can reach SciPy's objects only then), at the first look-up that misses after that
+_SCIPY_RULE_MODULES = ("special", "stats", "scipy_linalg", "integrate")
+_deferred: list[str] = []
+_MISSING = object()
 
 
 def _key(prim: Any) -> Any:
@@ -107,13 +113,13 @@ def makes_complex(prim: Any) -> bool:
 
 def find_complex_adjoint(prim: Any) -> Callable | None:
     if not _loaded:
-        _ensure_loaded()
+        _ensure_loaded(everything=False)
     return _lookup(_COMPLEX_ADJOINTS, prim)
 
 
 def find_complex_tangent(prim: Any) -> Callable | None:
     if not _loaded:
-        _ensure_loaded()
+        _ensure_loaded(everything=False)
     return _lookup(_COMPLEX_TANGENTS, prim)
 
 
@@ -159,7 +165,7 @@ def linear_applied(prim: Any) -> Callable:
 
 def linear_argnums(prim: Any) -> tuple[int, ...] | None:
     if not _loaded:
-        _ensure_loaded()
+        _ensure_loaded(everything=False)
     return _lookup(_LINEAR, prim)
 
 
@@ -209,7 +215,7 @@ def refused(*prims: Any, reason: str) -> None:
 def refusal(prim: Any) -> str | None:
     """Why prim is not differentiated, if it was declared with refused."""
     if not _loaded:
-        _ensure_loaded()
+        _ensure_loaded(everything=False)
     return _lookup(_REFUSED, prim)
 
 
@@ -226,7 +232,7 @@ def defined_as(*prims: Any) -> Callable[[Callable], Callable]:
 
 
 def definition(prim: Any) -> Callable | None:
-    _ensure_loaded()
+    _ensure_loaded(everything=False)
     try:
         return _DEFINITIONS.get(_key(prim))
     except TypeError:
@@ -252,14 +258,14 @@ def transformation(name: str) -> Callable:
 
 def result_kind(prim: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """The kind declared with several_results for a call of prim, or None."""
-    _ensure_loaded()
-    kind = _RESULT_KINDS.get(_key(prim))
+    _ensure_loaded(everything=False)
+    kind = _lookup(_RESULT_KINDS, prim)
     return kind(args, kwargs) if kind is not None else None
 
 
 def is_elementwise(prim: Any) -> bool:
     if not _loaded:
-        _ensure_loaded()
+        _ensure_loaded(everything=False)
     return (isinstance(prim, np.ufunc) and prim.signature is None) or _lookup(_BROADCASTING, prim, False) is None
 
 
@@ -269,41 +275,62 @@ def sizes() -> tuple[int, int, int]:
     return len(_ADJOINTS), len(_NONDIFFERENTIABLE), len(_REFUSED)
 
 
-def _ensure_loaded() -> None:
+def _ensure_loaded(everything: bool = True) -> None:
+    """Import the rule modules; SciPy's only when SciPy is imported already, or when everything is asked for (to
+    list or check every rule)."""
     global _loaded
     if not _loaded:
         _loaded = True
         for name in _BUILTIN_RULE_MODULES:
-            try:
-                importlib.import_module(f"s2s.rules.{name}")
-            except ImportError as error:        # SciPy's rules, when SciPy is not installed
-                if not (error.name or "").startswith("scipy"):
-                    raise
+            if name in _SCIPY_RULE_MODULES:
+                _deferred.append(name)
+            else:
+                _import_rules(name)
+    if _deferred and (everything or "scipy" in sys.modules):
+        names = list(_deferred)
+        _deferred.clear()
+        for name in names:
+            _import_rules(name)
+
+
+def _import_rules(name: str) -> None:
+    try:
+        importlib.import_module(f"s2s.rules.{name}")
+    except ImportError as error:        # SciPy's rules, when SciPy is not installed
+        if not (error.name or "").startswith("scipy"):
+            raise
 
 
 def _lookup(table: dict, prim: Any, default: Any = None) -> Any:
-    """table's entry for prim (_key's: the object itself, or its id when it is not hashable): one hash."""
+    """table's entry for prim (_key's: the object itself, or its id when it is not hashable): one hash. A miss
+    loads SciPy's rules first if SciPy was imported since the rules were."""
     try:
-        return table.get(prim, default)
+        found = table.get(prim, _MISSING)
     except TypeError:
-        return table.get(("id", id(prim)), default)
+        found = table.get(("id", id(prim)), _MISSING)
+    if found is _MISSING:
+        if _deferred and "scipy" in sys.modules:
+            _ensure_loaded(everything=False)
+            return _lookup(table, prim, default)
+        return default
+    return found
 
 
 def find_adjoint(prim: Any) -> Callable | None:
     if not _loaded:
-        _ensure_loaded()
+        _ensure_loaded(everything=False)
     return _lookup(_ADJOINTS, prim)
 
 
 def find_tangent(prim: Any) -> Callable | None:
     if not _loaded:
-        _ensure_loaded()
+        _ensure_loaded(everything=False)
     return _lookup(_TANGENTS, prim)
 
 
 def is_nondifferentiable(prim: Any) -> bool:
     if not _loaded:
-        _ensure_loaded()
+        _ensure_loaded(everything=False)
     return _lookup(_NONDIFFERENTIABLE, prim, False) is not False
 
 

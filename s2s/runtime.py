@@ -634,6 +634,12 @@ def _unsupported(message):
     raise NotImplementedError(message)
 
 
+def _shaped_as(x, like):
+    """x, which has like's shape and dtype: a loop's carried value read back from a checkpoint, like the loop's
+    result (the shape pass takes x's shape from it, then reads x itself: nothing of this is left)."""
+    return x
+
+
 # Helpers whose source the emitter copies into the generated module when it uses them.
 EMITTED_HELPERS = {copy_method, _assert_number, _assert_inexact, _real_output, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
@@ -641,7 +647,7 @@ EMITTED_HELPERS = {copy_method, _assert_number, _assert_inexact, _real_output, _
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,
                    _unconcatenate, _unstack_joined, _untile, _unrepeat, _diag_adjoint, _einsum_adjoint, _unsupported,
                    _shaped_like, stop_gradient, _masked, _masked_tangent, _foreign, _array, _basic_index,
-                   _gradient_dtype}
+                   _gradient_dtype, _shaped_as}
 
 
 # ---------------------------------------------------------------- Python's side effects on objects

@@ -357,21 +357,30 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_check": compiled_watch(watch),
                  "_s2s_root": root, "_s2s_code": code,
                  "_s2s_annotate": annotate, "_s2s_changed": GlobalChanged, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
-                 "_s2s_scalars": _LIST_SCALARS, "_s2s_fast": fast}     # (fast: held as long as the entry is)
+                 "_s2s_scalars": _LIST_SCALARS, "_s2s_floats": numba_backend.FLOATS, "_s2s_fromiter": np.fromiter,
+                 "_s2s_float64": np.float64, "_s2s_fast": fast}     # (fast: held as long as the entry is)
 
-    def route_to(types: tuple, routes: dict) -> Callable:
-        return _router(types, routes, namespace, positional)
+    def route_to(types: tuple, routes: dict, converted: tuple = ()) -> Callable:
+        return _router(types, routes, namespace, positional, converted)
 
     return _entry(root, namespace, general)
 
 
 def _install(args: tuple, function: Callable, table: dict, shaped: dict, route_to: Callable, numba: bool) -> None:
-    """The fast path for arguments like args (when their types, shapes and dtypes decide the code)."""
+    """The fast path for arguments like args (when their types, shapes and dtypes decide the code). A Numba
+    derivative that takes lists or tuples of floats as arrays (numba/sequences.py) is called directly, the
+    router checking and converting them."""
     types = tuple(map(type, args))
-    if numba and numba_backend.call_key(args) is None:
+    arrays = getattr(function, "__s2s_arrays__", ()) if numba else ()
+    if arrays:
+        arrays = tuple(k for k in arrays if types[k] is list or types[k] is tuple)
+        if numba_backend.call_key([a for k, a in enumerate(args) if k not in arrays]) is None:
+            return
+        function = function.__s2s_jitted__
+    elif numba and numba_backend.call_key(args) is None:
         return
     shapes, dtypes = [], []
-    for a, t in zip(args, types):
+    for k, (a, t) in enumerate(zip(args, types)):
         if t is np.ndarray:
             shapes.append(a.shape)
             dtypes.append(a.dtype)
@@ -379,35 +388,44 @@ def _install(args: tuple, function: Callable, table: dict, shaped: dict, route_t
             shapes.append(a)                            # a flag: the derivative is specialized on its value
         elif t is list and not numba and a and _LIST_SCALARS.issuperset(map(type, a)):
             pass                                        # a list of numbers, whatever its length (kind_of)
+        elif k in arrays:
+            if not (a and numba_backend.FLOATS.issuperset(map(type, a))):
+                return
+            if t is tuple:
+                shapes.append(len(a))                   # a tuple's derivative is made for its length
         elif t not in _SCALAR_TYPES or t is bool:
             return
-    if not shapes and list not in types:
+    if not shapes and list not in types and not arrays:
         table[types] = function
         return
     routes = shaped.get(types)
     if routes is None:
         routes = shaped[types] = {}
-        table[types] = route_to(types, routes)
+        table[types] = route_to(types, routes, arrays)
     routes[tuple(shapes)] = (function, *dtypes)      # dtypes compared by identity: held here, never reused
 
 
-def _router(types: tuple, routes: dict, namespace: dict, n: int) -> Callable:
+def _router(types: tuple, routes: dict, namespace: dict, n: int, converted: tuple = ()) -> Callable:
     """For arguments of these types: the generated function by the arrays' shapes (and the dtypes it was made
-    for, the same objects), after checking that each list is still a list of numbers."""
+    for, the same objects), after checking that each list is still a list of numbers. converted: the positions of
+    lists and tuples a Numba derivative takes as float64 arrays: each checked to hold floats exactly and
+    converted, in one pass (a tuple's length is part of the key)."""
     names = [f"a{i}" for i in range(n)]
     arrays = [i for i, t in enumerate(types) if t is np.ndarray]
-    key = "".join(f"a{i}.shape, " if t is np.ndarray else f"a{i}, " for i, t in enumerate(types)
-                  if t is np.ndarray or t is bool)
+    key = "".join(f"a{i}.shape, " if t is np.ndarray else f"a{i}, " if t is bool else f"len(a{i}), "
+                  for i, t in enumerate(types) if t is np.ndarray or t is bool or i in converted and t is tuple)
     dtypes = "".join(f" or entry[{k + 1}] is not a{i}.dtype" for k, i in enumerate(arrays))
     lists = "".join(f" or not (a{i} and _s2s_scalars.issuperset(map(type, a{i})))"
-                    for i, t in enumerate(types) if t is list)
+                    for i, t in enumerate(types) if t is list and i not in converted)
+    lists += "".join(f" or not (a{i} and _s2s_floats.issuperset(map(type, a{i})))" for i in converted)
+    passed = [f"_s2s_fromiter(a{i}, _s2s_float64, len(a{i}))" if i in converted else f"a{i}" for i in range(n)]
     text = (f"def route({', '.join(names)}):\n"
             f"    entry = routes.get(({key}))\n"
             f"    if entry is None{dtypes}{lists}:\n"
             f"        return _s2s_general(({', '.join(names)},), {{}})\n"
             f"    function = entry[0]\n"
             f"    try:\n"
-            f"        return function({', '.join(names)})\n"
+            f"        return function({', '.join(passed)})\n"
             f"    except _s2s_changed:\n"
             f"        pass\n"
             f"    except Exception as exc:\n"

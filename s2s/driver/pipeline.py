@@ -42,6 +42,8 @@ from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify
 from s2s.ir.lower import clear_callee_cache
 from s2s.kept import FunctionTable
 from s2s.passes import sequences, type_tests
+from s2s.passes.accumulate_in_place import accumulate_in_place
+from s2s.passes.contractions import contract_accumulations
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
 from s2s.passes.optimize import (
@@ -55,6 +57,7 @@ from s2s.passes.optimize import (
     sink_pure_operations,
     write_in_place,
 )
+from s2s.passes.shifted_stacks import share_shifted_stacks
 from s2s.passes.specialize import specialize
 from s2s.passes.unroll import unroll
 from s2s.transforms.forward import PARAMETER, forward_function
@@ -287,15 +290,20 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         fn = checked(replace_shape_only_values(fn))
         if "dce" in selected:
             fn = checked(eliminate_dead_code(fn))
+    if final and "stacks" in selected:     # one stack where two hold the same values shifted by an iteration
+        fn = checked(share_shifted_stacks(fn))
     if final and "specialize" in selected and shapes is not None:     # helpers the shapes decide: NumPy
         fn = checked(specialize(fn, list(shapes), free))
         fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(fn, _float_params(wrt, shapes)))))
+        if "contract" in selected:      # sums of outer products over a reverse loop: one product after it
+            fn = checked(eliminate_dead_code(contract_accumulations(fn, list(shapes), free)))
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
         fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
         fn = checked(write_in_place(fn, scalar_values(fn, kinds), complex_values.in_place_floats(
             fn, float_values(fn, wrt))))        # a real array is not written with complex results
         fn = checked(write_elements_in_place(fn, shapes, free))      # out[i] = v in O(1): s2s/passes/in_place.py
+        fn = checked(accumulate_in_place(fn))          # dW += g across a loop, into the adjoint's own zeros
     return fn
 
 
@@ -363,7 +371,8 @@ def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes
                                   _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
         if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
             return numba_backend.build(emitted, derivative.name, root, options.numba_options,
-                                       numba_backend.call_args(args, options.mode, options.wrt))
+                                       numba_backend.call_args(args, options.mode, options.wrt),
+                                       numba_backend.array_positions(derivative, param_kinds, options.wrt))
         compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
                                     emitted.reads_user_names)
     compiled.__s2s_lines__ = emitted.line_map         # type: ignore[attr-defined]

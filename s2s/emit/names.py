@@ -404,17 +404,35 @@ def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
     free_temps: list[tuple[int, str]] = []       # (the point a temporary's name falls free, the name)
     ready_temps: list[tuple[int, str]] = []      # (its number, the name) of those fallen free
     iskeyword = keyword.iskeyword
-    def named(spans: list[tuple[int, int]], param: Value | None, hint: str) -> str:
-        """The variable's own name if it is free, else the first of hint_1, hint_2, ... that is."""
+    # base name -> a heap of (end, start, k) of the spans the names base, base_1, ... hold: a name holding a span
+    # from at or before a group's first point to after it conflicts with the group, and is skipped without a look
+    # (the stacks of a long function all live from its top on: otherwise each new one would look at every one
+    # before it). Spans ended before the point are dropped (groups come in the order of their first point; out
+    # of that order a name is only looked at, not skipped)
+    holding: dict[str, list[tuple[int, int, int]]] = {}
+
+    def covering(base: str, spans: list[tuple[int, int]]) -> set[int]:
+        heap = holding.get(base)
+        if not heap or not spans:
+            return set()
+        first = spans[0][0]
+        while heap and heap[0][0] <= first:
+            heapq.heappop(heap)
+        return {k for _, start, k in heap if start <= first}
+
+    def named(spans: list[tuple[int, int]], param: Value | None, hint: str) -> tuple[str, str, int]:
+        """(name, base, k): the variable's own name if it is free, else the first of hint_1, hint_2, ... that is."""
+        base = hint if param is None else param.hint
         if param is None:
             occupied = taken.get(hint)
             if hint not in reserved and not iskeyword(hint) and (occupied is None or occupied.free_for(spans)):
-                return hint
-            candidates: Any = (hint if k == 0 else f"{hint}_{k}" for k in range(10_000))
-        else:       # the user's parameters first, keeping their names; then the others
-            candidates = (param.hint if k == 0 else f"{param.hint}_{k}" for k in range(10_000))
-        candidate = hint
-        for candidate in candidates:
+                return hint, hint, 0
+        blocked = covering(base, spans)
+        candidate, k = hint, 0
+        for k in range(10_000):     # the user's parameters first, keeping their names; then the others
+            if k in blocked:
+                continue
+            candidate = base if k == 0 else f"{base}_{k}"
             if param is None and (candidate in reserved or iskeyword(candidate)):
                 continue
             if param is not None and candidate in param_names:
@@ -423,7 +441,7 @@ def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
             if occupied is not None and not occupied.free_for(spans):
                 continue
             break
-        return candidate
+        return candidate, base, k
 
     def temporary(spans: list[tuple[int, int]]) -> str:
         """A temporary takes the name of a dead one first: rebinding the name frees the old array at once,
@@ -485,9 +503,12 @@ def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
             occupied = taken.get(hint)
             if param is None and hint not in reserved and not iskeyword(hint) and (
                     occupied is None or occupied.free_for(spans)):
-                candidate = hint            # the common case: the variable's own name (named(), inline)
+                candidate, base, k = hint, hint, 0      # the common case: the variable's own name (named(), inline)
             else:
-                candidate = named(spans, param, hint)
+                candidate, base, k = named(spans, param, hint)
+            heap = holding.setdefault(base, [])
+            for d, last in spans:
+                heapq.heappush(heap, (last, d, k))
         occupied = taken.get(candidate)
         if occupied is None:
             taken[candidate] = _Occupied(spans)

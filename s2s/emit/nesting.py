@@ -163,8 +163,9 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op], fors: lis
 # ---------------------------------------------------------------- initializations on one line
 
 def merge_initializations(stmts: list[Stmt]) -> list[Stmt]:
-    """Consecutive `a = []; b = []` or `da = np.zeros_like(a); db = np.zeros_like(b)` from one line of the
-    user's code as one statement, `da, db = np.zeros_like(a), np.zeros_like(b)`, as people write them.
+    """Consecutive `a = []; b = []`, `da = np.zeros_like(a); db = np.zeros_like(b)` or `a = np.empty((n, 3));
+    b = np.empty((n, 2))` from one line of the user's code as one statement, `da, db = np.zeros_like(a),
+    np.zeros_like(b)`, as people write them.
     (source_text.assign marks them: `init` is ("list", target) or ("zeros", target, arg).)"""
     out: list[Stmt] = []
     run: list[Stmt] = []
@@ -175,7 +176,8 @@ def merge_initializations(stmts: list[Stmt]) -> list[Stmt]:
 
     def flush() -> None:
         if len(run) > 1:
-            values = ["[]" if n.init[0] == "list" else f"np.zeros_like({n.init[2]})" for n in run]
+            values = ["[]" if n.init[0] == "list" else f"np.zeros_like({n.init[2]})" if n.init[0] == "zeros"
+                      else n.init[2] for n in run]
             merged = Stmt(f"{', '.join(n.init[1] for n in run)} = {', '.join(values)}", odd=run[0].odd)
             merged.loc = run[0].loc
             out.append(merged)
@@ -191,7 +193,8 @@ def merge_initializations(stmts: list[Stmt]) -> list[Stmt]:
         init = node.init
         if run and (init is None or init[0] != run[0].init[0] or place(node) != place(run[0])
                     or init[1] in {n.init[1] for n in run}
-                    or init[0] == "zeros" and init[2] in {n.init[1] for n in run}):
+                    or init[0] == "zeros" and init[2] in {n.init[1] for n in run}
+                    or init[0] == "empty" and any(re.search(rf"\b{n.init[1]}\b", init[2]) for n in run)):
             flush()
         if init is None:
             out.append(node)

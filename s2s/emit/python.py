@@ -220,6 +220,11 @@ class _Emitter:
             return st.slice_(self.slice_part(value.start), self.slice_part(value.stop), self.slice_part(value.step))
         if isinstance(atom, Const) and isinstance(atom.value, tuple):
             return st.tuple_([self.index(Const(v)) for v in atom.value])
+        made = self.inlined.get(id(atom)) if isinstance(atom, Value) else None
+        if made is not None and made.prim is slice and not made.kwargs and 1 <= len(made.args) <= 3:
+            parts = [None if isinstance(a, Const) and a.value is None else self.atom(a) for a in made.args]
+            start, stop, step = ([None] + parts + [None])[:3] if len(parts) == 1 else (parts + [None])[:3]
+            return st.slice_(start, stop, step)          # `x[slice(1, n, None)]` nested: `x[1:n]`
         return self.atom(atom)
 
     def slice_part(self, value: Any) -> st.Expr | None:

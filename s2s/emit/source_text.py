@@ -161,7 +161,8 @@ def astor_spells_own_way(value: Any) -> bool:
 class Stmt:
     """A statement: `text` is the whole line of a simple one; for a compound one, its header without the
     keyword for `if` (kind "if": written `if text:` or `elif text:`), the whole header otherwise ("for", "while").
-    `init` is ("list", target) for `target = []` and ("zeros", target, arg) for `target = np.zeros_like(arg)`
+    `init` is ("list", target) for `target = []`, ("zeros", target, arg) for `target = np.zeros_like(arg)` and
+    ("empty", target, value) for `target = np.empty((...))`
     (nesting.merge_initializations puts runs of them on one line). `odd`: printed by astor (see the module)."""
 
     __slots__ = ("text", "kind", "body", "orelse", "loc", "init", "odd")
@@ -178,6 +179,7 @@ class Stmt:
 
 
 _ZEROS = "np.zeros_like("
+_EMPTY = "np.empty(("
 
 
 def assign(targets: list[str], value: Expr) -> Stmt:
@@ -196,6 +198,8 @@ def assign_one(target: str, value: Expr) -> Stmt:
             init = ("list", target)
         elif text.startswith(_ZEROS) and text[len(_ZEROS):-1].isidentifier() and text[-1] == ")":
             init = ("zeros", target, text[len(_ZEROS):-1])
+        elif text.startswith(_EMPTY):
+            init = ("empty", target, text)
     return Stmt(f"{target} = {text}", None, None, None, init)
 
 

@@ -353,10 +353,21 @@ def verify(fn: Function) -> Function:
         if id(atom) not in visible:
             raise InvalidIR(f"{where}: {atom.name} is read before it is defined, or out of its scope")
 
-    def check_block(block: Block, visible: set[int], n_results: int | None, where: str) -> None:
-        visible = set(visible)
+    # one set of the values visible where the check is: a block's own values leave it when the block is done (a
+    # copy per block would make the check quadratic in a function of many branches)
+    visible: set[int] = {id(p) for p in fn.params}
+
+    def check_block(block: Block, extra: list[Value], n_results: int | None, where: str) -> None:
+        added = [id(v) for v in extra if id(v) not in visible]
+        visible.update(added)
+        try:
+            check_statements(block, n_results, where, added)
+        finally:
+            visible.difference_update(added)
+
+    def check_statements(block: Block, n_results: int | None, where: str, added: list[int]) -> None:
         for stmt in block.stmts:
-            if type(stmt) is Op and _plain_op(stmt, visible, defined):      # the common case, checked at once
+            if type(stmt) is Op and _plain_op(stmt, visible, defined, added):      # the common case, at once
                 continue
             what = f"{where}: {type(stmt).__name__}"
             for atom in stmt_inputs(stmt):
@@ -365,27 +376,27 @@ def verify(fn: Function) -> Function:
                 if not all(isinstance(a, (Value, Const)) for a in stmt.args):
                     raise InvalidIR(f"{what}: bad argument list {stmt.args!r}")
             elif isinstance(stmt, If):
-                check_block(stmt.then, visible, len(stmt.outs), what + " then")
-                check_block(stmt.orelse, visible, len(stmt.outs), what + " else")
+                check_block(stmt.then, [], len(stmt.outs), what + " then")
+                check_block(stmt.orelse, [], len(stmt.outs), what + " else")
             elif isinstance(stmt, While):
                 if len(stmt.inits) != len(stmt.carried) or len(stmt.outs) != len(stmt.carried):
                     raise InvalidIR(f"{what}: inits, carried and outs differ in length")
                 for c in stmt.carried:
                     define(c, what)
-                inside = visible | {id(c) for c in stmt.carried}
-                check_block(stmt.test, inside, 1, what + " test")
-                check_block(stmt.body, inside, len(stmt.carried), what + " body")
+                check_block(stmt.test, stmt.carried, 1, what + " test")
+                check_block(stmt.body, stmt.carried, len(stmt.carried), what + " body")
             elif isinstance(stmt, For):
                 if len(stmt.inits) != len(stmt.carried) or len(stmt.outs) != len(stmt.carried):
                     raise InvalidIR(f"{what}: inits, carried and outs differ in length")
                 define(stmt.index, what)
                 for c in stmt.carried:
                     define(c, what)
-                inside = visible | {id(stmt.index)} | {id(c) for c in stmt.carried}
-                check_block(stmt.body, inside, len(stmt.carried), what + " body")
+                check_block(stmt.body, [stmt.index, *stmt.carried], len(stmt.carried), what + " body")
             for out in stmt.outs:
                 define(out, what)
-                visible.add(id(out))
+                if id(out) not in visible:
+                    visible.add(id(out))
+                    added.append(id(out))
         for atom in block.results:
             use(atom, visible, where + " results")
         if n_results is not None and len(block.results) != n_results:
@@ -393,13 +404,13 @@ def verify(fn: Function) -> Function:
 
     for p in fn.params:
         define(p, f"{fn.name} parameters")
-    check_block(fn.body, {id(p) for p in fn.params}, None, fn.name)
+    check_statements(fn.body, None, fn.name, [])
     return fn
 
 
-def _plain_op(op: Op, visible: set[int], defined: set[int]) -> bool:
+def _plain_op(op: Op, visible: set[int], defined: set[int], added: list[int]) -> bool:
     """Whether op reads only constants and visible values and defines new values (then they are defined and
-    visible); False, with nothing changed, where verify's full check must say what is wrong."""
+    visible, and listed in added); False, with nothing changed, where verify's full check must say what is wrong."""
     for atom in op.args:
         if type(atom) is not Const and (type(atom) is not Value or id(atom) not in visible):
             return False
@@ -414,6 +425,7 @@ def _plain_op(op: Op, visible: set[int], defined: set[int]) -> bool:
     for out in outs:
         defined.add(id(out))
         visible.add(id(out))
+        added.append(id(out))
     return True
 
 

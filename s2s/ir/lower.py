@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import itertools
 import keyword
 import operator
 import types
@@ -173,6 +174,47 @@ def _lazy_iterator(callee: Any, it: gast.Call, lowerer: Any) -> bool:
     return callee is np.ndindex or getattr(callee, "__module__", None) == "itertools"
 
 
+_ADDED = itertools.count()       # when a name was (last) added to an environment: the order of its keys
+
+
+class _Env(dict):
+    """Variable name -> its value, as a dict. A branch's copy (`Lowerer.sub_block`) notes the names it sets or
+    removes, so that join_if merges those alone (a function of many branches stays linear), and every copy knows
+    when each name was added (a dict's order: the order of the merged values)."""
+
+    def __init__(self, items: Any = ()) -> None:
+        super().__init__(items)
+        self.written: dict[str, None] | None = None
+        self.added = dict(items.added) if isinstance(items, _Env) else {k: next(_ADDED) for k in self}
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        if name not in self.added:
+            self.added[name] = next(_ADDED)
+        if self.written is not None:
+            self.written[name] = None
+        dict.__setitem__(self, name, value)
+
+    def update(self, items: Any = (), **more: Any) -> None:
+        for name, value in dict(items, **more).items():
+            self[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        self.pop(name)
+
+    def clear(self) -> None:
+        if self.written is not None:
+            self.written.update(dict.fromkeys(self))
+        self.added.clear()
+        dict.clear(self)
+
+    def pop(self, name: str, *default: Any) -> Any:
+        if dict.__contains__(self, name):
+            del self.added[name]
+            if self.written is not None:
+                self.written[name] = None
+        return dict.pop(self, name, *default)
+
+
 def _contains(nodes: list[gast.AST], kind: type, through_loops: bool) -> bool:
     stack = list(nodes)
     while stack:
@@ -226,7 +268,7 @@ class Lowerer:
         self.folds: list = []                           # what inlined callees folded (known_values.py)
         self.folded: set = set()                        # the attributes they folded on: (id(object), name)
         self.stmts: list = []
-        self.env: dict[str, Any] = {}
+        self.env: dict[str, Any] = _Env()
         node = parsed.node
         params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
         found = parsed.stored       # (found by the fence's walk, when node is still the tree it walked)
@@ -284,7 +326,8 @@ class Lowerer:
 
     def sub_block(self, fill: Callable[[], None]) -> tuple[list, dict[str, Any]]:
         saved_stmts, saved_env = self.stmts, self.env
-        self.stmts, self.env = [], dict(saved_env)
+        self.stmts, self.env = [], _Env(saved_env)
+        self.env.written = {}
         try:
             fill()
             return self.stmts, self.env
@@ -303,7 +346,12 @@ class Lowerer:
         # the other side's path (what follows is guarded by the flag)
         then_exits, else_exits = _exits(then_env), _exits(else_env)
         later = self.read_in_branches_after(node) if isinstance(node, gast.If) else ()
-        for name in list(dict.fromkeys([*then_env, *else_env])):
+        # the names either branch set or removed (the others hold what they held before), in the order of the
+        # keys of then_env, then else_env's others
+        changed = {**then_env.written, **else_env.written}
+        order = [((0, then_env.added[n]) if n in then_env else (1, else_env.added[n]), n) for n in changed
+                 if n in then_env or n in else_env]
+        for _, name in sorted(order):
             if name == EXITED:
                 continue
             a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)

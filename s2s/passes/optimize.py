@@ -435,8 +435,10 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
             return big and found is not None and len(found[0]) > 0 and np.dtype(found[1]).kind == "f"
 
         def reusable(target: Atom) -> bool:
+            # a number is never written in place (`t += c` makes a new one, in a statement of its own: nested)
             return (isinstance(target, Value) and uses.get(id(target)) == 1 and id(target) in floats
-                    and id(target) not in small and block_of.get(id(target)) == id(block) and fresh(target))
+                    and id(target) not in small and id(target) not in scalars
+                    and block_of.get(id(target)) == id(block) and fresh(target))
 
         for stmt in block.stmts:
             if not isinstance(stmt, Op) or stmt.kwargs or len(stmt.outs) != 1:
@@ -560,9 +562,11 @@ def sink_pure_operations(fn: Function) -> Function:
     `y_1 = y * 0.99` and a copy at the end of the loop), so fewer temporaries live at once."""
     changed(fn)
     pure = _purity()
+    lone_pops: set[int] = set()     # the block's pops of a stack nothing else in the block touches
 
     def movable(stmt: Stmt) -> bool:
-        return type(stmt) is Op and len(stmt.outs) == 1 and (pure(stmt.prim) or _transpose(stmt)) \
+        return type(stmt) is Op and len(stmt.outs) == 1 and (pure(stmt.prim) or _transpose(stmt)
+                                                             or stmt.prim is runtime.pop and id(stmt) in lone_pops) \
             and stmt.prim is not runtime.stack_new
 
     def block(b: Block) -> None:
@@ -570,6 +574,8 @@ def sink_pure_operations(fn: Function) -> Function:
             if type(stmt) is not Op:
                 for inner in stmt_blocks(stmt):
                     block(inner)
+        lone_pops.clear()
+        lone_pops.update(_lone_pops(b))
         # the statements that stay in place, in order; before each, the pure operations it is the first to
         # read (each after the ones it reads itself); what nothing reads, at the end. Linear in the block.
         position = {id(stmt): k for k, stmt in enumerate(b.stmts)}
@@ -611,6 +617,28 @@ def sink_pure_operations(fn: Function) -> Function:
 
     block(fn.body)
     return fn
+
+
+def _lone_pops(b: Block) -> set[int]:
+    """The pops of a block (by id) whose stack no other statement of the block reads (a push, another pop, its
+    length): it moves down to its first reader like a pure operation (the stacks' order is kept)."""
+    pops: dict[int, Op] = {}
+    touched: dict[int, int] = {}
+    for stmt in b.stmts:
+        if type(stmt) is Op:
+            if stmt.prim is runtime.pop and stmt.args and type(stmt.args[0]) is Value:
+                pops[id(stmt)] = stmt
+            reads = stmt.args
+        else:
+            reads = [a for a in _read_ids_atoms(stmt)]
+        for a in reads:
+            if type(a) is Value:
+                touched[id(a)] = touched.get(id(a), 0) + 1
+    return {k for k, op in pops.items() if touched.get(id(op.args[0])) == 1}
+
+
+def _read_ids_atoms(stmt: Stmt) -> list[Atom]:
+    return list(_reads(stmt)) + [a for inner in stmt_blocks(stmt) for a in uses_in(inner)]
 
 
 def _transpose(op: Op) -> bool:
@@ -717,34 +745,43 @@ def _known_floats(fn: Function, float_params: Sequence[int]) -> set[int]:
     carried value that starts as one and that every iteration leaves as one (assumed, then checked: an assumption
     that fails is dropped and the loop's body looked at again)."""
     floats: set[int] = {id(fn.params[i]) for i in float_params if i < len(fn.params)}
+    added: list[int] = []           # what was added to floats, in order (a failed assumption takes back its part)
+
+    def add(key: int) -> None:
+        if key not in floats:
+            floats.add(key)
+            added.append(key)
 
     def block(b: Block) -> None:
         for stmt in b.stmts:
             if type(stmt) is Op:
                 if len(stmt.outs) == 1 and _floats_made(stmt, floats):
-                    floats.add(id(stmt.outs[0]))
+                    add(id(stmt.outs[0]))
             elif isinstance(stmt, If):
                 block(stmt.then)
                 block(stmt.orelse)
                 for out, one, other in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
                     if _is_float(one, floats, True) and _is_float(other, floats, True):
-                        floats.add(id(out))
+                        add(id(out))
             else:
                 loop(stmt)
 
     def loop(stmt: While | For) -> None:
         assumed = [k for k, i in enumerate(stmt.inits) if _is_float(i, floats, True)]
-        before = set(floats)
+        mark = len(added)
         while True:
-            floats.update(id(stmt.carried[k]) for k in assumed)
+            for k in assumed:
+                add(id(stmt.carried[k]))
             for inner in stmt_blocks(stmt):
                 block(inner)
             held = [k for k in assumed if _is_float(stmt.body.results[k], floats, True)]
             if held == assumed:
                 break
             assumed = held
-            floats.intersection_update(before)          # what the failed assumption made: looked at again
-        floats.update(id(stmt.outs[k]) for k in assumed)
+            floats.difference_update(added[mark:])      # what the failed assumption made: looked at again
+            del added[mark:]
+        for k in assumed:
+            add(id(stmt.outs[k]))
 
     block(fn.body)
     return floats
@@ -983,4 +1020,4 @@ def _fold(op: Op) -> Atom | None:
 
 
 # The passes in the order the pipeline runs them; `optimize=` names a subset to run only those.
-PASSES = ("simplify", "hoist", "cse", "dce", "shapes", "specialize", "sink", "in_place")
+PASSES = ("simplify", "hoist", "cse", "dce", "shapes", "stacks", "specialize", "contract", "sink", "in_place")

@@ -297,6 +297,8 @@ class _Specializer:
 
     def fact(self, op: Op) -> Abstract | Items | None:
         """op's result's abstract value: shapes.py's rules, else what known sizes decide (sizes.py)."""
+        if op.prim is runtime._shaped_as:          # a checkpoint's carried value: the loop's shape
+            return self.full(op.args[1])
         found = infer(op, self.full)
         self.sizes.note(op)
         if found is None:
@@ -328,6 +330,12 @@ class _Specializer:
             return None
         facts = [self.get(a) for a in op.args]
         return rule(self, op, facts, mode)
+
+
+def _shaped_as(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """runtime._shaped_as(x, like): x, now that its facts are like's (known or not)."""
+    s.set(op.args[0], s.full(op.args[1])) if isinstance(op.args[0], Value) else None
+    return op.args[0]
 
 
 def _folded(op: Op) -> Const | None:
@@ -522,6 +530,7 @@ _CONTAINER_PRIMS = {runtime._zeros_like_tree, runtime._scatter, runtime._add, ru
 # (np.shape, np.ndim and np.size of an array of known shape stay as they are written: `range(1, n - 1)` reads
 # better than `range(1, 7)`, and shapes.py knows their values without a constant in the code: Abstract.value)
 _RULES = {
+    runtime._shaped_as: _shaped_as,
     operator.getitem: _constant_item,
     runtime._scatter: _scatter,
     runtime._unbroadcast: _unbroadcast,

@@ -100,7 +100,12 @@ def _resume(schedule, reached):
         return None
 
 
-runtime.EMITTED_HELPERS.update({_revolve, _resume})
+def _advancing(task):
+    """Whether task advances (the schedule's first descent, which the forward sweep runs, is advances only)."""
+    return task is not None and task[1] is not None
+
+
+runtime.EMITTED_HELPERS.update({_revolve, _resume, _advancing})
 _revolve._s2s_effect = _resume._s2s_effect = True      # type: ignore[attr-defined]  # generators: never merged
 
 
@@ -183,25 +188,29 @@ def reverse_loop(rev: Any, loop: While | For, out: list[Stmt], snapshots: Any) -
         inits.append(rev.full(g, f, out, loc) if g is not None else rev.zero(f, out, loc=loc))
 
     # the indices the loop runs over, as a range (a while loop counts its iterations: after the copies)
+    forward: list[Stmt] = out
     if isinstance(loop, While):
         count = rev._count_iterations(loop)
         indices = emit(range, [count], "indices", out)
         step: Atom = Const(1)
-    else:
+    else:           # the forward sweep is the schedule's first descent (below): it runs where the loop ran
+        forward = []
         bounds = [loop.stop] if (isinstance(loop.start, Const) and loop.start.value == 0 and
                                  isinstance(loop.step, Const) and loop.step.value == 1) else \
             [loop.start, loop.stop, loop.step]
-        indices = emit(range, bounds, "indices", out)
+        indices = emit(range, bounds, "indices", forward)
         if loop.reverse:
-            indices = emit(operator.getitem, [indices, Const(slice(None, None, -1))], "indices", out)
+            indices = emit(operator.getitem, [indices, Const(slice(None, None, -1))], "indices", forward)
         if isinstance(loop.step, Const):
             step = Const(-loop.step.value if loop.reverse else loop.step.value)
         else:
-            step = emit(operator.neg, [loop.step], "step", out) if loop.reverse else loop.step
+            step = emit(operator.neg, [loop.step], "step", forward) if loop.reverse else loop.step
 
-    start = emit(runtime.make_tuple, list(loop.inits[:n_state]), "state", out)
-    schedule = emit(_revolve, [indices, Const(snapshots), start], "schedule", out)
-    first = emit(_resume, [schedule, Const(None)], "task", out)
+    start = emit(runtime.make_tuple, list(loop.inits[:n_state]), "state", forward)
+    schedule = emit(_revolve, [indices, Const(snapshots), start], "schedule", forward)
+    first = emit(_resume, [schedule, Const(None)], "task", forward)
+    if isinstance(loop, For):
+        first = _first_descent(rev, loop, forward, schedule, first, step, copy_body, emit)
 
     task = rev.fresh("task")
     dcarried = [rev.fresh(adjoint_hint(loop.carried[j])) for j in active_carried]
@@ -212,7 +221,9 @@ def reverse_loop(rev: Any, loop: While | For, out: list[Stmt], snapshots: Any) -
     body.append(Op(operator.getitem, [task, Const(0)], [i], loc=loc))
     j = emit(operator.getitem, [task, Const(1)], "j", body)
     state = emit(operator.getitem, [task, Const(2)], "state", body)
-    body.extend(Op(operator.getitem, [state, Const(k)], [x], loc=loc) for k, x in enumerate(carried))
+    for k, x in enumerate(carried):    # with the shapes the loop's values have (the shape pass reads them there)
+        read = emit(operator.getitem, [state, Const(k)], x.hint, body)
+        body.append(Op(runtime._shaped_as, [read, loop.outs[k]], [x], loc=loc))
     advancing = emit(operator.is_not, [j, Const(None)], "advancing", body)
 
     # advance: for t in range(i, j, step): carried = body(carried)
@@ -248,3 +259,48 @@ def reverse_loop(rev: Any, loop: While | For, out: list[Stmt], snapshots: Any) -
         rev.adj[id(f)] = o
     for k, o in zip(active_carried, outs[1:]):
         rev.accumulate(loop.inits[k], o, out, loc)
+
+
+def _first_descent(rev: Any, loop: For, forward: list[Stmt], schedule: Value, first: Value, step: Atom,
+                   copy_body: Any, emit: Any) -> Value:
+    """The forward sweep of a checkpointed `for` loop, in the loop's place: the schedule's first descent (its
+    advances, each keeping its snapshot) then the last step, whose results are the loop's. revolve's first sweep
+    is this one: the loop runs once, not once more before the schedule starts over. Each advance of the first
+    descent starts where the one before stopped, so the carried values go around the loop of tasks as they go
+    around the user's loop (their shapes found the same way). Returns the task it stops at (the reverse of the
+    last step, or None for no step), where the reverse sweep's schedule continues."""
+    loc = loop.loc
+    task = rev.fresh("task")
+    carried = [rev.fresh(c.hint) for c in loop.carried]
+    test: list[Stmt] = []
+    more = emit(_advancing, [task], "", test)
+    body: list[Stmt] = []
+    i = emit(operator.getitem, [task, Const(0)], "i", body)
+    j = emit(operator.getitem, [task, Const(1)], "j", body)
+    heads = [rev.fresh(c.hint) for c in loop.carried]
+    index = rev.fresh(loop.index.hint)
+    mapping: dict[int, Atom] = {id(c): h for c, h in zip(loop.carried, heads)}
+    mapping[id(loop.index)] = index
+    stepped = copy_body(mapping)
+    ends = [rev.fresh(c.hint) for c in loop.carried]
+    body.append(For(i, j, step, index, list(carried), heads, stepped, ends, False, loc))
+    reached = emit(runtime.make_tuple, list(ends), "reached", body)
+    following = emit(_resume, [schedule, reached], "task", body)
+    last = rev.fresh("task")
+    reached_last = [rev.fresh(c.hint) for c in loop.carried]
+    forward.append(While([first, *loop.inits], [task, *carried], Block(test, [more]),
+                         Block(body, [following, *ends]), [last, *reached_last], loc))
+    # the last step, from where the descent stopped (the step the schedule reverses first): the loop's results
+    stepping = emit(operator.is_not, [last, Const(None)], "", forward)
+    then: list[Stmt] = []
+    at = emit(operator.getitem, [last, Const(0)], loop.index.hint, then)
+    mapping = {id(c): x for c, x in zip(loop.carried, reached_last)}
+    mapping[id(loop.index)] = at
+    final = copy_body(mapping)
+    then.extend(final.stmts)
+    forward.append(If(stepping, Block(then, list(final.results)), Block([], list(reached_last)), list(loop.outs),
+                      loc))
+    block = rev.forward_block
+    k = next(k for k, s in enumerate(block.stmts) if s is loop)
+    block.stmts[k:k + 1] = forward
+    return last

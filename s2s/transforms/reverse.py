@@ -62,13 +62,62 @@ from s2s.transforms.rule_copies import copy_rule
 from s2s.transforms.rule_inline import with_keywords
 
 
+class Adjoints(dict):
+    """id of a value -> its adjoint so far, remembering the order in which keys were first set (the order of a
+    branch's results)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first: dict[int, int] = {}
+
+    def __setitem__(self, key: int, value: Atom) -> None:
+        if key not in self.first:
+            self.first[key] = len(self.first)
+        dict.__setitem__(self, key, value)
+
+    def position(self, key: int) -> Any:
+        return self.first[key]
+
+
+class _BranchAdjoints(Adjoints):
+    """The adjoints inside one branch of an If: those it sets, read through to the ones before it (no copy of
+    them: a function of many branches stays linear). Its written keys are its own items."""
+
+    def __init__(self, before: dict) -> None:
+        super().__init__()
+        self.before = before
+
+    def __missing__(self, key: int) -> Atom:
+        return self.before[key]
+
+    def get(self, key: int, default: Any = None) -> Any:
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        return self.before.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or key in self.before
+
+    def position(self, key: int) -> Any:
+        """Where key stands in a copy of the adjoints before the branch updated with the branch's."""
+        if key in self.before:
+            return (0, _position(self.before, key))
+        return (1, self.first[key])
+
+
+def _position(adjoints: dict, key: int) -> Any:
+    if isinstance(adjoints, Adjoints):
+        return adjoints.position(key)
+    return list(adjoints).index(key)        # a plain dict (checkpoint.py's): its order
+
+
 class _Reverse:
     def __init__(self, fn: Function, active: set[int], kinds: dict[int, Any]):
         self.fn = fn
         self.active = active
         self.kinds = kinds
         self.namer = Namer()
-        self.adj: dict[int, Atom] = {}
+        self.adj: dict[int, Atom] = Adjoints()
         # adjoints that may be smaller than their value (a reduction's adjoint, spread lazily): they
         # broadcast to its shape, and are expanded only where a rule or the caller needs the full shape
         self.lazy: set[int] = set()
@@ -77,6 +126,7 @@ class _Reverse:
         self.masked: set[int] = set()
         self.stack_inits: list[Stmt] = []
         self.checkpoint: Any = None      # snapshots for the loops no loop encloses: see checkpoint.py
+        self.forward_block: Block | None = None      # the forward block being reversed
         self.values = {id(p): p for p in fn.params}
         self.defining: dict[int, Op] = {}
         for s in walk(fn.body):           # one sweep: every value by id, the operation defining it
@@ -172,6 +222,7 @@ class _Reverse:
     # ---------------------------------------------------------------- blocks
 
     def block(self, block: Block, out: list[Stmt], depth: int) -> None:
+        outer, self.forward_block = self.forward_block, block      # (a checkpointed loop rewrites its forward)
         for stmt in reversed(block.stmts):
             if isinstance(stmt, Op):
                 self.op(stmt, out)
@@ -179,6 +230,7 @@ class _Reverse:
                 self.branch(stmt, out, depth)
             else:
                 self.loop(stmt, out, depth)
+        self.forward_block = outer
 
     def op(self, op: Op, out: list[Stmt]) -> None:
         if op.prim.__class__ is Callee:      # a recursive function's call: its own derivative functions (recursion.py)
@@ -295,7 +347,7 @@ class _Reverse:
         before = self.adj
         reversed_branches = []
         for branch in (stmt.then, stmt.orelse):
-            self.adj = dict(before)
+            self.adj = _BranchAdjoints(before)
             stmts: list[Stmt] = []
             for j, g in incoming:
                 if g is not None:
@@ -306,9 +358,9 @@ class _Reverse:
             reversed_branches.append((branch, stmts, self.adj, local))
         self.adj = before
         escaping: dict[int, Value] = {}
-        for _, _, after, local in reversed_branches:
-            for key, atom in after.items():
-                if key not in local and atom is not before.get(key):
+        for _, _, after, local in reversed_branches:       # in the order of a copy of before, updated
+            for key in sorted(dict.keys(after), key=after.position):
+                if key not in local and dict.__getitem__(after, key) is not before.get(key):
                     escaping[key] = self.values[key]
         blocks = []
         for branch, stmts, after, _ in reversed_branches:
@@ -358,7 +410,7 @@ class _Reverse:
             inits.append(self.full(g, f, out, stmt.loc) if g is not None else self.zero(f, out, loc=stmt.loc))
 
         before = self.adj
-        self.adj = {}
+        self.adj = Adjoints()
         carried = [self.fresh(adjoint_hint(stmt.carried[j])) for j in active_carried]
         accumulators = [self.fresh(adjoint_hint(f)) for f in free]
         for f, acc in zip(free, accumulators):

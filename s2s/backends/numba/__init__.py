@@ -22,8 +22,9 @@ assemble.py puts the module back together with the helpers it calls and its line
 first compilation's typing says about the variables (the last two rewrites need it). compiler.py compiles the result with `numba.njit` (with the options of the user's `@njit` dispatcher, when the
 user's function is one) for the argument types it is called with, at once: whatever Numba cannot type is refused
 when the derivative is made, as an S2SError naming the generated line and the user's line it comes from, never
-at the first call inside Numba's own error text. export.py writes the standalone module; dispatchers.py knows
-Numba's dispatchers and options.
+at the first call inside Numba's own error text. sequences.py passes a list or tuple of floats that the
+derivative reads by index as a float64 array (checked and converted at each call: no reflected list).
+export.py writes the standalone module; dispatchers.py knows Numba's dispatchers and options.
 """
 from s2s.backends.numba.compiler import build, compile_numba
 from s2s.backends.numba.dispatchers import (
@@ -39,7 +40,8 @@ from s2s.backends.numba.dispatchers import (
 )
 from s2s.backends.numba.export import standalone
 from s2s.backends.numba.rewrite import to_numba
+from s2s.backends.numba.sequences import FLOATS, array_positions
 
-__all__ = ["INSTALL_HINT", "NumbaUnsupported", "build", "call_args", "call_key", "compile_numba",
-           "dispatcher_options", "is_dispatcher", "numba_module", "plain_function", "resolve_backend",
+__all__ = ["FLOATS", "INSTALL_HINT", "NumbaUnsupported", "array_positions", "build", "call_args", "call_key",
+           "compile_numba", "dispatcher_options", "is_dispatcher", "numba_module", "plain_function", "resolve_backend",
            "standalone", "to_numba"]

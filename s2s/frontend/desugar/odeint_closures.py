@@ -20,19 +20,23 @@ import gast
 from s2s.frontend.desugar.closures import _free_locals
 from s2s.frontend.desugar.context import Context, located, name
 
-try:
-    import scipy.integrate
-    _ODEINT: Any = scipy.integrate.odeint
-except ImportError:                             # pragma: no cover - SciPy is optional
-    _ODEINT = None
+def _odeint() -> Any:
+    """scipy.integrate.odeint, or None without SciPy (imported here, where a function names odeint: SciPy is
+    optional, and importing it takes longer than s2s does)."""
+    try:
+        import scipy.integrate
+    except ImportError:                         # pragma: no cover - SciPy is optional
+        return None
+    return scipy.integrate.odeint
 
 
 def applies(ctx: Context) -> bool:
-    return _ODEINT is not None and "odeint" in ctx.used
+    return "odeint" in ctx.used and _odeint() is not None
 
 
 def rewrite(ctx: Context) -> None:
-    if _ODEINT is None or "odeint" not in ctx.used:
+    _ODEINT = _odeint() if "odeint" in ctx.used else None
+    if _ODEINT is None:
         return
     calls = [n for n in gast.walk(ctx.node) if isinstance(n, gast.Call) and n.args and ctx.names(n.func, _ODEINT)]
     nested = [s for s in gast.walk(ctx.node) if isinstance(s, gast.FunctionDef) and s is not ctx.node]
