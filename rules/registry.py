@@ -36,7 +36,7 @@ from s2s.rules.record import FACTS, Record
 _RECORDS: dict[Any, Record] = {}
 _BUILTIN_RULE_MODULES = ("python_operators", "sequences", "math_functions", "numpy_functions", "numpy_more", "linear_algebra",
                          "linalg", "fft", "complex_numbers", "runtime_helpers", "special", "stats", "scipy_linalg",
-                         "integrate", "definitions")
+                         "integrate", "definitions", "batching")
 _loaded = False
 _version = 0            # how many declarations were made: a cache keyed on it sees any new one
 

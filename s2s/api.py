@@ -18,6 +18,7 @@ from s2s.analysis import complex_values
 from s2s.analysis.values import abstract_of, kind_of, shape_key  # noqa: F401  (shape_key: reached as s2s.api.shape_key)
 from s2s.backends import numba as numba_backend
 from s2s.driver.callables import as_function
+from s2s.driver import batched as batching
 from s2s.driver.dispatch import dispatcher, stale
 
 # and the pipeline's names that tools, benchmarks and tests reach through s2s.api
@@ -37,6 +38,7 @@ from s2s.driver.pipeline import (  # noqa: F401
     _resolve_wrt,
     _signature,
     _verify_reading,
+    batched,
     call,
     compiled,
     derivative_ir,
@@ -461,6 +463,8 @@ def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     """
     backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
+    if batched(fn) and mode == "auto" and order == 1 and checkpoint is None:     # a function s2s.vmap made
+        return Source(batching.source(fn.__s2s__[0], fn.__s2s__[1], args))
     if order == 2:
         mode = "hvp"
     elif order != 1:
@@ -537,6 +541,35 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     if backend == "numba":
         return numba_backend.standalone(emitted, derivative.name, root, numba_options, example)
     return shape_checks(emitted.source, derivative.name, _param_names(fn), example)
+
+
+# ---------------------------------------------------------------- batching
+
+def vmap(fn: Any = None, in_axes: Any = 0, out_axes: Any = 0, *, optimize: Any = True) -> Any:
+    """The function of a batch of examples: `s2s.vmap(f, in_axes=(None, 0))(params, X)` is `f(params, x)` for each
+    row x of X, stacked, computed by vectorized NumPy code that s2s generates from f's source (a loop over the batch
+    only where no batched form exists, said in the code's header). in_axes: the batch axis of each argument (an
+    int for all of them, None for one the same for every example, or a tuple with one entry per argument, each an
+    int, None or a tree like the argument); out_axes: where the batch axis goes in the output (as JAX has them).
+    fn may be a derivative s2s made (`s2s.vmap(s2s.grad(loss), in_axes=(None, 0, 0))`: per-example gradients), and
+    the result can be differentiated or batched again. `s2s.source(s2s.vmap(f), *args)` shows the batched code."""
+    if fn is None:
+        return lambda f: vmap(f, in_axes, out_axes, optimize=optimize)
+    if isinstance(in_axes, dict):
+        raise BadArgument("in_axes is a dict: give a tuple with one entry per positional argument (a dict there "
+                          "for a dict argument)")
+    spec = batching.BatchSpec(batching.normalize_axes(in_axes), batching.normalize_axes(out_axes), _passes(optimize))
+    fn = _underlying(fn)
+    _refuse_early(fn)
+
+    def batched(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            if hasattr(fn, "__s2s__"):
+                raise BadArgument("a batched derivative takes its arguments by position")
+            args = _bind(fn, args, kwargs)
+        return batching.call(fn, spec, args)
+
+    return _wrap(fn, spec, batched, "vmap")
 
 
 # the rules that call s2s's transformations when they run find them here (rules/nested.py, rules/integrate.py); the

@@ -1,0 +1,524 @@
+"""s2s.vmap's pipeline and cache: from a function, in_axes and out_axes and the arguments to a compiled batched
+function.
+
+`call(fn, spec, args)` checks in_axes against the arguments (one clear error naming the argument and the place),
+finds the batch size (every batched leaf must agree), takes one example (the arguments at index 0 along their
+axes) and makes, once per function, axes, argument kinds and shapes: one example's IR, specialized on one example's
+shapes (a primal function as a derivative's base is prepared; a derivative s2s made, or a function s2s.vmap made,
+its own IR), batched by s2s/transforms/batching.py, optimized like a derivative, emitted and compiled. The batched
+code moves a batch axis given at another position to the front first, and an output's batch axis where out_axes
+puts it. Where no exact batched form exists, the batched code loops over the batch, and its header says so.
+
+`BatchSpec.batched_ir` is how the pipeline reads a function s2s.vmap made, to differentiate it or batch it again.
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+import os
+import threading
+import warnings
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from s2s import runtime
+from s2s.analysis import complex_values
+from s2s.analysis.values import Abstract, Items, abstract_of, kind_of, shape_key
+from s2s.driver.compile import collection_paused, compile_function
+from s2s.driver.primal import root_function
+from s2s.emit.python import emit_module
+from s2s.errors import BadArgument, S2SError
+from s2s.ir.core import UNDEFINED, Block, Const, For, Function, If, Op, Value, checked, clone_block, values_kept, verify, walk
+from s2s.ir.naming import Namer
+from s2s.passes.specialize import _Specializer
+from s2s.rules.batching import _stack_rows
+from s2s.transforms.batching import NotBatchable, batch_function, state_of_kind
+
+__all__ = ["BatchSpec", "call", "normalize_axes"]
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """What s2s.vmap was given: in_axes and out_axes (normalized: None, an int, or a tuple/dict tree of them)."""
+    in_axes: Any = 0
+    out_axes: Any = 0
+    optimize: Any = True
+
+    # the pipeline reads a function s2s.vmap made through this (s2s/driver/pipeline.py's function_ir)
+    def batched_ir(self, fn: Callable, kinds: Sequence[Any], shapes: Any) -> Function:
+        return batched_ir(fn, self, kinds, shapes)
+
+
+def normalize_axes(axes: Any) -> Any:
+    """in_axes or out_axes as a hashable tree: lists as tuples, dicts as sorted (key, axes) tuples marked."""
+    if axes is None or isinstance(axes, int) and not isinstance(axes, bool):
+        return axes
+    if isinstance(axes, (tuple, list)):
+        return tuple(normalize_axes(a) for a in axes)
+    if isinstance(axes, dict):
+        return _Keyed(tuple((k, normalize_axes(v)) for k, v in axes.items()))
+    raise BadArgument(f"in_axes and out_axes are made of ints, None, tuples, lists and dicts, not "
+                      f"{type(axes).__name__} {axes!r:.40}")
+
+
+@dataclass(frozen=True)
+class _Keyed:
+    """A dict of axes, hashable."""
+    items: tuple
+
+    def as_dict(self) -> dict:
+        return dict(self.items)
+
+
+def _plain(axes: Any) -> Any:
+    """A normalized tree back as Python's: dicts for _Keyed."""
+    if isinstance(axes, _Keyed):
+        return {k: _plain(v) for k, v in axes.items}
+    if isinstance(axes, tuple):
+        return tuple(_plain(a) for a in axes)
+    return axes
+
+
+# ---------------------------------------------------------------- the arguments
+
+def _names(fn: Callable, count: int) -> list[str]:
+    root = root_function(fn)
+    code = getattr(root, "__code__", None)
+    names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
+    return names + [f"argument {k}" for k in range(len(names), count)]
+
+
+def _leaves(value: Any, axes: Any, path: str, name: str, found: list) -> Any:
+    """Check axes against value's structure; append (path, leaf, axis) for every batched leaf. Returns the axes
+    tree with every int made non-negative, shaped like value."""
+    if isinstance(axes, _Keyed):
+        if not isinstance(value, dict):
+            raise BadArgument(f"in_axes gives a dict for {name}{path}, which is a {type(value).__name__}")
+        given = axes.as_dict()
+        if set(given) != set(value):
+            raise BadArgument(f"in_axes for {name}{path} has the keys {sorted(given, key=str)}, the argument "
+                              f"{sorted(value, key=str)}")
+        return _Keyed(tuple((k, _leaves(value[k], given[k], f"{path}[{k!r}]", name, found)) for k in value))
+    if isinstance(axes, tuple):
+        if not isinstance(value, (tuple, list)) or isinstance(value, np.ndarray):
+            raise BadArgument(f"in_axes gives a tuple of {len(axes)} for {name}{path}, which is a "
+                              f"{type(value).__name__}", hint="give an int (or None) for an array argument")
+        if len(axes) != len(value):
+            raise BadArgument(f"in_axes for {name}{path} has {len(axes)} entries, the argument holds {len(value)} "
+                              f"items")
+        return tuple(_leaves(v, a, f"{path}[{k}]", name, found) for k, (v, a) in enumerate(zip(value, axes)))
+    if axes is None:
+        return None
+    if isinstance(value, dict):
+        return _Keyed(tuple((k, _leaves(v, axes, f"{path}[{k!r}]", name, found)) for k, v in value.items()))
+    if isinstance(value, (tuple, list)) and not isinstance(value, np.ndarray):
+        return tuple(_leaves(v, axes, f"{path}[{k}]", name, found) for k, v in enumerate(value))
+    ndim = np.ndim(value)
+    if not isinstance(value, np.ndarray) and not runtime._foreign(value):
+        shown = f"a {type(value).__name__}" if not isinstance(value, (int, float, complex)) else f"the number {value!r}"
+        raise BadArgument(f"in_axes={axes} batches {name}{path}, which is {shown}, not an array",
+                          hint=f"give None in in_axes for {name}{path} (the same for every example), or pass an array")
+    if not -ndim <= axes < ndim:
+        raise BadArgument(f"in_axes={axes} for {name}{path} is out of range: it has the shape {np.shape(value)}",
+                          hint=f"the batch axis of {name}{path} is one of {list(range(-ndim, ndim)) or 'none'}")
+    axis = axes % ndim
+    found.append((f"{name}{path}", value, axis))
+    return axis
+
+
+def _expand(in_axes: Any, args: tuple, fn: Callable) -> list:
+    """in_axes, one tree per argument."""
+    if isinstance(in_axes, int) or in_axes is None:
+        return [in_axes] * len(args)
+    if isinstance(in_axes, _Keyed):
+        raise BadArgument("in_axes is a dict: give a tuple with one entry per positional argument")
+    if len(in_axes) != len(args):
+        names = _names(fn, len(args))[:len(args)]
+        raise BadArgument(f"in_axes has {len(in_axes)} entries, and {root_function(fn).__qualname__} was given "
+                          f"{len(args)} arguments ({', '.join(names)})",
+                          hint="give one entry per positional argument: an int (the batch axis), None, or a tree "
+                               "like the argument")
+    return list(in_axes)
+
+
+def _take(value: Any, axes: Any) -> Any:
+    """One example: value at index 0 along each batched leaf's axis."""
+    if axes is None:
+        return value
+    if isinstance(axes, _Keyed):
+        given = axes.as_dict()
+        return {k: _take(v, given[k]) for k, v in value.items()}
+    if isinstance(axes, tuple):
+        items = [_take(v, a) for v, a in zip(value, axes)]
+        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)
+    return np.take(value, 0, axis=axes)
+
+
+def check_arguments(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[list, int]:
+    """(the axes of each argument, non-negative, shaped like it; the batch size)."""
+    trees = _expand(spec.in_axes, args, fn)
+    names = _names(fn, len(args))
+    found: list = []
+    axes = [_leaves(a, t, "", names[k], found) for k, (a, t) in enumerate(zip(args, trees))]
+    if not found:
+        raise BadArgument(f"s2s.vmap of {root_function(fn).__qualname__}: in_axes batches no argument",
+                          hint="give the batch axis (an int) of at least one array argument")
+    sizes = [(where, np.shape(leaf)[axis]) for where, leaf, axis in found]
+    first = sizes[0]
+    for where, size in sizes[1:]:
+        if size != first[1]:
+            raise BadArgument(f"the batch sizes differ: {first[0]} has {first[1]} examples along its batch axis, "
+                              f"{where} has {size}", hint="every batched argument needs the same number of examples")
+    if first[1] == 0:
+        raise BadArgument(f"{first[0]} has no example along its batch axis (a batch of size 0)")
+    return axes, first[1]
+
+
+# ---------------------------------------------------------------- one example's IR, batched
+
+def example_ir(fn: Callable, kinds: list, shapes: list, optimize: Any) -> Function:
+    """The IR of fn for one example of these kinds and shapes, prepared as a derivative's base is (or the IR of a
+    derivative s2s made, specialized on these shapes, or of a function s2s.vmap made)."""
+    from s2s.driver import pipeline
+    derived = getattr(fn, "__s2s__", None)
+    if derived is not None:
+        inner, options = derived
+        if isinstance(options, BatchSpec):
+            return batched_ir(inner, options, kinds, shapes)
+        if options.mode in ("jacobian",) or options.checkpoint is not None:
+            raise S2SError(f"s2s.vmap batches functions, gradients, jvp, vjp and Hessian-vector products, not "
+                           f"this {options.mode} of {root_function(fn).__qualname__}",
+                           hint="vmap the function, and take its jacobian outside (s2s.jacobian(s2s.vmap(f)))")
+        passes = options.optimize
+        if passes is True:
+            passes = tuple(p for p in pipeline.PASSES if p not in ("in_place", "sink"))
+        elif passes:
+            passes = tuple(p for p in passes if p not in ("in_place", "sink"))
+        inner_options = dataclasses.replace(options, optimize=passes)
+        return pipeline.derivative_ir(inner, inner_options, kinds, shapes if pipeline.specializes(inner_options)
+                                      else None)
+    from s2s.analysis.activity import value_kinds
+    from s2s.errors import UnsupportedSyntax
+    from s2s.passes import sequences
+    from s2s.passes.unroll import unroll
+    with values_kept():
+        base = checked(sequences.resolve(pipeline.function_ir(fn, kinds, shapes), kinds))
+        if base.scalar_checks:
+            found = value_kinds(base, kinds)
+            for (value, *others), loc, message in base.scalar_checks:
+                if found.get(id(value)) != "scalar" and (not others or any(found.get(id(o)) != "scalar"
+                                                                          for o in others)):
+                    raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
+        if optimize:
+            base = checked(unroll(base, kinds))
+            passes = optimize if optimize is not True else True
+            base = pipeline.optimize_ir(base, kinds, [], passes, final=False, shapes=shapes)
+        return base
+
+
+def _facts(fn: Function, shapes: list) -> dict:
+    """The abstract value of every value of fn (one example's), from its parameters' (s2s/analysis/shapes.py). A
+    phi one branch leaves undefined (None: `return` inside an `if`) has the other branch's."""
+    s = _Specializer(fn, list(shapes))
+    s.block(fn.body, "none")
+    env = s.env
+    for stmt in walk(fn.body):
+        if isinstance(stmt, Op) and len(stmt.outs) == 1 and id(stmt.outs[0]) not in env:
+            found = _trial(stmt, env)
+            if found is not None:
+                env[id(stmt.outs[0])] = found
+        if isinstance(stmt, If):
+            for o, a, b in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+                if id(o) in env:
+                    continue
+                for x, y in ((a, b), (b, a)):
+                    if isinstance(y, Const) and (y.value is None or y.value is UNDEFINED) and isinstance(x, Value) \
+                            and id(x) in env:
+                        env[id(o)] = env[id(x)]
+    return env
+
+
+_TRIED = ("numpy", "operator", "_operator", "math", "builtins")
+
+
+def _trial(op: Op, env: dict) -> Any:
+    """The abstract value of op's result where the shape rules have none (np.outer, np.einsum...): op run on
+    arrays of ones of its arguments' shapes (small ones only, pure functions only)."""
+    from s2s.rules import registry
+    try:
+        rec = registry.record(op.prim)
+    except TypeError:
+        return None
+    module = getattr(op.prim, "__module__", None) or ""
+    if rec.random or rec.effect or not (module.split(".")[0] in _TRIED or op.prim in runtime.EMITTED_HELPERS):
+        return None
+    size = 0
+
+    def stand_in(atom: Any) -> Any:
+        nonlocal size
+        if isinstance(atom, Const):
+            return atom.value
+        fact = env.get(id(atom))
+        if not isinstance(fact, Abstract):
+            raise LookupError
+        if fact.python:
+            return fact.dtype(1)
+        size += int(np.prod(fact.shape))
+        return np.ones(fact.shape, fact.dtype)
+    try:
+        args = [stand_in(a) for a in op.args]
+        kwargs = {k: stand_in(a) for k, a in op.kwargs.items()}
+        if size > 1 << 16:
+            return None
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = op.prim(*args, **kwargs)
+    except Exception:               # noqa: BLE001 - no trial, no fact
+        return None
+    return abstract_of(result)
+
+
+def batched_ir(fn: Callable, spec: BatchSpec, kinds: Sequence[Any], shapes: Any) -> Function:
+    """The batched IR of fn for arguments of these kinds and shapes (the whole batch's: what the function s2s.vmap
+    made is called with)."""
+    if shapes is None or any(s is None for s, k in zip(shapes, kinds) if k == "array"):
+        raise S2SError(f"s2s needs the shapes of the arguments of the batched {root_function(fn).__qualname__} to "
+                       f"transform it further", hint="call it with NumPy arrays (optimize=True)")
+    protos = [_proto(s) for s in shapes]
+    axes, size = check_arguments(fn, spec, tuple(protos))
+    made, _ = _batched(fn, spec, protos, axes, size)
+    return made
+
+
+def _proto(fact: Any) -> Any:
+    """A value of these facts (an array of zeros that takes no memory), to read kinds and shapes from."""
+    if isinstance(fact, Items):
+        items = [_proto(f) for f in fact.items]
+        return dict(zip(fact.keys, items)) if fact.kind == "dict" else list(items) if fact.kind == "list" else \
+            tuple(items)
+    if isinstance(fact, Abstract):
+        if fact.python:
+            return fact.dtype(0)
+        return np.lib.stride_tricks.as_strided(np.zeros(1, fact.dtype), fact.shape, (0,) * len(fact.shape))
+    return fact
+
+
+def _moved(value: Any, axes: Any) -> Any:
+    """value with each batched leaf's axis moved to the front (a view)."""
+    if axes is None:
+        return value
+    if isinstance(axes, _Keyed):
+        given = axes.as_dict()
+        return {k: _moved(v, given[k]) for k, v in value.items()}
+    if isinstance(axes, tuple):
+        items = [_moved(v, a) for v, a in zip(value, axes)]
+        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)
+    return value if axes == 0 else np.moveaxis(value, axes, 0)
+
+
+def _batched(fn: Callable, spec: BatchSpec, args: list, axes: list, size: int) -> tuple[Function, list[str]]:
+    example = [_take(a, t) for a, t in zip(args, axes)]
+    kinds = [kind_of(e) for e in example]
+    shapes = [abstract_of(e) for e in example]
+    base = example_ir(fn, kinds, shapes, spec.optimize)
+    states = [state_of_kind(k, _plain_tree(t)) for k, t in zip(kinds, axes)]
+    facts = _facts(base, shapes)
+    with values_kept():
+        try:
+            made, _, notes = batch_function(base, states, facts, size, _plain(spec.out_axes))
+        except NotBatchable as exc:
+            made = loop_function(base, states, size, _plain(spec.out_axes))
+            notes = [f"the whole function: s2s has no exact batched form for {exc.message}"
+                     + (f" ({os.path.basename(exc.loc.file)}:{exc.loc.line})" if exc.loc is not None else "")]
+        made.name = f"{base.name}_vmap"
+        _move_in(made, axes)
+        made = checked(made)
+        moved = [_moved(a, t) for a, t in zip(args, axes)]
+        batched_kinds = [kind_of(a) for a in moved]
+        from s2s.driver import pipeline
+        if spec.optimize:
+            made = pipeline.optimize_ir(made, batched_kinds, [], spec.optimize, final=True,
+                                        shapes=[abstract_of(a) for a in args])
+        made.notes = notes          # type: ignore[attr-defined]
+        return verify(made), notes
+
+
+def _plain_tree(axes: Any) -> Any:
+    if isinstance(axes, _Keyed):
+        return {k: _plain_tree(v) for k, v in axes.items}
+    if isinstance(axes, tuple):
+        return tuple(_plain_tree(a) for a in axes)
+    return None if axes is None else 0
+
+
+def _move_in(fn: Function, axes: list) -> None:
+    """The batched code's first lines: each batch axis given elsewhere than first, moved to the front."""
+    stmts: list = []
+    mapping: dict[int, Any] = {}
+    namer = Namer()
+    for p in fn.params:
+        namer.reserve(p.name)
+    for p, t in zip(fn.params, axes):
+        if _all_front(t):
+            continue
+        mapping[id(p)] = _move_value(p, t, stmts, namer)
+    if not stmts:
+        return
+    from s2s.ir.core import substitute
+    substitute(fn.body, mapping)
+    fn.body.stmts[:0] = stmts
+
+
+def _all_front(axes: Any) -> bool:
+    if axes is None or isinstance(axes, int):
+        return axes in (None, 0)
+    items = axes.items if isinstance(axes, _Keyed) else tuple(enumerate(axes))
+    return all(_all_front(a) for _, a in items)
+
+
+def _move_value(value: Value, axes: Any, stmts: list, namer: Namer) -> Value:
+    hint = value.hint or value.name
+
+    def emit(prim: Any, args: list) -> Value:
+        v = namer.value(hint)
+        stmts.append(Op(prim, args, [v]))
+        return v
+    if isinstance(axes, int):
+        return emit(np.moveaxis, [value, Const(axes), Const(0)])
+    from s2s import runtime as rt
+    if isinstance(axes, _Keyed):
+        keys = tuple(k for k, _ in axes.items)
+        items = [_move_value(emit(operator.getitem, [value, Const(k)]), a, stmts, namer) if not _all_front(a)
+                 else emit(operator.getitem, [value, Const(k)]) for k, a in axes.items]
+        return emit(rt.make_dict, [Const(keys)] + items)
+    items = [_move_value(emit(operator.getitem, [value, Const(k)]), a, stmts, namer) if not _all_front(a)
+             else emit(operator.getitem, [value, Const(k)]) for k, a in enumerate(axes)]
+    return emit(rt.make_tuple, items)
+
+
+def loop_function(base: Function, states: list, size: int, out_axes: Any) -> Function:
+    """The batched function as a loop over the batch: base's body once per example, its outputs stacked."""
+    from s2s import runtime as rt
+    namer = Namer()
+    params = [Value(p.name, p.hint) for p in base.params]
+    for p in params:
+        namer.reserve(p.name)
+    index = namer.value("i")
+    rows = namer.value("rows")
+    mapping: dict[int, Any] = {}
+    body_stmts: list = []
+
+    def pick(atom: Value, state: Any) -> Any:
+        if state is None:
+            return atom
+        v = namer.value(atom.hint)
+        if state is True:
+            body_stmts.append(Op(operator.getitem, [atom, index], [v]))
+            return v
+        tag = state[0]
+        if tag in ("list*",):
+            raise S2SError("s2s.vmap cannot loop over a batch of lists of any length")
+        keys = state[1] if tag == "dict" else range(len(state[1]))
+        item_states = state[2] if tag == "dict" else state[1]
+        items = []
+        for k, s in zip(keys, item_states):
+            item = namer.value("")
+            body_stmts.append(Op(operator.getitem, [atom, Const(k)], [item]))
+            items.append(pick(item, s))
+        prim = rt.make_dict if tag == "dict" else rt.make_list if tag == "list" else rt.make_tuple
+        body_stmts.append(Op(prim, ([Const(tuple(keys))] if tag == "dict" else []) + items, [v]))
+        return v
+
+    for old, new, s in zip(base.params, params, states):
+        mapping[id(old)] = pick(new, s)
+    copied = clone_block(base.body, mapping, lambda v: namer.value(v.hint))
+    body_stmts.extend(copied.stmts)
+    result = copied.results[0]
+    if base.returns_tuple or len(copied.results) != 1:
+        result = namer.value("out")
+        body_stmts.append(Op(rt.make_tuple, list(copied.results), [result]))
+    appended = namer.value("rows")
+    body_stmts.append(Op(rt.list_append, [rows, result], [appended]))
+    first = namer.value("rows")
+    last = namer.value("rows")
+    stacked = namer.value("out")
+    stmts = [Op(rt.make_list, [], [first]),
+             For(Const(0), Const(size), Const(1), index, [first], [rows], Block(body_stmts, [appended]), [last]),
+             Op(_stack_rows, [last, Const(out_axes)], [stacked])]
+    fn = Function(base.name, params, Block(stmts, [stacked]), base.loc, False)
+    return fn
+
+
+# ---------------------------------------------------------------- the cache and the call
+
+_CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_LOCK = threading.RLock()
+
+
+def _header(fn: Callable, spec: BatchSpec, args: tuple, notes: list[str]) -> str:
+    from s2s.driver import pipeline
+    root = root_function(fn)
+    where = f"{os.path.basename(root.__code__.co_filename)}:{root.__code__.co_firstlineno}"
+    derived = getattr(fn, "__s2s__", None)
+    if derived is not None and not isinstance(derived[1], BatchSpec):
+        inner, options = derived
+        kinds = [kind_of(a) for a in args]
+        first = pipeline._header(inner, options).splitlines()[0]
+        what = first.split(": the ", 1)[1].rstrip(".")
+        what = f"the {what}"
+    elif derived is not None:
+        what = f"s2s.vmap({root.__qualname__}) ({where})"
+    else:
+        what = f"{root.__qualname__} ({where})"
+    header = (f"# Generated by s2s {pipeline.__version__}: {what}, batched by s2s.vmap(in_axes={_plain(spec.in_axes)!r}, "
+              f"out_axes={_plain(spec.out_axes)!r}).")
+    names = _names(fn, len(args))
+    shown = []
+    for name, a in zip(names, args):
+        fact = abstract_of(a)
+        kind = kind_of(a)
+        shown.append(f"{name}: {fact.dtype} array of shape {fact.shape}" if isinstance(fact, Abstract) and kind ==
+                     "array" else f"{name}: {pipeline._describe(kind)}")
+    header += "\n# For arguments " + ", ".join(shown) + "."
+    for note in notes:
+        header += f"\n# Batched by a loop over the batch: {note}."
+    return header
+
+
+def generate(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable, list[str]]:
+    axes, size = check_arguments(fn, spec, args)
+    with complex_values.arguments(tuple(_take(a, t) for a, t in zip(args, axes))), values_kept():
+        made, notes = _batched(fn, spec, list(args), axes, size)
+        root = root_function(fn)
+        emitted = emit_module(made, (), _header(fn, spec, args, notes), root)
+    function = compile_function(emitted.source, made.name, root, emitted.bindings, root.__qualname__,
+                                emitted.reads_user_names)
+    function.__s2s_lines__ = emitted.line_map       # type: ignore[attr-defined]
+    return emitted.source, function, notes
+
+
+def compiled(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable, list[str]]:
+    from s2s.driver import pipeline
+    signature = pipeline._signature(args)
+    key = (getattr(root_function(fn), "__code__", None), spec, signature, shape_key(args))
+    with _LOCK:
+        table = _CACHE.setdefault(fn, {})
+        entry = table.get(key)
+        if entry is None:
+            check_arguments(fn, spec, args)
+            with collection_paused():
+                entry = table[key] = generate(fn, spec, args)
+        return entry
+
+
+def call(fn: Callable, spec: BatchSpec, args: tuple) -> Any:
+    from s2s.driver import pipeline
+    function = compiled(fn, spec, args)[1]
+    return pipeline.call(function, args)
+
+
+def source(fn: Callable, spec: BatchSpec, args: tuple) -> str:
+    return compiled(fn, spec, args)[0]
