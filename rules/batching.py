@@ -83,6 +83,12 @@ def _unbroadcast_rows(g, shape):
     return g
 
 
+def _squeezed_axes(shape):
+    """The axes of length 1 of a batch of this shape, but the batch's own."""
+    return tuple(k for k, n in enumerate(shape) if n == 1 and k > 0)
+
+
+helper(_squeezed_axes, fold=True)
 for _made in (_batch_repeat, _batch_lift, _unbroadcast_rows):
     helper(_made)
 helper(_batched_axis, fold=True)
@@ -210,3 +216,17 @@ def _selected_ndim(x, index, axes):
     if isinstance(axes[1], tuple):      # a tuple of each example's numbers (and the same numbers or slices)
         return np.ndim(x) - (axes[0] is not None) - len(index)
     return np.ndim(x) - (axes[0] is not None) - 1 + np.ndim(index) - 1
+
+
+@template
+def _drawn(size, n, a=None, b=None):
+    """The size= of a random draw for the batch: n draws of one example's size (which, without size=, is the
+    shape its parameters broadcast to)."""
+    if size is None:
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        if shape == ():
+            return n
+        return (n,) + shape
+    if isinstance(size, tuple):
+        return (n,) + size
+    return (n, size)

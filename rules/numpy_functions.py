@@ -494,7 +494,7 @@ nondifferentiable(
 # reduction's or shape function's axes move past the batch axis (rules/batching.py's _batched_axis); the rest take
 # the batch as the stack NumPy already handles
 
-from s2s.rules.batching import _batched_axis, _batched_permutation, _example_ndim, _lined_up  # noqa: E402
+from s2s.rules.batching import _batched_axis, _batched_permutation, _example_ndim, _lined_up, _squeezed_axes  # noqa: E402
 from s2s.rules.registry import batching  # noqa: E402
 
 
@@ -615,11 +615,8 @@ def expand_dims_batched(axes, x, axis):
 
 @batching(np.squeeze)
 def squeeze_batched(axes, x, axis=None):
-    if axis is None:
-        if np.ndim(x) == 1:
-            return x, 0
-        return NotImplemented if 1 not in np.shape(x)[1:] else np.reshape(
-            x, (np.shape(x)[0],) + tuple(n for n in np.shape(x)[1:] if n != 1)), 0
+    if axis is None:                    # every axis of length 1 but the batch's
+        return np.squeeze(x, _squeezed_axes(np.shape(x))), 0
     return np.squeeze(x, _batched_axis(axis, np.ndim(x))), 0
 
 
@@ -758,3 +755,76 @@ def diag_batched(axes, x, k=0):
     if np.ndim(x) == 2:                 # a vector per example, a matrix each: a loop over the batch
         return NotImplemented
     return np.diagonal(x, k, 1, 2), 0
+
+
+# ---- batching of random draws: each example draws its own numbers, from the same distribution (the parameters the
+# same for every example; parameters that differ between examples: a loop over the batch)
+
+from s2s.frontend.desugar.helpers import call_method  # noqa: E402
+from s2s.rules.batching import _drawn  # noqa: E402
+
+
+@batching(np.random.randn)
+def randn_batched(axes, d0=None, d1=None, d2=None, d3=None, batch_size=None):
+    if d0 is None:
+        return np.random.randn(batch_size), 0
+    if d1 is None:
+        return np.random.randn(batch_size, d0), 0
+    if d2 is None:
+        return np.random.randn(batch_size, d0, d1), 0
+    if d3 is None:
+        return np.random.randn(batch_size, d0, d1, d2), 0
+    return np.random.randn(batch_size, d0, d1, d2, d3), 0
+
+
+@batching(np.random.rand)
+def rand_batched(axes, d0=None, d1=None, d2=None, d3=None, batch_size=None):
+    if d0 is None:
+        return np.random.rand(batch_size), 0
+    if d1 is None:
+        return np.random.rand(batch_size, d0), 0
+    if d2 is None:
+        return np.random.rand(batch_size, d0, d1), 0
+    if d3 is None:
+        return np.random.rand(batch_size, d0, d1, d2), 0
+    return np.random.rand(batch_size, d0, d1, d2, d3), 0
+
+
+@batching(np.random.normal)
+def normal_batched(axes, loc=0.0, scale=1.0, size=None, batch_size=None):
+    if axes[0] is not None or axes[1] is not None:
+        return NotImplemented
+    return np.random.normal(loc, scale, size=_drawn(size, batch_size, loc, scale)), 0
+
+
+@batching(np.random.uniform)
+def uniform_batched(axes, low=0.0, high=1.0, size=None, batch_size=None):
+    if axes[0] is not None or axes[1] is not None:
+        return NotImplemented
+    return np.random.uniform(low, high, size=_drawn(size, batch_size, low, high)), 0
+
+
+@batching(np.random.standard_normal)
+def standard_normal_batched(axes, size=None, batch_size=None):
+    return np.random.standard_normal(size=_drawn(size, batch_size)), 0
+
+
+@batching(np.random.random, np.random.random_sample)
+def random_batched(axes, size=None, batch_size=None):
+    return np.random.random(size=_drawn(size, batch_size)), 0
+
+
+@batching(call_method)
+def generator_draw_batched(axes, obj, name, a=None, b=None, size=None, batch_size=None):
+    """rng.normal(...), rng.uniform(...), rng.standard_normal(...), rng.random(...) of a numpy.random.Generator."""
+    if axes[0] is not None or axes[2] is not None or axes[3] is not None:
+        return NotImplemented
+    if name == "normal" or name == "uniform":
+        a = 0.0 if a is None else a
+        b = 1.0 if b is None else b
+        return call_method(obj, name, a, b, size=_drawn(size, batch_size, a, b)), 0
+    if name == "standard_normal" or name == "random":
+        if size is None:
+            size = a
+        return call_method(obj, name, size=_drawn(size, batch_size)), 0
+    return NotImplemented

@@ -575,4 +575,4 @@ def vmap(fn: Any = None, in_axes: Any = 0, out_axes: Any = 0, *, optimize: Any =
 # the rules that call s2s's transformations when they run find them here (rules/nested.py, rules/integrate.py); the
 # desugaring knows s2s.grad and s2s.value_and_grad called inside a function by this mark
 registry.provide(grad=grad, value_and_grad=value_and_grad, jvp=jvp, vjp=vjp, hvp=hvp)
-grad.__s2s_maker__ = value_and_grad.__s2s_maker__ = True      # type: ignore[attr-defined]
+grad.__s2s_maker__ = value_and_grad.__s2s_maker__ = vmap.__s2s_maker__ = True      # type: ignore[attr-defined]

@@ -31,7 +31,7 @@ from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import root_function
 from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, S2SError
-from s2s.ir.core import UNDEFINED, Block, Const, For, Function, If, Op, Value, checked, clone_block, values_kept, verify, walk
+from s2s.ir.core import UNDEFINED, Block, Const, For, Function, If, Op, Value, checked, clone_block, stmt_blocks, values_kept, verify, walk
 from s2s.ir.naming import Namer
 from s2s.passes.specialize import _Specializer
 from s2s.rules.batching import _stack_rows
@@ -242,6 +242,7 @@ def _facts(fn: Function, shapes: list) -> dict:
 
 
 _TRIED = ("numpy", "operator", "_operator", "math", "builtins")
+_DRAWS = ("normal", "uniform", "standard_normal", "random")
 
 
 def _trial(op: Op, env: dict) -> Any:
@@ -253,7 +254,13 @@ def _trial(op: Op, env: dict) -> Any:
     except TypeError:
         return None
     module = getattr(op.prim, "__module__", None) or ""
-    if rec.random or rec.effect or not (module.split(".")[0] in _TRIED or op.prim in runtime.EMITTED_HELPERS):
+    if getattr(op.prim, "__name__", "") == "call_method" and len(op.args) >= 2 and isinstance(op.args[1], Const) \
+            and op.args[1].value in _DRAWS and isinstance(op.kwargs.get("size"), Const):   # rng.normal(size=3)
+        size = op.kwargs["size"].value
+        return Abstract(tuple(size) if isinstance(size, tuple) else (size,), np.dtype(float))
+    if rec.effect and not rec.random or not (module.split(".")[0] in _TRIED or op.prim in runtime.EMITTED_HELPERS):
+        return None
+    if rec.random and not module.startswith("numpy.random"):
         return None
     size = 0
 
@@ -273,9 +280,14 @@ def _trial(op: Op, env: dict) -> Any:
         kwargs = {k: stand_in(a) for k, a in op.kwargs.items()}
         if size > 1 << 16:
             return None
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = op.prim(*args, **kwargs)
+        state = np.random.get_state() if rec.random else None      # a draw of NumPy's generator: put back
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = op.prim(*args, **kwargs)
+        finally:
+            if state is not None:
+                np.random.set_state(state)
     except Exception:               # noqa: BLE001 - no trial, no fact
         return None
     return abstract_of(result)
@@ -319,7 +331,30 @@ def _moved(value: Any, axes: Any) -> Any:
     return value if axes == 0 else np.moveaxis(value, axes, 0)
 
 
-def _batched(fn: Callable, spec: BatchSpec, args: list, axes: list, size: int) -> tuple[Function, list[str]]:
+def _without_stop_gradient(fn: Function) -> Function:
+    """The batched code as it is shown and run: the fills of masked branches are constants for a transform that
+    differentiates the batched IR (s2s.stop_gradient), and plain values in the code itself."""
+    from s2s.ir.core import substitute
+    mapping: dict[int, Any] = {}
+
+    def strip(block: Block) -> None:
+        kept = []
+        for st in block.stmts:
+            if isinstance(st, Op) and st.prim is runtime.stop_gradient and len(st.args) == 1:
+                mapping[id(st.outs[0])] = st.args[0]
+                continue
+            kept.append(st)
+            for inner in stmt_blocks(st):
+                strip(inner)
+        block.stmts = kept
+    strip(fn.body)
+    if mapping:
+        substitute(fn.body, mapping)
+    return fn
+
+
+def _batched(fn: Callable, spec: BatchSpec, args: list, axes: list, size: int,
+             shown: bool = False) -> tuple[Function, list[str]]:
     example = [_take(a, t) for a, t in zip(args, axes)]
     kinds = [kind_of(e) for e in example]
     shapes = [abstract_of(e) for e in example]
@@ -335,6 +370,8 @@ def _batched(fn: Callable, spec: BatchSpec, args: list, axes: list, size: int) -
                      + (f" ({os.path.basename(exc.loc.file)}:{exc.loc.line})" if exc.loc is not None else "")]
         made.name = f"{base.name}_vmap"
         _move_in(made, axes)
+        if shown:
+            made = _without_stop_gradient(made)
         made = checked(made)
         moved = [_moved(a, t) for a, t in zip(args, axes)]
         batched_kinds = [kind_of(a) for a in moved]
@@ -481,7 +518,8 @@ def _header(fn: Callable, spec: BatchSpec, args: tuple, notes: list[str]) -> str
         fact = abstract_of(a)
         kind = kind_of(a)
         shown.append(f"{name}: {fact.dtype} array of shape {fact.shape}" if isinstance(fact, Abstract) and kind ==
-                     "array" else f"{name}: {pipeline._describe(kind)}")
+                     "array" else f"{name}: {type(a).__name__}" if kind == "scalar" else
+                     f"{name}: {pipeline._describe(kind)}")
     header += "\n# For arguments " + ", ".join(shown) + "."
     for note in notes:
         header += f"\n# Batched by a loop over the batch: {note}."
@@ -491,7 +529,7 @@ def _header(fn: Callable, spec: BatchSpec, args: tuple, notes: list[str]) -> str
 def generate(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable, list[str]]:
     axes, size = check_arguments(fn, spec, args)
     with complex_values.arguments(tuple(_take(a, t) for a, t in zip(args, axes))), values_kept():
-        made, notes = _batched(fn, spec, list(args), axes, size)
+        made, notes = _batched(fn, spec, list(args), axes, size, shown=True)
         root = root_function(fn)
         emitted = emit_module(made, (), _header(fn, spec, args, notes), root)
     function = compile_function(emitted.source, made.name, root, emitted.bindings, root.__qualname__,

@@ -199,7 +199,7 @@ _ELEMENTWISE_OPS = {operator.lt, operator.le, operator.gt, operator.ge, operator
 
 # what folds when its arguments are known (besides the records' fold=True): the rules' arithmetic on axes
 _FOLD = {isinstance, slice, range, tuple, len, builtins.max, builtins.min, builtins.abs, builtins.int, builtins.bool,
-         builtins.sorted, builtins.list, runtime.make_tuple, np.ndim}
+         builtins.sorted, builtins.list, runtime.make_tuple, np.ndim, np.broadcast_shapes}
 
 # the functions that take a list of arrays: its items made batched alike first
 _JOINS = {np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack, np.dstack, np.array, np.asarray}
@@ -357,8 +357,11 @@ class _Batcher:
     def bind(self, old: Value, new: Atom, state: Any) -> None:
         self.env[id(old)] = new
         self.state[id(old)] = state
-        if isinstance(new, Value) and id(new) not in self.batched_new:
-            self.batched_new[id(new)] = is_batched(state)
+        if isinstance(new, Value):
+            if id(new) not in self.batched_new:
+                self.batched_new[id(new)] = is_batched(state)
+            if self.abstract.get(id(new)) is None:
+                self.abstract[id(new)] = self.batched_fact(self.facts.get(id(old)), state)
 
     # ------------------------------------------------------------ broadcasting an unbatched value to the batch
 
@@ -540,19 +543,16 @@ class _Batcher:
         if prim in _STRUCTURAL or self.structural(op, axes):
             self.container_op(op, args, axes, kwargs, out)
             return
-        if not any(is_batched(s) for s in axes) and not kw_batched and not rec.random:
-            outs = [self.fresh(o.hint) for o in op.outs]
-            new = Op(prim, args, outs, kwargs, op.loc)
-            out.append(new)
-            for o, n in zip(op.outs, outs):
-                self.bind(o, n, None)
-                self.abstract[id(n)] = self.facts.get(id(o))
+        unbatched = not any(is_batched(s) for s in axes) and not kw_batched
+        if unbatched and not rec.random and not (rec.effect and rec.batch is not None):
+            self.copy(op, args, kwargs, out)
             return
         if len(op.outs) != 1:
             raise NotBatchable(f"{prim_name(prim)} gives several results", op.loc)
         if prim in _JOINS and axes and axes[0] is not None and axes[0] is not True:
             args[0], axes[0] = self.uniform(args[0], op.args[0], axes[0], out, op.loc)
-        if any(s is not None and s is not True for k, s in enumerate(axes) if not (k == 1 and prim in _INDEXING)):
+        if any(s is not None and s is not True for k, s in enumerate(axes)
+               if not (k == 1 and prim in _INDEXING or k == 0 and prim in _JOINS)):
             raise NotBatchable(f"{prim_name(prim)} of a container of batched values", op.loc)
         if prim in (operator.getitem, runtime.setitem) and (isinstance(self.facts.get(id(op.args[0])), Items) or
                                                             isinstance(op.args[0], Const) and
@@ -563,10 +563,21 @@ class _Batcher:
             result = self.apply_rule(rec.batch, op, args, axes, kwargs, out)
         elif (rec.elementwise or prim in _ELEMENTWISE_OPS) and not kw_batched and not op.kwargs:
             result = self.elementwise(op, args, axes, out)
+        if result is None and unbatched and not rec.random:     # a method call that is not a random draw
+            self.copy(op, args, kwargs, out)
+            return
         if result is None:
             result = self.loop_over_batch(op, args, axes, kwargs, out)
         new, state = result
         self.bind(op.outs[0], new, state)
+
+    def copy(self, op: Op, args: list, kwargs: dict, out: list) -> None:
+        """op on unbatched values: computed once for the batch."""
+        outs = [self.fresh(o.hint) for o in op.outs]
+        out.append(Op(op.prim, args, outs, kwargs, op.loc))
+        for o, n in zip(op.outs, outs):
+            self.bind(o, n, None)
+            self.abstract[id(n)] = self.facts.get(id(o))
 
     def uniform(self, new: Atom, old: Atom, state: Any, out: list, loc: Loc | None) -> tuple[Atom, Any]:
         """A list or tuple of arrays, some batched, as one whose every item is (what np.concatenate is given)."""
@@ -631,6 +642,8 @@ class _Batcher:
         if len(args) + 1 > len(names) or any(k not in params for k in kwargs):
             return None         # a call the rule does not take: a loop over the batch
         axes_value = tuple(0 if s is True else None if s is None else _axes_of(s) for s in axes)
+        # a parameter given by keyword or left to its default is not batched (a batched keyword: a loop)
+        axes_value += (None,) * (len([n for n in names[1:] if n != "batch_size"]) - len(axes_value))
         if names[0] in kwargs:
             return None
         bound: dict[str, Atom] = dict(zip(names[1:], args))
@@ -1352,6 +1365,8 @@ class _Evaluator:
             env[id(o)] = n
 
     def fold(self, prim: Any, args: list, kwargs: dict) -> Atom | None:
+        if prim is runtime.free_name and args and isinstance(args[0], Const) and args[0].value == "NotImplemented":
+            return Const(NotImplemented)        # a rule declining: a loop over the batch
         consts = all(isinstance(a, Const) for a in args) and all(isinstance(a, Const) for a in kwargs.values())
         try:
             foldable = prim in _FOLD or registry.record(prim).fold
@@ -1365,8 +1380,10 @@ class _Evaluator:
         if prim in (operator.is_, operator.is_not) and len(args) == 2:
             known = [a for a in args if isinstance(a, Const)]
             other = [a for a in args if isinstance(a, Value)]
-            if known and other and known[0].value is None and id(other[0]) in self.tuples:
-                return Const(prim is operator.is_not)
+            if known and other and known[0].value is None and (
+                    id(other[0]) in self.tuples or self.b.full(other[0]) is not None or
+                    self.batched.get(id(other[0]), self.b.batched_new.get(id(other[0]), False))):
+                return Const(prim is operator.is_not)       # an array, a number or a tuple: not None
         if prim is np.ndim and len(args) == 1 and not kwargs:
             fact = self.b.full(args[0])
             if isinstance(fact, Abstract):
@@ -1384,7 +1401,7 @@ class _Evaluator:
             kinds = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
             if isinstance(args[0], Value) and id(args[0]) in self.tuples:
                 return Const(any(k is tuple for k in kinds))
-            if isinstance(fact, Abstract) and all(k in (tuple, list, dict) for k in kinds):
+            if isinstance(fact, Abstract) and all(k in (tuple, list, dict, str) for k in kinds):
                 return Const(False)
             if isinstance(fact, Items):
                 return Const(any(isinstance({"tuple": (), "list": [], "dict": {}}[fact.kind], k) for k in kinds))
