@@ -561,15 +561,7 @@ def vmap(fn: Any = None, in_axes: Any = 0, out_axes: Any = 0, *, optimize: Any =
     spec = batching.BatchSpec(batching.normalize_axes(in_axes), batching.normalize_axes(out_axes), _passes(optimize))
     fn = _underlying(fn)
     _refuse_early(fn)
-
-    def batched(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            if hasattr(fn, "__s2s__"):
-                raise BadArgument("a batched derivative takes its arguments by position")
-            args = _bind(fn, args, kwargs)
-        return batching.call(fn, spec, args)
-
-    return _wrap(fn, spec, batched, "vmap")
+    return _wrap(fn, spec, batching.caller(fn, spec), "vmap")
 
 
 # the rules that call s2s's transformations when they run find them here (rules/nested.py, rules/integrate.py); the

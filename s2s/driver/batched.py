@@ -27,6 +27,7 @@ import numpy as np
 from s2s import runtime
 from s2s.analysis import complex_values
 from s2s.analysis.values import Abstract, Items, abstract_of, kind_of, shape_key
+from s2s.driver import dispatch, pipeline
 from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import root_function
 from s2s.emit.python import emit_module
@@ -182,7 +183,6 @@ def check_arguments(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[list, i
 def example_ir(fn: Callable, kinds: list, shapes: list, optimize: Any) -> Function:
     """The IR of fn for one example of these kinds and shapes, prepared as a derivative's base is (or the IR of a
     derivative s2s made, specialized on these shapes, or of a function s2s.vmap made)."""
-    from s2s.driver import pipeline
     derived = getattr(fn, "__s2s__", None)
     if derived is not None:
         inner, options = derived
@@ -375,7 +375,6 @@ def _batched(fn: Callable, spec: BatchSpec, args: list, axes: list, size: int,
         made = checked(made)
         moved = [_moved(a, t) for a, t in zip(args, axes)]
         batched_kinds = [kind_of(a) for a in moved]
-        from s2s.driver import pipeline
         if spec.optimize:
             made = pipeline.optimize_ir(made, batched_kinds, [], spec.optimize, final=True,
                                         shapes=[abstract_of(a) for a in args])
@@ -496,7 +495,6 @@ _LOCK = threading.RLock()
 
 
 def _header(fn: Callable, spec: BatchSpec, args: tuple, notes: list[str]) -> str:
-    from s2s.driver import pipeline
     root = root_function(fn)
     where = f"{os.path.basename(root.__code__.co_filename)}:{root.__code__.co_firstlineno}"
     derived = getattr(fn, "__s2s__", None)
@@ -539,9 +537,8 @@ def generate(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable,
 
 
 def compiled(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable, list[str]]:
-    from s2s.driver import pipeline
     signature = pipeline._signature(args)
-    key = (getattr(root_function(fn), "__code__", None), spec, signature, shape_key(args))
+    key = (getattr(root_function(fn), "__code__", None), spec, signature, shape_key(args), _globals(fn))
     with _LOCK:
         table = _CACHE.setdefault(fn, {})
         entry = table.get(key)
@@ -553,9 +550,75 @@ def compiled(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable,
 
 
 def call(fn: Callable, spec: BatchSpec, args: tuple) -> Any:
-    from s2s.driver import pipeline
+    """The batched function of args (the general path: the cache)."""
     function = compiled(fn, spec, args)[1]
     return pipeline.call(function, args)
+
+
+def caller(fn: Callable, spec: BatchSpec) -> Callable:
+    """The function s2s.vmap returns: a cache hit for plain arguments (NumPy arrays and numbers) is one look-up on
+    their shapes and dtypes, while no name fn reads was rebound (dispatch.py's watch list); everything else takes
+    the general path."""
+    fast: dict = {}             # the arguments' shapes and dtypes -> compiled code
+    watch: list = [None]        # the names fn reads, as they were when the fast path was filled
+
+    def general(args: tuple, kwargs: dict) -> Any:
+        if kwargs:
+            if hasattr(fn, "__s2s__"):
+                raise BadArgument("a batched derivative takes its arguments by position")
+            args = pipeline._bind(fn, args, kwargs)
+        if dispatch.stale(fn):      # a function it calls or a global it reads was rebound: made anew
+            fast.clear()
+            forget(fn)
+        function = compiled(fn, spec, args)[1]
+        key = _fast_key(args)
+        if key is not None and not hasattr(fn, "__s2s__") and not dispatch._numeric_globals(fn):
+            fast[key] = function
+            watch[:] = dispatch._watch_list(fn)
+        return pipeline.call(function, args)
+
+    def batched(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            key = _fast_key(args)
+            function = fast.get(key) if key is not None else None
+            if function is not None and dispatch._unchanged(watch):
+                try:
+                    return function(*args)
+                except Exception as exc:
+                    pipeline.annotate(exc, function)
+                    raise
+        return general(args, kwargs)
+    return batched
+
+
+def _globals(fn: Callable) -> tuple:
+    """The shapes of the global arrays the user's function reads (the code is specialized on them: a derivative
+    batched is made for them)."""
+    return pipeline.global_state(fn, _PYTHON)
+
+
+_PYTHON = BatchSpec()           # (global_state reads .backend)
+object.__setattr__(_PYTHON, "backend", "python")
+
+
+def _fast_key(args: tuple) -> tuple | None:
+    """What the compiled code of plain arguments depends on: each array's shape and dtype, each number's type;
+    None for anything else (a container, another library's array)."""
+    key = []
+    for a in args:
+        kind = type(a)
+        if kind is np.ndarray:
+            key.append((a.shape, a.dtype))
+        elif kind is float or kind is int or kind is bool:
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
+
+
+def forget(fn: Callable) -> None:
+    with _LOCK:
+        _CACHE.pop(fn, None)
 
 
 def source(fn: Callable, spec: BatchSpec, args: tuple) -> str:

@@ -175,22 +175,41 @@ _TOTAL = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos, 
           runtime._seed, runtime._scatter}
 
 
-def _total(block: Block) -> bool:
-    for stmt in block.stmts:
-        if isinstance(stmt, Op):
-            try:
-                if stmt.prim not in _TOTAL:
-                    return False
-            except TypeError:
-                return False
-            if stmt.prim in (np.sum, np.max, np.min, np.amax, np.amin) and stmt.kwargs.get("where") is not None:
-                return False
-        elif isinstance(stmt, If):
-            if not (_total(stmt.then) and _total(stmt.orelse)):
-                return False
-        else:
+def _safe(op: Op) -> bool:
+    try:
+        if op.prim not in _TOTAL:
             return False
-    return True
+    except TypeError:
+        return False
+    return not (op.prim in (np.sum, np.max, np.min, np.amax, np.amin) and op.kwargs.get("where") is not None)
+
+
+def masked_inputs(block: Block) -> set[int]:
+    """The values a branch reads that reach an operation which may produce a NaN or a warning where the branch is
+    not taken (a log, a division...): masked. The others (np.sum(x) beside np.log(s)) are read as they are."""
+    tainted: set[int] = set()
+
+    def add(atoms: Any) -> bool:
+        grew = False
+        for a in atoms:
+            if isinstance(a, Value) and id(a) not in tainted:
+                tainted.add(id(a))
+                grew = True
+        return grew
+    changed = True
+    while changed:
+        changed = False
+        for st in walk(block):
+            if isinstance(st, Op):
+                if not _safe(st) or any(id(o) in tainted for o in st.outs):
+                    changed |= add(list(st.args) + list(st.kwargs.values()))
+            elif isinstance(st, If):
+                if any(id(o) in tainted for o in st.outs):
+                    changed |= add(list(st.then.results) + list(st.orelse.results))
+            else:
+                if any(id(o) in tainted for o in list(st.outs) + list(st.carried)):
+                    changed |= add(list(st.inits) + list(st.body.results) + list(st.carried))
+    return tainted
 
 
 # elementwise operators that are not declared so (no derivative: comparisons, integer operations)
@@ -213,8 +232,10 @@ class Region:
     """Where statements are being made: the batch size there, and how a batched value made outside is read inside
     (masked in a branch, indexed by the active examples in a while loop)."""
 
-    def __init__(self, batcher: "_Batcher", size: Atom, outer: "Region | None", adapt: Callable | None = None):
+    def __init__(self, batcher: "_Batcher", size: Atom, outer: "Region | None", adapt: Callable | None = None,
+                 only: set | None = None):
         self.batcher, self._size, self.outer, self.adapt = batcher, size, outer, adapt
+        self.only = only            # the values made outside it that it adapts (None: every one)
         self.head: list[Stmt] = []          # what the region computes first (the active rows, their number)
         self.prologue: list[Stmt] = []      # then the values made outside it, as it reads them
         self.cache: dict[int, Atom] = {}
@@ -312,9 +333,9 @@ class _Batcher:
             return atom, None
         state = self.state.get(id(atom))
         new = self.env[id(atom)]
-        return self.read(new, state), state
+        return self.read(new, state, id(atom)), state
 
-    def read(self, new: Atom, state: Any) -> Atom:
+    def read(self, new: Atom, state: Any, old: int | None = None) -> Atom:
         if not isinstance(new, Value) or not is_batched(state):
             return new
         made = self.owner.get(id(new), self.top)
@@ -326,7 +347,7 @@ class _Batcher:
         if r is None:           # made in a region that is not around this one: read as it is
             return new
         for region in reversed(path):
-            if region.adapt is None:
+            if region.adapt is None or region.only is not None and old not in region.only:
                 continue
             cached = region.cache.get(id(new))
             if cached is None:
@@ -899,7 +920,8 @@ class _Batcher:
         cond = self.as_bool(cond, stmt.cond, out, loc)
         sides = []
         for block, negate in ((stmt.then, False), (stmt.orelse, True)):
-            if _total(block):
+            tainted = masked_inputs(block)
+            if not tainted:
                 made = self.block(block, Region(self, self.region.size, self.region))
                 out.extend(made.stmts)
                 sides.append(made.results)
@@ -908,7 +930,7 @@ class _Batcher:
             taken = cond if not negate else self.emit(out, np.logical_not, [cond], "c", loc=loc, batched=True)
             first = self.emit(out, np.argmax, [taken], "i", loc=loc)
             any_taken = self.emit(out, operator.getitem, [taken, first], "", loc=loc)
-            region = Region(self, self.region.size, self.region, _Masked(self, taken, first, loc))
+            region = Region(self, self.region.size, self.region, _Masked(self, taken, first, loc), tainted)
             made = self.block(block, region)
             placeholders = self.placeholders(block, loc)
             if placeholders is None:
