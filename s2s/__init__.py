@@ -5,7 +5,8 @@
     print(s2s.source(f))      # the generated code: readable, and runnable with NumPy alone
 """
 from s2s import testing
-from s2s.api import __version__, export, grad, hessian, hvp, ir, jacobian, jvp, source, value_and_grad, vjp, vmap
+from s2s.api import (__version__, export, grad, hessian, hvp, ir, jacfwd, jacobian, jacrev, jvp, linearize, source,
+                     value_and_grad, vjp, vmap)
 from s2s.driver.selfcheck import ReadingMismatch
 from s2s.errors import (
     BadArgument,
@@ -23,7 +24,7 @@ from s2s.testing.gradcheck import check_grad
 from s2s.tools.graph import graph
 
 __all__ = [
-    "__version__", "export", "grad", "value_and_grad", "jvp", "vjp", "vmap", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
+    "__version__", "export", "grad", "value_and_grad", "jvp", "vjp", "vmap", "jacfwd", "jacrev", "linearize", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
     "nondifferentiable", "elementwise", "linear", "stop_gradient", "S2SError", "SourceUnavailable", "UnsupportedSyntax",
     "NoDerivativeRule", "NonScalarOutput", "BadArgument", "InvalidIR", "RefusedWhenRun", "ReadingMismatch",
     "testing", "graph",

@@ -258,7 +258,8 @@ def _trial(op: Op, env: dict) -> Any:
             and op.args[1].value in _DRAWS and isinstance(op.kwargs.get("size"), Const):   # rng.normal(size=3)
         size = op.kwargs["size"].value
         return Abstract(tuple(size) if isinstance(size, tuple) else (size,), np.dtype(float))
-    if rec.effect and not rec.random or not (module.split(".")[0] in _TRIED or op.prim in runtime.EMITTED_HELPERS):
+    if rec.effect and not rec.random or not (module.split(".")[0] in _TRIED or op.prim in runtime.EMITTED_HELPERS
+                                             or op.prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict)):
         return None
     if rec.random and not module.startswith("numpy.random"):
         return None
@@ -269,6 +270,8 @@ def _trial(op: Op, env: dict) -> Any:
         if isinstance(atom, Const):
             return atom.value
         fact = env.get(id(atom))
+        if isinstance(fact, Items) and op.prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
+            return _proto(fact)
         if not isinstance(fact, Abstract):
             raise LookupError
         if fact.python:
