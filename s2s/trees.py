@@ -185,3 +185,66 @@ def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None
             raise ValueError(f"tree_map: the trees have different structures: {treedef!r} and {r_def!r}")
         others.append(r_leaves)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+# ---------------------------------------------------------------- the field names of a namedtuple's kind
+
+class Fields(tuple):
+    """A namedtuple's field names as s2s's kinds hold them (s2s/analysis/values.py), with the class they belong to
+    (whose methods a call on the value runs: s2s/passes/methods.py) and, for an object read as a namedtuple
+    (a dataclass, a registered class: s2s/driver/objects.py), its other fields, which are not arrays or numbers,
+    as (name, value) pairs: constants of the code made for it. Equal only for the same class and constants."""
+
+    owner: Any
+    statics: tuple
+
+    def __new__(cls, names: tuple, owner: Any, statics: tuple = ()) -> "Fields":
+        made = super().__new__(cls, names)
+        made.owner = owner
+        made.statics = statics
+        return made
+
+    def _identity(self) -> tuple:
+        return (tuple(self), id(self.owner), tuple((n, _static_key(v)) for n, v in self.statics))
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, Fields):
+            return self._identity() == other._identity()
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __reduce__(self) -> tuple:
+        return (tuple, (tuple(self),))
+
+    def static(self, name: str) -> tuple[bool, Any]:
+        for n, v in self.statics:
+            if n == name:
+                return True, v
+        return False, None
+
+
+def _static_key(value: Any) -> Any:
+    try:
+        hash(value)
+        return ("value", type(value), value)
+    except TypeError:
+        return ("id", id(value))
+
+
+_FIELDS: dict[type, Fields] = {}
+
+
+def fields_of(cls: type) -> Fields:
+    """The Fields of a namedtuple class (its own, for a class s2s made to read an object as a namedtuple)."""
+    own = cls.__dict__.get("_fields")
+    if isinstance(own, Fields):
+        return own
+    found = _FIELDS.get(cls)
+    if found is None:
+        found = _FIELDS[cls] = Fields(tuple(cls._fields), cls)
+    return found

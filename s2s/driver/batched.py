@@ -29,7 +29,8 @@ from s2s.analysis import complex_values
 from s2s.analysis.values import Abstract, Items, abstract_of, kind_of, shape_key
 from s2s.driver import dispatch, pipeline
 from s2s.driver.compile import collection_paused, compile_function
-from s2s.driver.primal import root_function
+from s2s.driver.primal import primal_ir, root_function
+from s2s.passes.methods import inline_methods
 from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, S2SError
 from s2s.ir.core import UNDEFINED, Block, Const, For, Function, If, Op, Value, checked, clone_block, stmt_blocks, values_kept, verify, walk
@@ -206,6 +207,7 @@ def example_ir(fn: Callable, kinds: list, shapes: list, optimize: Any) -> Functi
     from s2s.passes.unroll import unroll
     with values_kept():
         base = checked(sequences.resolve(pipeline.function_ir(fn, kinds, shapes), kinds))
+        base = checked(inline_methods(base, kinds, primal_ir))
         if base.scalar_checks:
             found = value_kinds(base, kinds)
             for (value, *others), loc, message in base.scalar_checks:

@@ -21,6 +21,7 @@ from s2s.analysis.activity import global_is_scalar
 from s2s.analysis.global_shapes import GlobalChanged, global_is_array
 from s2s.analysis.values import SCALAR_TYPES as _ACTIVITY_SCALARS
 from s2s.backends import numba as numba_backend
+from s2s.driver import objects
 from s2s.driver import foreign, pipeline, primal
 from s2s.driver.pipeline import _LOCK, Options, _bind, annotate, compiled
 from s2s.driver.primal import lowered, root_function
@@ -195,6 +196,10 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
+        if objects.any_object(args):            # a dataclass or registered class read as a namedtuple of its fields
+            result = general(tuple(objects.records(a) for a in args), {}, remade)
+            return objects.restore_gradient(result, args, options.wrt, options.several, options.with_value,
+                                            options.has_aux)
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
             if not numba else numba_backend.call_key(args)
         function = cache.get(key)

@@ -168,8 +168,12 @@ class _Calls(gast.NodeTransformer):
             if obj is dict and not node.args and all(k.arg for k in node.keywords):
                 return located(gast.Dict(keys=[constant(k.arg, node) for k in node.keywords],
                                          values=[k.value for k in node.keywords]), node)
-        elif not found and isinstance(func, gast.Name) and _made_from_a_class(ctx, func) and not node.keywords \
+        elif not found and (isinstance(func, gast.Name) and (_made_from_a_class(ctx, func) or
+                                                             func.id in ctx.local_names())
+                            or isinstance(func, gast.Subscript)) and not node.keywords \
                 and not any(isinstance(a, gast.Starred) for a in node.args):
+            # `layer(x)` on an argument object (s2s/passes/methods.py inlines its class's __call__ once its kind is
+            # known), or on an object made of a user's class
             # `layer = Affine(W, b); layer(x)`: its __call__, as `layer.apply(x)` is its apply
             node = located(gast.Call(func=constant(nested.method_call(len(node.args)), func),
                                      args=[func, constant("__call__", func)] + node.args, keywords=[]), node)

@@ -1,0 +1,124 @@
+"""Methods of argument objects, inlined once the arguments' kinds are known.
+
+A call on an object known only when the code runs (`model.forward(x)`, `layer(x)`, `self.activation(h)`) is
+lowered as a method call (s2s/frontend/desugar/objects.py). When the object is an argument read as a namedtuple (a
+NamedTuple, a dataclass or a registered class: s2s/driver/objects.py), its kind names its class, so the call is the
+class's method applied to it: inlined here from the method's source, as a call of the user's function is, with
+`self` the value (its fields read by position: s2s/passes/sequences.py). A constant field holding a function
+(`self.activation`) is that function, called. A loop over a list of objects of different classes (`for layer in
+layers: x = layer(x)`) is unrolled first (s2s/passes/unroll.py), so that each call dispatches on its item's class.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from s2s.frontend.desugar.helpers import call_method
+from s2s.frontend.policy import is_user_function
+from s2s.ir.core import Atom, Block, Const, Function, Op, Value, clone_block, substitute, walk
+from s2s.ir.naming import Namer
+from s2s.passes import sequences
+from s2s.passes.unroll import unroll
+
+_DEPTH = 16         # methods calling methods (a model calling its layers), at most this deep
+
+
+def _method_call(op: Op) -> bool:
+    name = getattr(op.prim, "__name__", "")
+    return (op.prim is call_method or name.startswith("method_call_")) and len(op.args) >= 2 \
+        and isinstance(op.args[1], Const) and isinstance(op.args[1].value, str)
+
+
+def _owner(kind: Any) -> Any:
+    """The class of a value of this kind, when its kind names one (a namedtuple's, an object read as one)."""
+    if isinstance(kind, tuple) and len(kind) > 2:
+        return getattr(kind[2], "owner", None)
+    return None
+
+
+def _target(op: Op, kinds: dict) -> Any:
+    """The function a method call runs (a plain function of the user's, or a library function), or None."""
+    obj = op.args[0]
+    if not isinstance(obj, Value):
+        return None
+    kind = kinds.get(id(obj))
+    owner = _owner(kind)
+    if owner is None:
+        return None
+    name = op.args[1].value
+    is_static, value = kind[2].static(name) if hasattr(kind[2], "static") else (False, None)
+    if is_static:                       # self.activation(x): the function the field holds
+        return ("static", value)
+    method = getattr(owner, name, None)
+    if isinstance(method, types.FunctionType) and is_user_function(method):
+        return ("method", method)
+    return None
+
+
+def inline_methods(fn: Function, kinds: list, primal_ir: Any) -> Function:
+    """fn with the methods called on its argument objects inlined (fn itself when there is none); primal_ir(f):
+    the IR of a function of the user's (s2s/driver/primal.py)."""
+    if not any(isinstance(st, Op) and _method_call(st) for st in walk(fn.body)):
+        return fn
+    namer = Namer()
+    for st in walk(fn.body):
+        for v in (st.outs if isinstance(st, Op) else []):
+            namer.reserve(v.name)
+    for _ in range(_DEPTH):
+        fn = sequences.resolve(fn, kinds)
+        found = sequences.kinds_of(fn, kinds)
+        calls = [st for st in walk(fn.body) if isinstance(st, Op) and _method_call(st)]
+        if not calls:
+            return fn
+        targets = [(st, _target(st, found)) for st in calls]
+        if not any(t is not None for _, t in targets):
+            fn = unroll(fn, kinds)      # a loop over a list of objects: each item's class known
+            found = sequences.kinds_of(sequences.resolve(fn, kinds), kinds)
+            targets = [(st, _target(st, found)) for st in walk(fn.body) if isinstance(st, Op) and _method_call(st)]
+            if not any(t is not None for _, t in targets):
+                return fn
+        for st, target in targets:
+            if target is not None:
+                _inline(fn, st, target, namer, primal_ir)
+    return sequences.resolve(fn, kinds)
+
+
+def _inline(fn: Function, op: Op, target: tuple, namer: Namer, primal_ir: Any) -> None:
+    how, function = target
+    args = list(op.args[2:])
+    if how == "method":
+        args = [op.args[0]] + args
+    if not is_user_function(function):      # a library function held by a field: called as it is
+        _replace(fn, op, [Op(function, args, list(op.outs), dict(op.kwargs), op.loc)])
+        return
+    callee = primal_ir(function)
+    params = callee.params
+    if len(args) > len(params) or op.kwargs:
+        defaults = function.__defaults__ or ()
+        names = function.__code__.co_varnames[:function.__code__.co_argcount]
+        bound = dict(zip(names, args))
+        for k, a in op.kwargs.items():
+            bound[k] = a
+        first_default = len(names) - len(defaults)
+        args = [bound[n] if n in bound else Const(defaults[k - first_default]) for k, n in enumerate(names)]
+    elif len(args) < len(params):
+        defaults = function.__defaults__ or ()
+        missing = len(params) - len(args)
+        args = args + [Const(d) for d in defaults[len(defaults) - missing:]]
+    mapping: dict[int, Atom] = {id(p): a for p, a in zip(params, args)}
+    body = clone_block(callee.body, mapping, lambda v: namer.value(v.hint), op.loc)
+    result = body.results[0] if len(body.results) == 1 else None
+    stmts = list(body.stmts)
+    if result is None:
+        from s2s import runtime
+        stmts.append(Op(runtime.make_tuple, list(body.results), list(op.outs), {}, op.loc))
+    else:
+        out = op.outs[0]
+        _replace(fn, op, stmts)
+        substitute(fn.body, {id(out): result})
+        return
+    _replace(fn, op, stmts)
+
+
+def _replace(fn: Function, target: Op, new: list) -> None:
+    sequences._replace(fn, target, new)
