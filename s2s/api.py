@@ -538,6 +538,8 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
     root = root_function(fn)
+    if batched(fn) and mode == "auto" and order == 1:       # a function s2s.vmap made: its batched code
+        return batching.export_module(fn.__s2s__[0], fn.__s2s__[1], args, source_path)
     if order == 2:
         mode = "hvp"
     options = _options_for(fn, wrt, mode, with_value, True)

@@ -568,16 +568,24 @@ def caller(fn: Callable, spec: BatchSpec) -> Callable:
     watch: list = [None]        # the names fn reads, as they were when the fast path was filled
 
     def general(args: tuple, kwargs: dict) -> Any:
-        if kwargs:
-            if hasattr(fn, "__s2s__"):
-                raise BadArgument("a batched derivative takes its arguments by position")
-            args = pipeline._bind(fn, args, kwargs)
+        if kwargs and hasattr(fn, "__s2s__"):
+            raise BadArgument("a batched derivative takes its arguments by position")
+        given = spec
+        if not hasattr(fn, "__s2s__"):
+            positional = len(args)
+            args = pipeline._bind(fn, args, kwargs)         # keywords placed, defaults filled in
+            if len(args) > positional and (spec.in_axes is None or isinstance(spec.in_axes, int)):
+                # an int in_axes batches the arguments given by position; keywords and defaults are the same
+                # for every example
+                given = dataclasses.replace(spec, in_axes=(spec.in_axes,) * positional +
+                                            (None,) * (len(args) - positional))
         if dispatch.stale(fn):      # a function it calls or a global it reads was rebound: made anew
             fast.clear()
             forget(fn)
-        function = compiled(fn, spec, args)[1]
+        function = compiled(fn, given, args)[1]
         key = _fast_key(args)
-        if key is not None and not hasattr(fn, "__s2s__") and not dispatch._numeric_globals(fn):
+        if key is not None and not hasattr(fn, "__s2s__") and not dispatch._numeric_globals(fn) and given is spec \
+                and not kwargs:
             fast[key] = function
             watch[:] = dispatch._watch_list(fn)
         return pipeline.call(function, args)
@@ -619,6 +627,32 @@ def _fast_key(args: tuple) -> tuple | None:
         else:
             return None
     return tuple(key)
+
+
+def export_module(fn: Callable, spec: BatchSpec, args: tuple, source_path: str | None = None) -> str:
+    """A standalone module with the batched code (NumPy is all it imports), checking its arguments' shapes on
+    entry; exporting twice gives the same bytes."""
+    import hashlib
+
+    from s2s.passes.specialize import shape_checks
+    axes, size = check_arguments(fn, spec, args)
+    root = root_function(fn)
+    with complex_values.arguments(tuple(_take(a, t) for a, t in zip(args, axes))), values_kept():
+        made, notes = _batched(fn, spec, list(args), axes, size, shown=True)
+        path = source_path or root.__code__.co_filename
+        relative = os.path.relpath(path) if os.path.isabs(path) else path
+        path = relative if not relative.startswith("..") else os.path.basename(path)
+        try:
+            with open(root.__code__.co_filename, "rb") as handle:
+                digest = hashlib.sha256(handle.read()).hexdigest()[:16]
+        except OSError:
+            digest = "unavailable"
+        full = _header(fn, spec, args, notes).splitlines()
+        what = full[0].split(": ", 1)[1]
+        header = "\n".join([f"# Exported by s2s {pipeline.__version__} from {path}:{root.__name__} (sha256 {digest}): "
+                            f"{what}", *full[1:], "# A standalone module: it needs NumPy, not s2s."])
+        emitted = emit_module(made, (), header, root, standalone=True)
+    return shape_checks(emitted.source, made.name, _names(fn, len(args))[:len(args)], args)
 
 
 def forget(fn: Callable) -> None:
