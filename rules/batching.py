@@ -10,6 +10,7 @@ The rules themselves sit beside each family's derivative rules, under "# ---- ba
 import numpy as np
 
 from s2s.rules.registry import adjoint, batching, helper, linear, template
+from s2s.runtime import _fill_tree, _item, _zeros_like_tree
 
 
 # ---- the helpers batched code calls (copied into it, as derivative code's helpers are)
@@ -230,3 +231,42 @@ def _drawn(size, n, a=None, b=None):
     if isinstance(size, tuple):
         return (n,) + size
     return (n, size)
+
+
+# ---- a container's gradient, batched (derivative code's _fill_tree where shapes are not known)
+
+def _axis_item(axes, key):
+    """The batch axes of item key of a container whose axes tree is axes (_fill_tree_rows)."""
+    if axes is None or axes == 0:
+        return axes
+    if axes[0] == "dict":
+        return dict(axes[1]).get(key)
+    if axes[0] == "all":
+        return axes[1]
+    return axes[key] if isinstance(key, int) and key < len(axes) else None
+
+
+def _fill_tree_rows(g, x, axes, n):
+    """A container's gradient handed back to the user, for a batch of n: x's structure and types, each leaf n
+    gradients of x's leaf's shape (g's where axes, its batch axes as a tree, says g is batched; the same for every
+    example elsewhere)."""
+    if isinstance(x, dict):
+        g = g if isinstance(g, dict) else {}
+        return {k: _fill_tree_rows(g.get(k, 0.0), v, _axis_item(axes, k), n) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [_fill_tree_rows(_item(g, k), v, _axis_item(axes, k), n) for k, v in enumerate(x)]
+        if isinstance(x, tuple):
+            return type(x)(*items) if hasattr(type(x), "_fields") else tuple(items)
+        return items
+    shape = np.shape(x)
+    if axes is None:
+        one = _fill_tree(g, x)
+        return np.array(np.broadcast_to(one, (n,) + shape), dtype=np.result_type(one, x, np.float32))
+    extra = len(shape) - (np.ndim(g) - 1)
+    if extra > 0:
+        g = np.reshape(g, np.shape(g)[:1] + (1,) * extra + np.shape(g)[1:])
+    return np.array(np.broadcast_to(g, np.shape(g)[:1] + shape), dtype=np.result_type(g, x, np.float32))
+
+
+helper(_axis_item)
+helper(_fill_tree_rows)

@@ -174,3 +174,30 @@ def fill_tree_batched(axes, g, x, batch_size=None):
         return g, 0
     x = _every(x, axes[1], batch_size)
     return runtime._fill(_lined_up(g, axes[0], np.ndim(x) - 1), x), 0
+
+
+from s2s.rules.linear_algebra import _matmul_of_batch  # noqa: E402
+
+
+@batching(runtime._matmul_left)
+def matmul_left_batched(axes, g, a, b):         # a's adjoint in a @ b: g @ b.T, b.T a column for a vector b
+    da, db = _example_ndim(a, axes[1]), _example_ndim(b, axes[2])
+    if da == 1 and db == 1:
+        return _lined_up(g, axes[0], 1) * b, 0
+    if da == 2 and db == 1:
+        return _lined_up(g, axes[0], 1)[..., :, None] * b[..., None, :], 0
+    if da > 2 or db > 2:
+        return NotImplemented
+    return _matmul_of_batch((axes[0], axes[2]), g, np.swapaxes(b, -1, -2))
+
+
+@batching(runtime._matmul_right)
+def matmul_right_batched(axes, g, a, b):        # b's adjoint in a @ b: a.T @ g, a.T a column for a vector a
+    da, db = _example_ndim(a, axes[1]), _example_ndim(b, axes[2])
+    if da == 1 and db == 1:
+        return _lined_up(g, axes[0], 1) * a, 0
+    if da == 1 and db == 2:
+        return a[..., :, None] * _lined_up(g, axes[0], 1)[..., None, :], 0
+    if da > 2 or db > 2:
+        return NotImplemented
+    return _matmul_of_batch((axes[1], axes[0]), np.swapaxes(a, -1, -2), g)

@@ -21,10 +21,12 @@ from s2s.errors import (
 from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, tangent
 from s2s.runtime import stop_gradient
 from s2s.testing.gradcheck import check_grad
+from s2s.trees import register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from s2s.tools.graph import graph
 
 __all__ = [
-    "__version__", "export", "grad", "value_and_grad", "jvp", "vjp", "vmap", "jacfwd", "jacrev", "linearize", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
+    "__version__", "export", "grad", "value_and_grad", "jvp", "vjp", "vmap", "jacfwd", "jacrev", "linearize",
+    "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten", "tree_structure", "register_pytree_node", "hvp", "hessian", "jacobian", "source", "ir", "check_grad", "adjoint", "tangent",
     "nondifferentiable", "elementwise", "linear", "stop_gradient", "S2SError", "SourceUnavailable", "UnsupportedSyntax",
     "NoDerivativeRule", "NonScalarOutput", "BadArgument", "InvalidIR", "RefusedWhenRun", "ReadingMismatch",
     "testing", "graph",

@@ -19,7 +19,7 @@ from s2s.analysis.values import abstract_of, kind_of, shape_key  # noqa: F401  (
 from s2s.backends import numba as numba_backend
 from s2s.driver.callables import as_function
 from s2s.driver import batched as batching
-from s2s.driver import selfcheck
+from s2s.driver import objects, selfcheck
 from s2s.driver import split as splitting
 from s2s.driver.dispatch import dispatcher, stale
 
@@ -199,6 +199,8 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                       numba_options: tuple = ()) -> Callable:
     def gradient(*args: Any, **kwargs: Any) -> Any:
         args = _bind(fn, args, kwargs)
+        if objects.any_object(args):        # a dataclass or registered class read as a namedtuple of its fields
+            args = tuple(objects.records(a) for a in args)
         for i in indices:
             if not isinstance(args[i], (float, int, np.floating, np.ndarray)):
                 raise BadArgument(f"mode='forward' differentiates float and array arguments; "

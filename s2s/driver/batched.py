@@ -27,7 +27,7 @@ import numpy as np
 from s2s import runtime
 from s2s.analysis import complex_values
 from s2s.analysis.values import Abstract, Items, abstract_of, kind_of, shape_key
-from s2s.driver import dispatch, pipeline
+from s2s.driver import dispatch, objects, pipeline
 from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import primal_ir, root_function
 from s2s.passes.methods import inline_methods
@@ -35,6 +35,7 @@ from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, S2SError
 from s2s.ir.core import UNDEFINED, Block, Const, For, Function, If, Op, Value, checked, clone_block, stmt_blocks, values_kept, verify, walk
 from s2s.ir.naming import Namer
+from s2s.analysis.shapes import infer
 from s2s.passes.specialize import _Specializer
 from s2s.rules.batching import _stack_rows
 from s2s.transforms.batching import NotBatchable, batch_function, state_of_kind
@@ -221,17 +222,54 @@ def example_ir(fn: Callable, kinds: list, shapes: list, optimize: Any) -> Functi
         return base
 
 
+def _abstract(x: Any) -> Any:
+    """abstract_of(x), a namedtuple's items too (a record of an object's fields: s2s/driver/objects.py)."""
+    if isinstance(x, tuple) and hasattr(type(x), "_fields") and len(x) <= 64:
+        return Items("tuple", tuple(range(len(x))), tuple(_abstract(v) for v in x))
+    if type(x) in (tuple, list) and len(x) <= 64:
+        found = abstract_of(x)
+        if isinstance(found, Items):
+            return Items(found.kind, found.keys, tuple(_abstract(v) for v in x))
+        return found
+    if type(x) is dict and len(x) <= 64 and all(type(k) in (str, int) for k in x):
+        return Items("dict", tuple(x), tuple(_abstract(v) for v in x.values()))
+    return abstract_of(x)
+
+
+def _shape_key(args: tuple) -> tuple:
+    """What the batched code depends on beyond kinds: every array's shape, inside containers (namedtuples
+    too)."""
+    def key(a: Any) -> Any:
+        if type(a) is np.ndarray:
+            return a.shape
+        if isinstance(a, (tuple, list)):
+            return tuple(key(v) for v in a)
+        if type(a) is dict:
+            return tuple((k, key(v)) for k, v in a.items())
+        return None
+    return tuple(key(a) for a in args)
+
+
 def _facts(fn: Function, shapes: list) -> dict:
     """The abstract value of every value of fn (one example's), from its parameters' (s2s/analysis/shapes.py). A
     phi one branch leaves undefined (None: `return` inside an `if`) has the other branch's."""
     s = _Specializer(fn, list(shapes))
     s.block(fn.body, "none")
     env = s.env
+
+    def full(atom: Any) -> Any:
+        return abstract_of(atom.value) if isinstance(atom, Const) else env.get(id(atom))
+    for _ in range(3):              # what a missing fact hid from the shape rules, found once it is known
+        grew = False
+        for stmt in walk(fn.body):
+            if isinstance(stmt, Op) and len(stmt.outs) == 1 and id(stmt.outs[0]) not in env:
+                found = _sliced(stmt, full) or infer(stmt, full) or _trial(stmt, env)
+                if found is not None:
+                    env[id(stmt.outs[0])] = found
+                    grew = True
+        if not grew:
+            break
     for stmt in walk(fn.body):
-        if isinstance(stmt, Op) and len(stmt.outs) == 1 and id(stmt.outs[0]) not in env:
-            found = _trial(stmt, env)
-            if found is not None:
-                env[id(stmt.outs[0])] = found
         if isinstance(stmt, If):
             for o, a, b in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
                 if id(o) in env:
@@ -241,6 +279,17 @@ def _facts(fn: Function, shapes: list) -> dict:
                             and id(x) in env:
                         env[id(o)] = env[id(x)]
     return env
+
+
+def _sliced(op: Op, full: Callable) -> Any:
+    """The facts of items[a:b] of a tuple or list of known items."""
+    if op.prim is operator.getitem and len(op.args) == 2 and isinstance(op.args[1], Const) and \
+            isinstance(op.args[1].value, slice):
+        items = full(op.args[0])
+        if isinstance(items, Items) and items.kind != "dict":
+            picked = items.items[op.args[1].value]
+            return Items(items.kind, tuple(range(len(picked))), tuple(picked))
+    return None
 
 
 _TRIED = ("numpy", "operator", "_operator", "math", "builtins")
@@ -365,7 +414,7 @@ def _batched(fn: Callable, spec: BatchSpec, args: list, axes: list, size: int,
     shapes = [abstract_of(e) for e in example]
     base = example_ir(fn, kinds, shapes, spec.optimize)
     states = [state_of_kind(k, _plain_tree(t)) for k, t in zip(kinds, axes)]
-    facts = _facts(base, shapes)
+    facts = _facts(base, [_abstract(e) for e in example])      # (a namedtuple's items too: facts only)
     with values_kept():
         try:
             made, _, notes = batch_function(base, states, facts, size, _plain(spec.out_axes))
@@ -543,7 +592,7 @@ def generate(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable,
 
 def compiled(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable, list[str]]:
     signature = pipeline._signature(args)
-    key = (getattr(root_function(fn), "__code__", None), spec, signature, shape_key(args), _globals(fn))
+    key = (getattr(root_function(fn), "__code__", None), spec, signature, _shape_key(args), _globals(fn))
     with _LOCK:
         table = _CACHE.setdefault(fn, {})
         entry = table.get(key)
@@ -582,6 +631,9 @@ def caller(fn: Callable, spec: BatchSpec) -> Callable:
         if dispatch.stale(fn):      # a function it calls or a global it reads was rebound: made anew
             fast.clear()
             forget(fn)
+        if objects.any_object(args):            # a dataclass or registered class read as a namedtuple of its fields
+            converted = tuple(objects.records(a) for a in args)
+            return objects.objects_of(pipeline.call(compiled(fn, given, converted)[1], converted))
         function = compiled(fn, given, args)[1]
         key = _fast_key(args)
         if key is not None and not hasattr(fn, "__s2s__") and not dispatch._numeric_globals(fn) and given is spec \

@@ -197,9 +197,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
         if objects.any_object(args):            # a dataclass or registered class read as a namedtuple of its fields
-            result = general(tuple(objects.records(a) for a in args), {}, remade)
-            return objects.restore_gradient(result, args, options.wrt, options.several, options.with_value,
-                                            options.has_aux)
+            return objects.objects_of(general(tuple(objects.records(a) for a in args), {}, remade))
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args]) \
             if not numba else numba_backend.call_key(args)
         function = cache.get(key)

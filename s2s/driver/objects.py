@@ -6,8 +6,8 @@ an instance of a namedtuple class made once per class (and per value of its cons
 object's arrays, numbers and containers of them, in order, and whose class attributes are its other fields (a
 string, an int, a function: constants of the code made for it, s2s/passes/sequences.py). The record's kind names
 the object's class, so that a method called on it (`model.forward(x)`, `layer(x)`) is inlined from the class's
-source (s2s/passes/methods.py). `restore(g, x)` gives g, a gradient (or an output) shaped like records(x), as
-objects of x's classes: the gradients in the array fields, the other fields kept as they are.
+source (s2s/passes/methods.py). `objects_of(g)` gives g, a gradient (or an output) holding records, with objects
+of their classes: the gradients in the array fields, the other fields kept as they were.
 """
 from __future__ import annotations
 
@@ -70,14 +70,16 @@ def _fields(x: Any) -> tuple[list[str], list[Any], Any]:
     return names, list(children), aux
 
 
-def _record_class(cls: type, names: tuple, statics: tuple) -> type:
-    key = (cls, names, tuple((n, trees._static_key(v)) for n, v in statics))
+def _record_class(cls: type, names: tuple, statics: tuple, order: tuple = (), aux: Any = None) -> type:
+    """The namedtuple class of the records of cls's objects with these fields and constants; order: every field's
+    name, in the object's order; aux: what a registered class's unflatten needs besides its children."""
+    key = (cls, names, tuple((n, trees._static_key(v)) for n, v in statics), trees._static_key(aux))
     made = _RECORDS.get(key)
     if made is None:
         base = collections.namedtuple(cls.__name__, names)
         attributes: dict[str, Any] = {"__slots__": (), "_fields": trees.Fields(names, cls, statics),
-                                      "__s2s_object__": cls, "__module__": cls.__module__,
-                                      "__qualname__": cls.__qualname__}
+                                      "__s2s_object__": cls, "__s2s_order__": order, "__s2s_aux__": aux,
+                                      "__module__": cls.__module__, "__qualname__": cls.__qualname__}
         for name, value in statics:
             attributes[name] = staticmethod(value) if isinstance(value, types.FunctionType) else value
         made = _RECORDS[key] = type(cls.__name__, (base,), attributes)
@@ -87,10 +89,10 @@ def _record_class(cls: type, names: tuple, statics: tuple) -> type:
 def records(x: Any) -> Any:
     """x with its objects read as records (x itself when it holds none)."""
     if is_object(x):
-        names, values, _ = _fields(x)
+        names, values, aux = _fields(x)
         dynamic = [(n, records(v)) for n, v in zip(names, values) if _dynamic(v)]
         statics = tuple((n, v) for n, v in zip(names, values) if not _dynamic(v))
-        cls = _record_class(type(x), tuple(n for n, _ in dynamic), statics)
+        cls = _record_class(type(x), tuple(n for n, _ in dynamic), statics, tuple(names), aux)
         return cls(*[v for _, v in dynamic])
     if type(x) in (tuple, list):
         items = [records(v) for v in x]
@@ -115,47 +117,29 @@ def any_object(args: tuple) -> bool:
     return False
 
 
-def restore(g: Any, x: Any) -> Any:
-    """g, shaped like records(x), with x's objects as objects of their classes: g's values in the fields s2s
-    read, x's own in the others."""
-    if is_object(x):
-        names, values, aux = _fields(x)
-        if isinstance(g, (int, float)) and g == 0:          # no gradient at all: zeros
-            g = [0.0] * sum(1 for v in values if _dynamic(v))
-        got = iter(list(g))
-        children = [restore(next(got), v) if _dynamic(v) else v for v in values]
-        found = trees.registered(type(x))
+def objects_of(x: Any) -> Any:
+    """x with every record (s2s's namedtuple standing for an object) back as an object of its class: its values in
+    the fields s2s read (a gradient's, a batch's), the record's constants in the others."""
+    cls = getattr(type(x), "__s2s_object__", None)
+    if cls is not None and isinstance(x, tuple):
+        fields = type(x)._fields
+        values = dict(zip(fields, (objects_of(v) for v in x)))
+        values.update(dict(fields.statics))
+        order = type(x).__s2s_order__
+        found = trees.registered(cls)
         if found is not None:
-            return found[1](aux, children)
-        made = object.__new__(type(x))
-        for name, value in zip(names, children):
-            object.__setattr__(made, name, value)
+            return found[1](type(x).__s2s_aux__, [values[n] for n in order])
+        made = object.__new__(cls)
+        for name in order:
+            object.__setattr__(made, name, values[name])
         return made
-    if isinstance(x, (tuple, list)) and isinstance(g, (tuple, list)) and len(g) == len(x):
-        items = [restore(a, b) for a, b in zip(g, x)]
-        if isinstance(x, tuple) and hasattr(type(x), "_fields"):
-            return type(x)(*items)
-        return type(g)(items) if type(g) in (tuple, list) else type(x)(items)
-    if isinstance(x, dict) and isinstance(g, dict):
-        return {k: restore(g[k], x[k]) if k in g else g.get(k) for k in g}
-    return g
-
-
-def restore_gradient(result: Any, args: tuple, wrt: tuple, several: bool, with_value: bool,
-                     has_aux: bool) -> Any:
-    """A gradient's result (as grad and value_and_grad give it) with the gradients of objects restored."""
-    if with_value:
-        value, grads = result
-    elif has_aux:
-        grads, aux = result
-    else:
-        grads = result
-    if several:
-        grads = tuple(restore(g, args[i]) for g, i in zip(grads, wrt))
-    else:
-        grads = restore(grads, args[wrt[0]])
-    if with_value:
-        return value, grads
-    if has_aux:
-        return grads, aux
-    return grads
+    if type(x) in (tuple, list):
+        items = [objects_of(v) for v in x]
+        return x if all(a is b for a, b in zip(items, x)) else type(x)(items)
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        items = [objects_of(v) for v in x]
+        return x if all(a is b for a, b in zip(items, x)) else type(x)(*items)
+    if type(x) is dict:
+        items = {k: objects_of(v) for k, v in x.items()}
+        return x if all(items[k] is x[k] for k in x) else items
+    return x

@@ -518,7 +518,7 @@ def _verify_reading(fn: Callable, options: Options, args: tuple, function: Calla
     if options.mode == "forward":
         run = lambda expected: call(valued, (*copied, *[_zero_tree(args[i]) for i in options.wrt]))[0]
     elif options.mode == "vjp":
-        run = lambda expected: call(valued, (*copied, _zero_tree(expected)))[0]
+        run = lambda expected: call(valued, (*copied, _zero_tree(expected[0] if options.has_aux else expected)))[0]
     else:
         run = lambda expected: call(valued, copied)[0]
     root = root_function(fn)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from s2s.errors import UnsupportedSyntax
 from s2s.frontend.desugar.helpers import call_method
+from s2s.frontend.desugar.objects import CALL_OF_A_VALUE
 from s2s.frontend.policy import is_user_function
 from s2s.ir.core import Atom, Block, Const, Function, Op, Value, clone_block, substitute, walk
 from s2s.ir.naming import Namer
@@ -46,6 +48,8 @@ def _target(op: Op, kinds: dict) -> Any:
     if owner is None:
         return None
     name = op.args[1].value
+    if name == CALL_OF_A_VALUE:
+        name = "__call__"
     is_static, value = kind[2].static(name) if hasattr(kind[2], "static") else (False, None)
     if is_static:                       # self.activation(x): the function the field holds
         return ("static", value)
@@ -60,6 +64,17 @@ def inline_methods(fn: Function, kinds: list, primal_ir: Any) -> Function:
     the IR of a function of the user's (s2s/driver/primal.py)."""
     if not any(isinstance(st, Op) and _method_call(st) for st in walk(fn.body)):
         return fn
+    fn = _inline_methods(fn, kinds, primal_ir)
+    for st in walk(fn.body):            # `g(x)` on a variable that holds no object of a known class
+        if isinstance(st, Op) and _method_call(st) and st.args[1].value == CALL_OF_A_VALUE:
+            raise UnsupportedSyntax("s2s only differentiates calls to functions it can name statically", st.loc,
+                                    hint="call the function by its name, not through a computed expression (an "
+                                         "object passed as an argument is called through its class: a NamedTuple, "
+                                         "a dataclass or a registered class)")
+    return fn
+
+
+def _inline_methods(fn: Function, kinds: list, primal_ir: Any) -> Function:
     namer = Namer()
     for st in walk(fn.body):
         for v in (st.outs if isinstance(st, Op) else []):

@@ -64,6 +64,7 @@ from s2s.ir.naming import Namer
 from s2s.rules import registry
 from s2s.rules.batching import _batch_lift as _LIFT
 from s2s.rules.batching import _batch_repeat as _REPEAT
+from s2s.rules.batching import _fill_tree_rows as _FILL_ROWS
 from s2s.transforms.rule_inline import rule_ir
 
 BATCHED = True
@@ -214,7 +215,8 @@ def masked_inputs(block: Block) -> set[int]:
 
 # elementwise operators that are not declared so (no derivative: comparisons, integer operations)
 _ELEMENTWISE_OPS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.floordiv,
-                    operator.and_, operator.or_, operator.xor, operator.invert, operator.lshift, operator.rshift}
+                    operator.and_, operator.or_, operator.xor, operator.invert, operator.lshift, operator.rshift,
+                    runtime._shaped_like}
 
 # what folds when its arguments are known (besides the records' fold=True): the rules' arithmetic on axes
 _FOLD = {isinstance, slice, range, tuple, len, builtins.max, builtins.min, builtins.abs, builtins.int, builtins.bool,
@@ -223,6 +225,9 @@ _FOLD = {isinstance, slice, range, tuple, len, builtins.max, builtins.min, built
 # the functions that take a list of arrays: its items made batched alike first
 _JOINS = {np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack, np.dstack, np.array, np.asarray}
 _INDEXING = {operator.getitem, runtime.setitem, runtime._scatter}
+
+# the helpers of a container's adjoint (derivative code's): batched item by item
+_ADJOINT_TREES = {runtime._add, runtime._zeros_like_tree, runtime._item, runtime._scatter, runtime._fill_tree}
 
 _STRUCTURAL = {runtime.make_tuple, runtime.make_list, runtime.make_dict, runtime.list_append, runtime.stack_new,
                runtime.push, runtime.pop}
@@ -478,6 +483,8 @@ class _Batcher:
 
     def place(self, new: Atom, state: Any, fact: Any, axes: Any, out: list, path: str) -> Atom:
         """An output with its batch axis where out_axes puts it (an unbatched one repeated for every example)."""
+        if axes == 0 and state is not None and state is not True and _every_leaf(state):
+            return new              # a container batched in every leaf, as out_axes=0 wants it (its type kept)
         if isinstance(fact, Items) or (state is not None and state is not True) or isinstance(axes, (tuple, list,
                                                                                                      dict)):
             if not isinstance(fact, Items):
@@ -564,6 +571,8 @@ class _Batcher:
         if prim in _STRUCTURAL or self.structural(op, axes):
             self.container_op(op, args, axes, kwargs, out)
             return
+        if prim in _ADJOINT_TREES and self.adjoint_tree(op, args, axes, out):
+            return
         unbatched = not any(is_batched(s) for s in axes) and not kw_batched
         if unbatched and not rec.random and not (rec.effect and rec.batch is not None):
             self.copy(op, args, kwargs, out)
@@ -609,6 +618,68 @@ class _Batcher:
 
     def in_active_rows(self) -> bool:
         return any(isinstance(r.adapt, _ActiveRows) for r in self.region.chain())
+
+    def is_container(self, old: Atom, state: Any) -> bool:
+        if state is not None and state is not True:
+            return True
+        if isinstance(old, Const):
+            return isinstance(old.value, (tuple, list, dict))
+        return isinstance(self.facts.get(id(old)), Items)
+
+    def adjoint_tree(self, op: Op, args: list, axes: list, out: list) -> bool:
+        """The helpers of a container's adjoint (derivative code's, where shapes are not known): _scatter into a
+        list or dict, _add of two, _item, _zeros_like_tree, _fill_tree. Whether op was one of them on a container."""
+        prim, o = op.prim, op.outs[0]
+        if prim is runtime._add:
+            if not (self.is_container(op.args[0], axes[0]) or self.is_container(op.args[1], axes[1])):
+                new, state = self.elementwise(op, args, axes, out)      # numbers or arrays: elementwise
+                self.bind(o, new, state)
+                return True
+            state = join_adjoints(axes[0], axes[1])
+        elif prim is runtime._zeros_like_tree:
+            state = axes[0]
+        elif prim is runtime._item:
+            if not self.is_container(op.args[0], axes[0]) or not isinstance(op.args[1], Const):
+                return False
+            state = _adjoint_item(axes[0], op.args[1].value)
+        elif prim is runtime._scatter:
+            if not self.is_container(op.args[0], axes[0]) or not isinstance(op.args[1], Const) or \
+                    is_batched(axes[0]):
+                return False
+            fact, key = self.facts.get(id(op.args[0])) if isinstance(op.args[0], Value) else None, op.args[1].value
+            if isinstance(fact, Items) and fact.kind == "dict":
+                state = ("dict", (key,), (axes[2],))
+            elif isinstance(fact, Items) or isinstance(op.args[0], Const):
+                n = len(fact.items) if isinstance(fact, Items) else len(op.args[0].value)
+                items: list = [None] * n
+                if isinstance(key, slice):
+                    given = _item_states(axes[2]) if axes[2] is not None and axes[2] is not True else \
+                        [axes[2]] * len(range(n)[key])
+                    items[key] = list(given)
+                else:
+                    items[key] = axes[2]
+                state = ("list", tuple(items))
+            else:
+                return False
+        elif prim is runtime._fill_tree:
+            if not self.is_container(op.args[1], axes[1]) or is_batched(axes[1]):
+                return False
+            if not is_batched(axes[0]):
+                state = None
+            else:
+                fact = self.facts.get(id(op.args[1])) if isinstance(op.args[1], Value) else None
+                if not isinstance(fact, Items):
+                    raise NotBatchable("the gradient of a container of unknown structure", op.loc)
+                state = everything(fact)        # every leaf a batch (zeros where g has no gradient)
+                v = self.emit(out, _FILL_ROWS, [args[0], args[1], Const(_axes_tree(axes[0])), self.region.size],
+                              o.hint, loc=op.loc, batched=True)
+                self.bind(o, v, state)
+                return True
+        else:
+            return False
+        v = self.emit(out, prim, list(args), o.hint, loc=op.loc, batched=is_batched(state))
+        self.bind(o, v, state if is_batched(state) else None)
+        return True
 
     def structural(self, op: Op, axes: list) -> bool:
         if op.prim in (operator.getitem, runtime.setitem, builtins.len) and axes:
@@ -690,6 +761,8 @@ class _Batcher:
             return None
         items = evaluator.items(result)
         if items is None or len(items) != 2 or not isinstance(items[1], Const):
+            if evaluator.unknown:       # a shape the rule asks about is known only when the code runs: a loop
+                return None
             raise S2SError(f"the batching rule {rule.__module__}.{rule.__qualname__} must return (result, out_axis) "
                            f"with out_axis known when the batched code is made", op.loc)
         value, axis = items[0], items[1].value
@@ -1293,6 +1366,63 @@ def _as_while(loop: For, namer: Namer) -> While:
                  [last_index] + list(loop.outs), loop.loc)
 
 
+def _every_leaf(state: Any) -> bool:
+    if state is True:
+        return True
+    if state is None:
+        return False
+    return all(_every_leaf(s) for s in _item_states(state))
+
+
+def join_adjoints(a: Any, b: Any) -> Any:
+    """The state of the sum of two adjoints of a container (runtime._add): a dict's keys together."""
+    if a is None or b is None or a is True or b is True:
+        return join(a, b)
+    if a[0] == "dict" and b[0] == "dict":
+        keys = list(a[1]) + [k for k in b[1] if k not in a[1]]
+        found = dict(zip(a[1], a[2]))
+        for k, s in zip(b[1], b[2]):
+            found[k] = join_adjoints(found.get(k), s)
+        return ("dict", tuple(keys), tuple(found[k] for k in keys))
+    if a[0] in ("tuple", "list") and b[0] in ("tuple", "list") and len(a[1]) == len(b[1]):
+        return ("list", tuple(join_adjoints(x, y) for x, y in zip(a[1], b[1])))
+    return join(a, b)
+
+
+def _adjoint_item(state: Any, key: Any) -> Any:
+    if state is None or state is True:
+        return state
+    if state[0] == "dict":
+        return dict(zip(state[1], state[2])).get(key)
+    if state[0] in ("list*", "stack"):
+        return state[1]
+    items = state[1]
+    return items[key] if isinstance(key, int) and -len(items) <= key < len(items) else None
+
+
+def _tree_state(fact: Any, g: Any) -> Any:
+    """The state of x's structure (its facts) filled with an adjoint g of that state (runtime._fill_tree)."""
+    if not isinstance(fact, Items):
+        return True if is_batched(g) else None
+    if fact.kind == "dict":
+        return ("dict", fact.keys, tuple(_tree_state(f, _adjoint_item(g, k)) for k, f in zip(fact.keys, fact.items)))
+    return (fact.kind, tuple(_tree_state(f, _adjoint_item(g, k)) for k, f in enumerate(fact.items)))
+
+
+def _axes_tree(state: Any) -> Any:
+    """A state as the axes tree _fill_tree_rows reads: 0 or None for a leaf, a tuple for a list or tuple, a
+    tuple of (key, axes) pairs marked "dict" for a dict."""
+    if state is None:
+        return None
+    if state is True:
+        return 0
+    if state[0] == "dict":
+        return ("dict", tuple((k, _axes_tree(s)) for k, s in zip(state[1], state[2])))
+    if state[0] in ("list*", "stack"):
+        return ("all", _axes_tree(state[1]))
+    return tuple(_axes_tree(s) for s in state[1])
+
+
 def _axes_of(state: Any) -> Any:
     """A container's state as the axes a batching rule sees: a tuple of its items' axes."""
     if state is None:
@@ -1314,6 +1444,7 @@ class _Evaluator:
         self.loc = loc
         self.tuples: dict[int, list] = {}        # id(value) -> the atoms of a tuple built by the rule
         self.batched: dict[int, bool] = {}       # id(argument) -> batched
+        self.unknown = False                     # whether the rule asked np.ndim of a value of unknown shape
 
     def items(self, atom: Atom) -> list | None:
         if isinstance(atom, Const) and isinstance(atom.value, (tuple, list)):
@@ -1410,6 +1541,7 @@ class _Evaluator:
             fact = self.b.full(args[0])
             if isinstance(fact, Abstract):
                 return Const(fact.ndim)
+            self.unknown = True
         if prim is np.shape and len(args) == 1 and not kwargs:
             fact = self.b.full(args[0])
             if isinstance(fact, Abstract):
