@@ -27,7 +27,8 @@ import numpy as np
 from s2s import runtime
 from s2s.analysis import complex_values
 from s2s.analysis.values import Abstract, Items, abstract_of, kind_of, shape_key
-from s2s.driver import dispatch, objects, pipeline
+from s2s import trees
+from s2s.driver import dispatch, objects, pipeline, primal, selfcheck
 from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import primal_ir, root_function
 from s2s.passes.methods import inline_methods
@@ -635,6 +636,8 @@ def caller(fn: Callable, spec: BatchSpec) -> Callable:
             converted = tuple(objects.records(a) for a in args)
             return objects.objects_of(pipeline.call(compiled(fn, given, converted)[1], converted))
         function = compiled(fn, given, args)[1]
+        if selfcheck.enabled(None):
+            _check_examples(fn, given, args, function)
         key = _fast_key(args)
         if key is not None and not hasattr(fn, "__s2s__") and not dispatch._numeric_globals(fn) and given is spec \
                 and not kwargs:
@@ -654,6 +657,78 @@ def caller(fn: Callable, spec: BatchSpec) -> Callable:
                     raise
         return general(args, kwargs)
     return batched
+
+
+_CHECKED: "weakref.WeakKeyDictionary[Callable, set]" = weakref.WeakKeyDictionary()
+
+
+def _check_examples(fn: Callable, spec: BatchSpec, args: tuple, function: Callable) -> None:
+    """The checking mode (S2S_CHECK=1): the first call for each kind of arguments also runs fn on its first and last
+    examples and compares (NaN equal to NaN, to the last digits a batched sum may reorder); a function that draws
+    random numbers is not compared."""
+    key = (spec, pipeline._signature(args), _shape_key(args))
+    done = _CHECKED.setdefault(fn, set())
+    if key in done:
+        return
+    done.add(key)
+    root = root_function(fn)
+    if getattr(root, "__code__", None) is not None and selfcheck.draws_random(
+            [s.prim for s in walk(primal.lowered(root).body) if isinstance(s, Op)]):
+        return
+    axes, size = check_arguments(fn, spec, args)
+    batched = function(*args)
+    out_axes = _plain(spec.out_axes)
+    for k in sorted({0, size - 1}):
+        example = [_index(a, t, k) for a, t in zip(args, axes)]
+        expected = fn(*selfcheck.copied(tuple(example)))
+        got = _row(batched, out_axes, k)
+        where = _first_difference(got, expected)
+        if where is not None:
+            raise selfcheck.ReadingMismatch(
+                f"s2s.vmap of {root.__qualname__}: example {k} of the batch gives {where[0]!r:.80} at {where[2] or 'the output'}, "
+                f"and {root.__qualname__} run on that example gives {where[1]!r:.80}",
+                hint="a batching rule gives another value than a loop over the batch: please report it")
+
+
+def _index(value: Any, axes: Any, k: int) -> Any:
+    if axes is None:
+        return value
+    if isinstance(axes, _Keyed):
+        given = axes.as_dict()
+        return {key: _index(v, given[key], k) for key, v in value.items()}
+    if isinstance(axes, tuple):
+        items = [_index(v, a, k) for v, a in zip(value, axes)]
+        return type(value)(*items) if hasattr(type(value), "_fields") else type(value)(items)
+    return np.take(value, k, axis=axes)
+
+
+def _row(out: Any, axes: Any, k: int) -> Any:
+    """Example k of a batched output."""
+    if isinstance(out, dict):
+        keyed = axes if isinstance(axes, dict) else {key: axes for key in out}
+        return {key: _row(v, keyed[key], k) for key, v in out.items()}
+    if isinstance(out, (tuple, list)):
+        items = axes if isinstance(axes, (tuple, list)) else [axes] * len(out)
+        made = [_row(v, a, k) for v, a in zip(out, items)]
+        return type(out)(*made) if hasattr(type(out), "_fields") else type(out)(made)
+    if objects.is_object(out):
+        return out                      # (an object's fields: compared through its leaves below)
+    return out if axes is None else np.take(out, k, axis=axes)
+
+
+def _first_difference(got: Any, expected: Any, path: str = "") -> tuple | None:
+    got_leaves, got_def = trees.tree_flatten(got)
+    expected_leaves, expected_def = trees.tree_flatten(expected)
+    if len(got_leaves) != len(expected_leaves):
+        return (got, expected, path)
+    for k, (a, b) in enumerate(zip(got_leaves, expected_leaves)):
+        try:
+            same = np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=1e-7, atol=1e-12, equal_nan=True)
+        except TypeError:
+            same = a == b
+        if not same:
+            return (a, b, f"leaf {k}")
+    return None
 
 
 def _globals(fn: Callable) -> tuple:

@@ -53,7 +53,7 @@ def rewrite(ctx: Context) -> None:
         known = [_literal(ctx, p) for p in parts]
         if any(isinstance(a, gast.Starred) for a in inner.args) or any(k.arg is None for k in inner.keywords) \
                 or not all(found for found, _ in known):
-            raise ctx.error(f"s2s differentiates a gradient made inside the function only when what "
+            raise ctx.error(f"s2s differentiates a gradient (or a batched function) made inside the function only when what "
                             f"s2s.{maker.__name__}(...) is given is known when the derivative is made", inner,
                             hint="make the gradient once, at module level (dloss = s2s.grad(loss)), and call it "
                                  "here; pass the values the function reads as its arguments")
