@@ -672,9 +672,11 @@ def _check_examples(fn: Callable, spec: BatchSpec, args: tuple, function: Callab
         return
     done.add(key)
     root = root_function(fn)
-    if getattr(root, "__code__", None) is not None and selfcheck.draws_random(
-            [s.prim for s in walk(primal.lowered(root).body) if isinstance(s, Op)]):
-        return
+    from s2s.rules import registry
+    prims = [s.prim for s in walk(primal.lowered(root).body) if isinstance(s, Op)] \
+        if getattr(root, "__code__", None) is not None else []
+    if selfcheck.draws_random(prims) or any(_effect(p, registry) for p in prims):
+        return                          # random draws, or a method of an object (a generator's draw): not compared
     axes, size = check_arguments(fn, spec, args)
     batched = function(*args)
     out_axes = _plain(spec.out_axes)
@@ -688,6 +690,13 @@ def _check_examples(fn: Callable, spec: BatchSpec, args: tuple, function: Callab
                 f"s2s.vmap of {root.__qualname__}: example {k} of the batch gives {where[0]!r:.80} at {where[2] or 'the output'}, "
                 f"and {root.__qualname__} run on that example gives {where[1]!r:.80}",
                 hint="a batching rule gives another value than a loop over the batch: please report it")
+
+
+def _effect(prim: Any, registry: Any) -> bool:
+    try:
+        return registry.record(prim).effect
+    except TypeError:
+        return False
 
 
 def _index(value: Any, axes: Any, k: int) -> Any:

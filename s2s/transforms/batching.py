@@ -1507,7 +1507,7 @@ class _Evaluator:
         new = Op(op.prim, args, outs, kwargs, self.loc)
         out.append(new)
         if len(outs) == 1:
-            self.b.abstract[id(outs[0])] = infer(new, self.b.full)
+            self.b.abstract[id(outs[0])] = infer(new, self.b.full) or _tried(new, self.b.full)
             if op.prim is runtime.make_tuple:
                 self.tuples[id(outs[0])] = list(args)
             if op.prim is np.shape and len(args) == 1 and not kwargs:      # (the batch size, then known axes)
@@ -1579,6 +1579,41 @@ class _Evaluator:
             items = self.items(args[0])
             if items is not None:
                 return Const(len(items))
+        return None
+
+
+_TRIED = {np.swapaxes, np.moveaxis, np.transpose, np.expand_dims, np.einsum, np.outer, np.inner, np.dot,
+          np.matmul, operator.matmul, np.stack, np.concatenate, np.broadcast_to, np.reshape}
+
+
+def _tried(op: Op, full: Callable) -> Any:
+    """The abstract value of a shape function's result where the shape rules have none: the function run on
+    stand-ins that take no memory (small results only)."""
+    try:
+        if op.prim not in _TRIED:
+            return None
+    except TypeError:
+        return None
+    size = 0
+
+    def stand_in(atom: Atom) -> Any:
+        nonlocal size
+        if isinstance(atom, Const):
+            return atom.value
+        fact = full(atom)
+        if not isinstance(fact, Abstract):
+            raise LookupError
+        if fact.python:
+            return fact.dtype(1)
+        size += int(np.prod(fact.shape))
+        return np.lib.stride_tricks.as_strided(np.zeros(1, fact.dtype), fact.shape, (0,) * len(fact.shape))
+    try:
+        args = [stand_in(a) for a in op.args]
+        kwargs = {k: stand_in(a) for k, a in op.kwargs.items()}
+        if size > 1 << 20:
+            return None
+        return abstract_of(op.prim(*args, **kwargs))
+    except Exception:               # noqa: BLE001 - no trial, no fact
         return None
 
 
