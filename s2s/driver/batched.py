@@ -31,7 +31,7 @@ from s2s import trees
 from s2s.driver import dispatch, objects, pipeline, primal, selfcheck
 from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import primal_ir, root_function
-from s2s.passes.methods import inline_methods
+from s2s.passes.methods import inline_methods, refuse_indexing
 from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, S2SError
 from s2s.ir.core import UNDEFINED, Block, Const, For, Function, If, Op, Value, checked, clone_block, stmt_blocks, values_kept, verify, walk
@@ -208,7 +208,9 @@ def example_ir(fn: Callable, kinds: list, shapes: list, optimize: Any) -> Functi
     from s2s.passes import sequences
     from s2s.passes.unroll import unroll
     with values_kept():
-        base = checked(sequences.resolve(pipeline.function_ir(fn, kinds, shapes), kinds))
+        base = pipeline.function_ir(fn, kinds, shapes)
+        refuse_indexing(base, kinds)
+        base = checked(sequences.resolve(base, kinds))
         base = checked(inline_methods(base, kinds, primal_ir))
         if base.scalar_checks:
             found = value_kinds(base, kinds)

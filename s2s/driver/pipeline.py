@@ -35,7 +35,7 @@ from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify
 from s2s.passes import sequences
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
-from s2s.passes.methods import inline_methods
+from s2s.passes.methods import inline_methods, refuse_indexing
 from s2s.passes.optimize import (
     PASSES,
     eliminate_common_subexpressions,
@@ -128,7 +128,9 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     kinds = list(param_kinds)
     auto = options.mode == "auto"
     options = resolve_mode(options, kinds)[0]
-    base = checked(sequences.resolve(function_ir(fn, kinds, shapes), kinds))
+    base = function_ir(fn, kinds, shapes)
+    refuse_indexing(base, kinds)            # an object read as a namedtuple (s2s/driver/objects.py) is not indexed
+    base = checked(sequences.resolve(base, kinds))
     base = checked(inline_methods(base, kinds, primal_ir))        # model.forward(x) on an argument object
     base = checked(guard_writes(base, list(options.wrt), shapes))    # a float written into an integer array
     base = mutation.refuse_hidden_changes(base, list(options.wrt))         # an object a method call changed

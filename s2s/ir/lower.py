@@ -39,6 +39,7 @@ from s2s.frontend.tree import ParsedFunction
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.naming import Namer
 from s2s.rules import registry
+from s2s.rules.nested import method_call
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
 _FLAG_HINTS = {RET: "returned", RETVAL: "retval", BRK: "broke", CONT: "skipping", EXPR: ""}
@@ -955,6 +956,13 @@ class Lowerer:
         callee = plain_function(callee)       # a call to an @njit function: its Python function, inlined
         if not found and isinstance(node.func, gast.Attribute):
             return self.method_call(node, hint)
+        if not found and isinstance(node.func, (gast.Name, gast.Subscript)) and not node.keywords and not any(
+                isinstance(a, gast.Starred) for a in node.args):
+            # `layer(x)` on a variable: its class's __call__ once its kind is known (an argument object:
+            # s2s/passes/methods.py), which refuses it otherwise (a function held in a variable is not named statically)
+            called = self.expr(node.func)
+            args = [self.expr(a) for a in node.args]
+            return self.op(method_call(len(args)), [called, Const(helpers.CALL_OF_A_VALUE), *args], node, hint)
         if not found:
             raise self.error("s2s only differentiates calls to functions it can name statically", node,
                              hint="call the function by its name, not through a computed expression")

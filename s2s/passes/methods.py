@@ -10,12 +10,12 @@ layers: x = layer(x)`) is unrolled first (s2s/passes/unroll.py), so that each ca
 """
 from __future__ import annotations
 
+import operator
 import types
 from typing import Any
 
 from s2s.errors import UnsupportedSyntax
-from s2s.frontend.desugar.helpers import call_method
-from s2s.frontend.desugar.objects import CALL_OF_A_VALUE
+from s2s.frontend.desugar.helpers import CALL_OF_A_VALUE, call_method
 from s2s.frontend.policy import is_user_function
 from s2s.ir.core import Atom, Block, Const, Function, Op, Value, clone_block, substitute, walk
 from s2s.ir.naming import Namer
@@ -57,6 +57,38 @@ def _target(op: Op, kinds: dict) -> Any:
     if isinstance(method, types.FunctionType) and is_user_function(method):
         return ("method", method)
     return None
+
+
+def _object_kind(kind: Any) -> bool:
+    """A kind of an object read as a namedtuple (a dataclass's, a registered class's: not a tuple in Python)."""
+    owner = _owner(kind)
+    return owner is not None and not (isinstance(owner, type) and issubclass(owner, tuple))
+
+
+def refuse_indexing(fn: Function, kinds: list) -> None:
+    """An object read as a namedtuple is indexed (`p[1]`, `w, b = p`, `len(p)`) nowhere in fn's own code: Python
+    would refuse it (s2s reads its fields by position only for `p.w`)."""
+    if not any(_object_kind(k) or isinstance(k, tuple) and any(_object_kind(i) for i in _kinds_in(k))
+               for k in kinds):
+        return
+    found = sequences.kinds_of(fn, kinds)
+    for st in walk(fn.body):
+        if isinstance(st, Op) and st.prim in (operator.getitem, len) and st.args and isinstance(st.args[0], Value) \
+                and _object_kind(found.get(id(st.args[0]))):
+            owner = _owner(found.get(id(st.args[0])))
+            raise UnsupportedSyntax(f"an object of {owner.__name__} is indexed here, which Python refuses: s2s reads "
+                                    f"it as its fields, by name", st.loc,
+                                    hint="read its fields by name (p.w), or make the class a typing.NamedTuple")
+
+
+def _kinds_in(kind: Any) -> list:
+    found = []
+    if isinstance(kind, tuple) and len(kind) > 1 and isinstance(kind[1], tuple):
+        for item in kind[1]:
+            item = item[1] if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) else item
+            found.append(item)
+            found.extend(_kinds_in(item))
+    return found
 
 
 def inline_methods(fn: Function, kinds: list, primal_ir: Any) -> Function:

@@ -54,6 +54,11 @@ def call_method(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
 call_method._s2s_effect = True      # type: ignore[attr-defined]  # `rng.normal()`: may change obj (optimize.is_pure)
 
 
+# the method name of `f(x)` on a variable f that holds no function s2s can name: its class's __call__ where the
+# variable's kind names the class (an argument object: s2s/passes/methods.py), refused otherwise
+CALL_OF_A_VALUE = "__s2s_call__"
+
+
 def keys_of(table: Any) -> list:
     """The keys of a dict, as a list: they carry no derivative (its values do)."""
     return list(table)

@@ -168,16 +168,11 @@ class _Calls(gast.NodeTransformer):
             if obj is dict and not node.args and all(k.arg for k in node.keywords):
                 return located(gast.Dict(keys=[constant(k.arg, node) for k in node.keywords],
                                          values=[k.value for k in node.keywords]), node)
-        elif not found and (isinstance(func, gast.Name) and (_made_from_a_class(ctx, func) or
-                                                             func.id in ctx.local_names())
-                            or isinstance(func, gast.Subscript)) and not node.keywords \
+        elif not found and isinstance(func, gast.Name) and _made_from_a_class(ctx, func) and not node.keywords \
                 and not any(isinstance(a, gast.Starred) for a in node.args):
-            # `layer = Affine(W, b); layer(x)`: its __call__, as `layer.apply(x)` is its apply; `layer(x)` on an
-            # argument object: its class's __call__, inlined once its kind is known (s2s/passes/methods.py), which
-            # refuses it otherwise (a function held in a variable is not named statically)
-            name = "__call__" if isinstance(func, gast.Name) and _made_from_a_class(ctx, func) else CALL_OF_A_VALUE
+            # `layer = Affine(W, b); layer(x)`: its __call__, as `layer.apply(x)` is its apply
             node = located(gast.Call(func=constant(nested.method_call(len(node.args)), func),
-                                     args=[func, constant(name, func)] + node.args, keywords=[]), node)
+                                     args=[func, constant("__call__", func)] + node.args, keywords=[]), node)
         elif not found and isinstance(func, gast.Attribute) and (_made_from_a_class(ctx, func.value) or (
                 func.attr not in _HANDLED
                 and not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None)))):
@@ -189,10 +184,6 @@ class _Calls(gast.NodeTransformer):
                                      keywords=node.keywords), node)
         node = star_arguments(ctx, node)
         return _specialize_call(ctx, node)
-
-
-# the method name of `f(x)` on a variable f: its class's __call__ where its kind names the class
-CALL_OF_A_VALUE = "__s2s_call__"
 
 
 def _made_from_a_class(ctx: Context, node: Any) -> bool:
