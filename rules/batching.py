@@ -96,7 +96,7 @@ helper(_batched_axis, fold=True)
 helper(_batched_permutation, fold=True)
 helper(_batched_subscripts, fold=True)
 helper(_example_shape, fold=True)
-linear(_batch_lift)
+linear(_batch_lift, _batch_repeat, _unbroadcast_rows)
 
 
 @adjoint(_batch_lift)
