@@ -18,6 +18,7 @@ from s2s.errors import BadArgument, S2SError
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+sys.path.insert(0, HERE)
 
 import vmap_bench  # noqa: E402
 
@@ -419,3 +420,55 @@ def test_the_benchmark_workloads_have_no_loop_over_the_batch(name):
     code = body(text)
     assert "for " not in code and "while " not in code
     assert "Batched by a loop" not in text
+
+
+# ---------------------------------------------------------------- random programs of what users write
+
+def _fuzz_case(category, seed):
+    """s2s.vmap of a random program (tests/fuzz_programs.py) and of its gradient, against a loop over a batch of
+    three examples (its float arguments perturbed; the others the same for every example)."""
+    import copy
+
+    import fuzz_programs as fp
+    program = fp.generate(category, seed)
+    f = fp.define(program.source)
+    local = np.random.default_rng(seed)
+
+    def batch(a):
+        if isinstance(a, float) and not isinstance(a, bool):
+            return a + 0.05 * local.normal(size=3)
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+            return a + 0.05 * local.normal(size=(3,) + a.shape)
+        return None
+    batched = [batch(a) for a in program.args]
+    if all(b is None for b in batched):
+        return
+    in_axes = tuple(0 if b is not None else None for b in batched)
+    args = tuple(b if b is not None else a for a, b in zip(program.args, batched))
+    wrt = program.diff if len(program.diff) > 1 else program.diff[0]
+    for g in (f, s2s.grad(f, wrt=wrt)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rows = [g(*copy.deepcopy([b[i] if b is not None else a for a, b in zip(program.args, batched)]))
+                        for i in range(3)]
+        except Exception:           # noqa: BLE001 - what s2s.grad refuses, or what fails in Python, is not batched
+            continue
+        try:
+            got = s2s.vmap(g, in_axes=in_axes)(*copy.deepcopy(args))
+        except S2SError:
+            continue                # refused (as the front end refuses it for a gradient too)
+        assert_close(got, stack(rows), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("category", ["arrays", "carried", "containers", "elements", "helpers", "broadcast"])
+@pytest.mark.parametrize("seed", [3])
+def test_random_programs_against_a_loop(category, seed):
+    _fuzz_case(category, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("category", ["arrays", "carried", "containers", "elements", "helpers", "broadcast", "names"])
+@pytest.mark.parametrize("seed", list(range(100)))
+def test_many_random_programs_against_a_loop(category, seed):
+    _fuzz_case(category, seed)

@@ -36,6 +36,7 @@ from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, S2SError
 from s2s.ir.core import UNDEFINED, Block, Const, For, Function, If, Op, Value, checked, clone_block, stmt_blocks, values_kept, verify, walk
 from s2s.ir.naming import Namer
+from s2s.analysis.activity import value_kinds
 from s2s.analysis.shapes import infer
 from s2s.passes.specialize import _Specializer
 from s2s.rules.batching import _stack_rows
@@ -420,7 +421,8 @@ def _batched(fn: Callable, spec: BatchSpec, args: list, axes: list, size: int,
     facts = _facts(base, [_abstract(e) for e in example])      # (a namedtuple's items too: facts only)
     with values_kept():
         try:
-            made, _, notes = batch_function(base, states, facts, size, _plain(spec.out_axes))
+            made, _, notes = batch_function(base, states, facts, size, _plain(spec.out_axes),
+                                            value_kinds(base, kinds))
         except NotBatchable as exc:
             made = loop_function(base, states, size, _plain(spec.out_axes))
             notes = [f"the whole function: s2s has no exact batched form for {exc.message}"

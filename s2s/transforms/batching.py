@@ -518,6 +518,8 @@ class _Batcher:
                 raise BadArgument(f"out_axes{path} is None, but the output{path} differs between examples",
                                   hint="give an int out_axes for it (0 puts the batch first)")
             return new
+        if fact is None and not is_batched(state):
+            raise NotBatchable(f"an output{path} the same for every example, whose structure is not known")
         if not isinstance(axes, int) or isinstance(axes, bool):
             raise BadArgument(f"out_axes{path} must be an int or None, not {axes!r}")
         ndim = fact.ndim if isinstance(fact, Abstract) else None
@@ -630,6 +632,8 @@ class _Batcher:
         """The helpers of a container's adjoint (derivative code's, where shapes are not known): _scatter into a
         list or dict, _add of two, _item, _zeros_like_tree, _fill_tree. Whether op was one of them on a container."""
         prim, o = op.prim, op.outs[0]
+        if not any(is_batched(s) for s in axes):
+            return False            # the same for every example: computed once
         if prim is runtime._add:
             if not (self.is_container(op.args[0], axes[0]) or self.is_container(op.args[1], axes[1])):
                 new, state = self.elementwise(op, args, axes, out)      # numbers or arrays: elementwise
@@ -639,13 +643,16 @@ class _Batcher:
         elif prim is runtime._zeros_like_tree:
             state = axes[0]
         elif prim is runtime._item:
-            if not self.is_container(op.args[0], axes[0]) or not isinstance(op.args[1], Const):
+            if not self.is_container(op.args[0], axes[0]):
                 return False
+            if not isinstance(op.args[1], Const):
+                raise NotBatchable("an item of a container's adjoint chosen when the code runs", op.loc)
             state = _adjoint_item(axes[0], op.args[1].value)
         elif prim is runtime._scatter:
-            if not self.is_container(op.args[0], axes[0]) or not isinstance(op.args[1], Const) or \
-                    is_batched(axes[0]):
+            if not self.is_container(op.args[0], axes[0]):
                 return False
+            if not isinstance(op.args[1], Const) or is_batched(axes[0]):
+                raise NotBatchable("the adjoint of an item of a container chosen when the code runs", op.loc)
             fact, key = self.facts.get(id(op.args[0])) if isinstance(op.args[0], Value) else None, op.args[1].value
             if isinstance(fact, Items) and fact.kind == "dict":
                 state = ("dict", (key,), (axes[2],))
@@ -660,7 +667,7 @@ class _Batcher:
                     items[key] = axes[2]
                 state = ("list", tuple(items))
             else:
-                return False
+                raise NotBatchable("the adjoint of an item of a container of unknown length", op.loc)
         elif prim is runtime._fill_tree:
             if not self.is_container(op.args[1], axes[1]) or is_batched(axes[1]):
                 return False
@@ -1005,7 +1012,9 @@ class _Batcher:
             any_taken = self.emit(out, operator.getitem, [taken, first], "", loc=loc)
             region = Region(self, self.region.size, self.region, _Masked(self, taken, first, loc), tainted)
             made = self.block(block, region)
-            placeholders = self.placeholders(block, loc)
+            # a branch that pushes or pops runs unguarded: its reverse (or forward) sweep must run it too
+            stacks = any(isinstance(st, Op) and st.prim in (runtime.push, runtime.pop) for st in walk(block))
+            placeholders = None if stacks else self.placeholders(block, loc)
             if placeholders is None:
                 out.extend(made.stmts)
                 sides.append(made.results)
@@ -1423,6 +1432,18 @@ def _axes_tree(state: Any) -> Any:
     return tuple(_axes_tree(s) for s in state[1])
 
 
+def _items_of_kind(kind: Any) -> Any:
+    """The facts a container's kind gives (its structure; its leaves' shapes unknown), or None (a list of any
+    length)."""
+    if not isinstance(kind, tuple):
+        return None
+    if kind[0] == "dict":
+        return Items("dict", tuple(k for k, _ in kind[1]), tuple(_items_of_kind(k) for _, k in kind[1]))
+    if kind[0] in ("tuple", "list") and kind[1] is not None:
+        return Items(kind[0], tuple(range(len(kind[1]))), tuple(_items_of_kind(k) for k in kind[1]))
+    return None
+
+
 def _axes_of(state: Any) -> Any:
     """A container's state as the axes a batching rule sees: a tuple of its items' axes."""
     if state is None:
@@ -1646,10 +1667,17 @@ def _batch_lift() -> Callable:
     return _LIFT
 
 
-def batch_function(fn: Function, states: list, facts: dict, size: int, out_axes: Any = 0
+def batch_function(fn: Function, states: list, facts: dict, size: int, out_axes: Any = 0, kinds: dict | None = None
                    ) -> tuple[Function, list, list[str]]:
-    """fn batched: (the batched Function, the state of each result, the notes for the header)."""
+    """fn batched: (the batched Function, the state of each result, the notes for the header). kinds: the kind of
+    each of fn's values (s2s/analysis/activity.py), where facts have no shape: a container is not a leaf."""
     widened: dict[int, Any] = {}
+    facts = dict(facts)
+    for key, kind in (kinds or {}).items():
+        if key not in facts and isinstance(kind, tuple):
+            found = _items_of_kind(kind)
+            if found is not None:
+                facts[key] = found
     for _ in range(64):
         batcher = _Batcher(fn, states, dict(facts), size, widened)
         try:
