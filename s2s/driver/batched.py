@@ -643,10 +643,10 @@ def caller(fn: Callable, spec: BatchSpec) -> Callable:
         if selfcheck.enabled(None):
             _check_examples(fn, given, args, function)
         key = _fast_key(args)
-        if key is not None and not hasattr(fn, "__s2s__") and not dispatch._numeric_globals(fn) and given is spec \
-                and not kwargs:
+        root = root_function(fn)
+        if key is not None and not dispatch._numeric_globals(root) and given is spec and not kwargs:
             fast[key] = function
-            watch[:] = dispatch._watch_list(fn)
+            watch[:] = dispatch._watch_list(root)       # (a derivative batched: its function's names)
         return pipeline.call(function, args)
 
     def batched(*args: Any, **kwargs: Any) -> Any:
@@ -764,6 +764,11 @@ def _fast_key(args: tuple) -> tuple | None:
             key.append((a.shape, a.dtype))
         elif kind is float or kind is int or kind is bool:
             key.append(kind)
+        elif kind is tuple or kind is list:         # parameters in a tuple or a list: their arrays' shapes
+            inner = _fast_key(a)
+            if inner is None:
+                return None
+            key.append((kind, inner))
         else:
             return None
     return tuple(key)

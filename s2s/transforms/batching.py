@@ -261,7 +261,7 @@ class Region:
 
 
 class _Batcher:
-    def __init__(self, fn: Function, states: list, facts: dict, size: int, widened: dict, loc_of: Any = None):
+    def __init__(self, fn: Function, states: list, facts: dict, size: int, widened: dict):
         self.fn = fn
         self.facts = facts          # id(old value) -> the abstract value of one example's
         self.size = size
@@ -1409,15 +1409,6 @@ def _adjoint_item(state: Any, key: Any) -> Any:
     return items[key] if isinstance(key, int) and -len(items) <= key < len(items) else None
 
 
-def _tree_state(fact: Any, g: Any) -> Any:
-    """The state of x's structure (its facts) filled with an adjoint g of that state (runtime._fill_tree)."""
-    if not isinstance(fact, Items):
-        return True if is_batched(g) else None
-    if fact.kind == "dict":
-        return ("dict", fact.keys, tuple(_tree_state(f, _adjoint_item(g, k)) for k, f in zip(fact.keys, fact.items)))
-    return (fact.kind, tuple(_tree_state(f, _adjoint_item(g, k)) for k, f in enumerate(fact.items)))
-
-
 def _axes_tree(state: Any) -> Any:
     """A state as the axes tree _fill_tree_rows reads: 0 or None for a leaf, a tuple for a list or tuple, a
     tuple of (key, axes) pairs marked "dict" for a dict."""
@@ -1684,6 +1675,5 @@ def batch_function(fn: Function, states: list, facts: dict, size: int, out_axes:
             made, result_states = batcher.run(out_axes)
         except _Restart:
             continue
-        made.batcher = batcher        # type: ignore[attr-defined]  # its facts, for the driver's output axes
         return made, result_states, batcher.notes
     raise NotBatchable("the batch states of a loop's values do not settle", fn.loc)
