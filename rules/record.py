@@ -174,7 +174,13 @@ class Record:
             return result, out_axis          # the batched result and the position of its batch axis
 
     An elementwise function needs none (its arguments broadcast along the batch axis, moved to the front); a
-    function without one is batched by a loop over the batch in the generated code, said in its header."""
+    function without one is batched by a loop over the batch in the generated code, said in its header.
+    s2s/transforms/batching.py gives every batched argument its batch along axis 0 (`axes[k] == 0`), an argument
+    given by keyword or left to its default is unbatched (a batched keyword argument: the loop), and a tuple
+    argument (the index of `x[i, j]`, the list np.concatenate is given) has a tuple of its items' axes. `np.ndim`
+    and `np.shape` of an argument whose shape is known fold too. A rule that needs the number of examples (a random
+    draw) takes it as the keyword `batch_size`; one that returns `NotImplemented` declines (the loop). Shared
+    templates and helpers: rules/batching.py."""
 
     # ---------------------------------------------------------------- back ends
     numba: str | None = None

@@ -685,8 +685,13 @@ def _check_examples(fn: Callable, spec: BatchSpec, args: tuple, function: Callab
     batched = function(*args)
     out_axes = _plain(spec.out_axes)
     for k in sorted({0, size - 1}):
-        example = [_index(a, t, k) for a, t in zip(args, axes)]
-        expected = fn(*selfcheck.copied(tuple(example)))
+        example = list(selfcheck.copied(tuple(_index(a, t, k) for a, t in zip(args, axes))))
+        code = getattr(fn, "__code__", None)
+        if code is not None and not hasattr(fn, "__s2s__") and code.co_kwonlyargcount:   # keyword-only, by name
+            names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+            expected = fn(*example[:code.co_argcount], **dict(zip(names, example[code.co_argcount:])))
+        else:
+            expected = fn(*example)
         got = _row(batched, out_axes, k)
         where = _first_difference(got, expected)
         if where is not None:
