@@ -131,3 +131,122 @@ def det_tangent(t, ans, a):             # each matrix of a stack: its last two a
 
 # shared parts of the formulas above, inlined into the rules that call them (second order differentiates them)
 template(_cofactors)
+
+
+# ---- batching (s2s.vmap): products become products over the batch (matmul's broadcasting, or np.einsum with a
+# letter for the batch); np.linalg's functions take stacks of matrices as they are
+
+from s2s.rules.batching import _batched_subscripts, _lined_up  # noqa: E402
+from s2s.rules.registry import batching  # noqa: E402
+
+
+@batching(np.matmul, operator.matmul)
+def matmul_batched(axes, a, b):
+    return _matmul_of_batch(axes, a, b)
+
+
+def _matmul_of_batch(axes, a, b):
+    if axes[0] is None:                 # one a for every example
+        if np.ndim(b) == 2 and np.ndim(a) == 1:
+            return b @ a, 0
+        if np.ndim(b) == 2 and np.ndim(a) == 2:
+            return b @ a.T, 0           # a @ b for each row b
+        if np.ndim(b) == 2:
+            return NotImplemented
+        return a @ b, 0
+    if axes[1] is None:                 # one b for every example
+        if np.ndim(a) == 2 and np.ndim(b) > 2:
+            return NotImplemented
+        return a @ b, 0
+    if np.ndim(a) == 2 and np.ndim(b) == 2:
+        return np.einsum("ni,ni->n", a, b), 0
+    if np.ndim(a) == 2:
+        return np.einsum("ni,n...ij->n...j", a, b), 0
+    if np.ndim(b) == 2:
+        return np.einsum("n...ij,nj->n...i", a, b), 0
+    ndim = max(np.ndim(a), np.ndim(b)) - 1
+    return _lined_up(a, 0, ndim) @ _lined_up(b, 0, ndim), 0
+
+
+template(_matmul_of_batch)
+
+
+@batching(np.dot)
+def dot_batched(axes, a, b):
+    if np.ndim(a) - (axes[0] is not None) == 0 or np.ndim(b) - (axes[1] is not None) == 0:
+        ndim = max(np.ndim(a) - (axes[0] is not None), np.ndim(b) - (axes[1] is not None))
+        return _lined_up(a, axes[0], ndim) * _lined_up(b, axes[1], ndim), 0
+    if np.ndim(b) - (axes[1] is not None) > 2 or np.ndim(a) - (axes[0] is not None) > 2:
+        return NotImplemented
+    if axes[0] is None and np.ndim(a) == 2 and np.ndim(b) == 2:
+        return b @ a.T, 0
+    if axes[0] is None and np.ndim(a) == 1 and np.ndim(b) == 2:
+        return b @ a, 0
+    return _matmul_of_batch(axes, a, b)
+
+
+@batching(np.outer)
+def outer_batched(axes, a, b):
+    if axes[0] is not None and np.ndim(a) != 2 or axes[1] is not None and np.ndim(b) != 2:
+        return NotImplemented           # an example's operand of more (or fewer) than one axis: raveled first
+    if axes[0] is None:
+        return np.einsum("i,nj->nij", np.ravel(a), b), 0
+    if axes[1] is None:
+        return np.einsum("ni,j->nij", a, np.ravel(b)), 0
+    return np.einsum("ni,nj->nij", a, b), 0
+
+
+@batching(np.inner)
+def inner_batched(axes, a, b):
+    if np.ndim(a) - (axes[0] is not None) == 0 or np.ndim(b) - (axes[1] is not None) == 0:
+        ndim = max(np.ndim(a) - (axes[0] is not None), np.ndim(b) - (axes[1] is not None))
+        return _lined_up(a, axes[0], ndim) * _lined_up(b, axes[1], ndim), 0
+    if axes[0] is None:
+        return np.einsum("...i,n...i->n...", a, b) if np.ndim(a) == 1 else NotImplemented, 0
+    if axes[1] is None:
+        return np.einsum("n...i,...i->n...", a, b) if np.ndim(b) == 1 else NotImplemented, 0
+    if np.ndim(a) == 2 and np.ndim(b) == 2:
+        return np.einsum("ni,ni->n", a, b), 0
+    return NotImplemented
+
+
+@batching(np.einsum)
+def einsum_batched(axes, x0, x1=None, x2=None, x3=None, x4=None, x5=None, optimize=False):
+    if not isinstance(x0, str) or axes[0] is not None:
+        return NotImplemented           # the sublist form: a loop over the batch
+    flags = tuple(a is not None for a in axes[1:])
+    subscripts = _batched_subscripts(x0, flags)
+    if x2 is None:
+        return np.einsum(subscripts, x1), 0
+    if x3 is None:
+        return np.einsum(subscripts, x1, x2), 0
+    if x4 is None:
+        return np.einsum(subscripts, x1, x2, x3), 0
+    if x5 is None:
+        return np.einsum(subscripts, x1, x2, x3, x4), 0
+    return np.einsum(subscripts, x1, x2, x3, x4, x5), 0
+
+
+@batching(np.linalg.inv)
+def inv_batched(axes, a):
+    return np.linalg.inv(a), 0
+
+
+@batching(np.linalg.det)
+def det_batched(axes, a):
+    return np.linalg.det(a), 0
+
+
+@batching(np.linalg.solve)
+def solve_batched(axes, a, b):
+    if np.ndim(b) - (axes[1] is not None) == 1:        # one vector per example: a column
+        if axes[0] is None:
+            return np.linalg.solve(a, b.T).T, 0
+        if axes[1] is None:
+            return np.linalg.solve(a, np.broadcast_to(b, np.shape(a)[:-1])[..., None])[..., 0], 0
+        return np.linalg.solve(a, b[..., None])[..., 0], 0
+    if axes[0] is None:
+        return np.linalg.solve(a, b), 0
+    if axes[1] is None:
+        return np.linalg.solve(a, b), 0
+    return np.linalg.solve(a, b), 0

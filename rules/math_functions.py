@@ -146,3 +146,151 @@ def fmod(g, ans, x, y):                 # x - y * trunc(x / y); the quotient is 
 
 
 elementwise(math.fmod)
+
+
+# ---- batching (s2s.vmap): an example's number is one element of the batch's array, so each function is NumPy's
+# ufunc of the same name (rules/batching.py)
+
+from s2s.rules.registry import batching  # noqa: E402
+
+
+@batching(math.sin)
+def sin_batched(axes, x):
+    return np.sin(x), axes[0]
+
+
+@batching(math.cos)
+def cos_batched(axes, x):
+    return np.cos(x), axes[0]
+
+
+@batching(math.tan)
+def tan_batched(axes, x):
+    return np.tan(x), axes[0]
+
+
+@batching(math.asin)
+def asin_batched(axes, x):
+    return np.arcsin(x), axes[0]
+
+
+@batching(math.acos)
+def acos_batched(axes, x):
+    return np.arccos(x), axes[0]
+
+
+@batching(math.atan)
+def atan_batched(axes, x):
+    return np.arctan(x), axes[0]
+
+
+@batching(math.atan2)
+def atan2_batched(axes, y, x):
+    return np.arctan2(y, x), 0
+
+
+@batching(math.sinh)
+def sinh_batched(axes, x):
+    return np.sinh(x), axes[0]
+
+
+@batching(math.cosh)
+def cosh_batched(axes, x):
+    return np.cosh(x), axes[0]
+
+
+@batching(math.tanh)
+def tanh_batched(axes, x):
+    return np.tanh(x), axes[0]
+
+
+@batching(math.exp)
+def exp_batched(axes, x):
+    return np.exp(x), axes[0]
+
+
+@batching(math.expm1)
+def expm1_batched(axes, x):
+    return np.expm1(x), axes[0]
+
+
+@batching(math.log)
+def log_batched(axes, x, base=None):
+    if base is None:
+        return np.log(x), 0
+    return np.log(x) / np.log(base), 0
+
+
+@batching(math.log1p)
+def log1p_batched(axes, x):
+    return np.log1p(x), axes[0]
+
+
+@batching(math.log2)
+def log2_batched(axes, x):
+    return np.log2(x), axes[0]
+
+
+@batching(math.log10)
+def log10_batched(axes, x):
+    return np.log10(x), axes[0]
+
+
+@batching(math.sqrt)
+def sqrt_batched(axes, x):
+    return np.sqrt(x), axes[0]
+
+
+@batching(math.pow)
+def pow_batched(axes, x, y):
+    return np.power(np.asarray(x, dtype=np.float64), y), 0      # a float, as math.pow gives: 2 ** -1 is 0.5
+
+
+@batching(math.hypot)
+def hypot_batched(axes, x, y):
+    return np.hypot(x, y), 0
+
+
+@batching(math.fabs)
+def fabs_batched(axes, x):
+    return np.fabs(x), axes[0]
+
+
+@batching(math.copysign)
+def copysign_batched(axes, x, y):
+    return np.copysign(x, y), 0
+
+
+@batching(math.fmod)
+def fmod_batched(axes, x, y):
+    return np.fmod(x, y), 0
+
+
+@batching(math.floor)
+def floor_batched(axes, x):
+    return np.asarray(np.floor(x), dtype=np.int64), axes[0]         # an int, as math.floor gives
+
+
+@batching(math.ceil)
+def ceil_batched(axes, x):
+    return np.asarray(np.ceil(x), dtype=np.int64), axes[0]
+
+
+@batching(math.trunc)
+def trunc_batched(axes, x):
+    return np.asarray(np.trunc(x), dtype=np.int64), axes[0]
+
+
+@batching(math.isnan)
+def isnan_batched(axes, x):
+    return np.isnan(x), axes[0]
+
+
+@batching(math.isinf)
+def isinf_batched(axes, x):
+    return np.isinf(x), axes[0]
+
+
+@batching(math.isfinite)
+def isfinite_batched(axes, x):
+    return np.isfinite(x), axes[0]

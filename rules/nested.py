@@ -53,6 +53,9 @@ def prepare(derivative: Any, loc: Any) -> None:
     if registry.find_adjoint(derivative) is not None:
         return
     fn, options = derivative.__s2s__
+    if hasattr(options, "batched_ir"):          # a function s2s.vmap made: its vjp and jvp, when they first run
+        _prepare_batched(derivative, fn)
+        return
     if options.several and options.mode in ("reverse", "auto") and not (options.with_value or options.has_aux):
         name = getattr(fn, "__name__", "f")
         firsts = ", ".join(f"d{k} = s2s.grad({name}, wrt={k})" for k in options.wrt[:2])
@@ -81,6 +84,32 @@ def prepare(derivative: Any, loc: Any) -> None:
               **{f"_default{first + i}": d for i, d in enumerate(defaults)}}
     registry.adjoint(derivative)(_rule(adjoint_text, values, derivative, "adjoint"))
     registry.tangent(derivative)(_rule(tangent_text, values, derivative, "tangent"))
+
+
+def adjoint_of_batched(batched: Any, g: Any, *args: Any) -> tuple:
+    """The adjoints of a call of a function s2s.vmap made: s2s.vjp of it (reverse mode over its batched code)."""
+    wrt = _differentiable(args)
+    adjoints = list(registry.transformation("vjp")(batched, *args, wrt=wrt)[1](g)) if wrt else []
+    return tuple(adjoints.pop(0) if i in wrt else None for i in range(len(args)))
+
+
+def _prepare_batched(batched: Any, fn: Any) -> None:
+    root = fn
+    while hasattr(root, "__s2s__"):
+        root = root.__s2s__[0]
+    n = root.__code__.co_argcount
+    params = ", ".join(f"a{i}" for i in range(n))
+    adjoint_text = (f"def rule(g, ans, {params}):\n    adjoints = _adjoint(_derivative, g, {params})\n"
+                    f"    return {', '.join(f'adjoints[{i}]' for i in range(n))}{',' if n == 1 else ''}\n")
+    tangent_text = (f"def rule(t, ans, {params}):\n    return " +
+                    ", ".join(f"_tangent(_derivative, t, {i}, {params})" for i in range(n)) +
+                    ("," if n == 1 else "") + "\n")
+    values = {"_adjoint": adjoint_of_batched, "_tangent": tangent_of_derivative, "_derivative": batched}
+    registry.adjoint(batched)(_rule(adjoint_text, values, batched, "adjoint"))
+    registry.tangent(batched)(_rule(tangent_text, values, batched, "tangent"))
+
+
+registry.refused(adjoint_of_batched, reason="a second derivative through a batched function called inside")
 
 
 # pure (a call whose result is not used is dead code: a tangent rule's contributions of the arguments without a
@@ -156,5 +185,8 @@ def method_call(arity: int) -> Any:
     values = {"_adjoint": adjoint_of_method, "_tangent": tangent_of_method}
     registry.adjoint(call)(_rule(adjoint_text, values, call, "adjoint"))
     registry.tangent(call)(_rule(tangent_text, values, call, "tangent"))
+    draws = registry.record(call_method).batch          # s2s.vmap: rng.normal(0.0, 1.0) draws per example
+    if draws is not None:
+        registry.batching(call)(draws)
     _METHOD_CALLS[arity] = call
     return call

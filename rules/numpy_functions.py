@@ -509,3 +509,343 @@ nondifferentiable(
     np.searchsorted, np.digitize, np.isclose, np.allclose, np.array_equal,
     np.result_type, np.promote_types, np.can_cast, np.iscomplexobj, np.isrealobj, np.isscalar, np.broadcast_shapes,
 )
+
+
+# ---- batching (s2s.vmap): ufuncs need no rule (their arguments broadcast along the batch axis, lined up); a
+# reduction's or shape function's axes move past the batch axis (rules/batching.py's _batched_axis); the rest take
+# the batch as the stack NumPy already handles
+
+from s2s.rules.batching import _batched_axis, _batched_permutation, _example_ndim, _lined_up, _squeezed_axes  # noqa: E402
+from s2s.rules.registry import batching  # noqa: E402
+
+
+@batching(np.where)
+def where_batched(axes, condition, x=None, y=None):
+    if x is None:
+        return NotImplemented           # np.where(c): the indices, a different number per example
+    ndim = max(_example_ndim(condition, axes[0]), _example_ndim(x, axes[1]), _example_ndim(y, axes[2]))
+    return np.where(_lined_up(condition, axes[0], ndim), _lined_up(x, axes[1], ndim), _lined_up(y, axes[2], ndim)), 0
+
+
+@batching(np.clip)
+def clip_batched(axes, x, a_min=None, a_max=None):
+    ndim = max(_example_ndim(x, axes[0]), _example_ndim(a_min, axes[1]), _example_ndim(a_max, axes[2]))
+    return np.clip(_lined_up(x, axes[0], ndim), _lined_up(a_min, axes[1], ndim), _lined_up(a_max, axes[2], ndim)), 0
+
+
+@batching(np.sum)
+def sum_batched(axes, x, axis=None, dtype=None, out=None, keepdims=False):
+    return np.sum(x, axis=_batched_axis(axis, np.ndim(x)), dtype=dtype, keepdims=keepdims), 0
+
+
+@batching(np.mean)
+def mean_batched(axes, x, axis=None, dtype=None, out=None, keepdims=False):
+    return np.mean(x, axis=_batched_axis(axis, np.ndim(x)), dtype=dtype, keepdims=keepdims), 0
+
+
+@batching(np.prod)
+def prod_batched(axes, x, axis=None, dtype=None, out=None, keepdims=False):
+    return np.prod(x, axis=_batched_axis(axis, np.ndim(x)), dtype=dtype, keepdims=keepdims), 0
+
+
+@batching(np.max, np.amax)
+def max_batched(axes, x, axis=None, out=None, keepdims=False):
+    return np.max(x, axis=_batched_axis(axis, np.ndim(x)), keepdims=keepdims), 0
+
+
+@batching(np.min, np.amin)
+def min_batched(axes, x, axis=None, out=None, keepdims=False):
+    return np.min(x, axis=_batched_axis(axis, np.ndim(x)), keepdims=keepdims), 0
+
+
+@batching(np.any)
+def any_batched(axes, x, axis=None, out=None, keepdims=False):
+    return np.any(x, axis=_batched_axis(axis, np.ndim(x)), keepdims=keepdims), 0
+
+
+@batching(np.all)
+def all_batched(axes, x, axis=None, out=None, keepdims=False):
+    return np.all(x, axis=_batched_axis(axis, np.ndim(x)), keepdims=keepdims), 0
+
+
+@batching(np.var)
+def var_batched(axes, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return np.var(x, axis=_batched_axis(axis, np.ndim(x)), dtype=dtype, ddof=ddof, keepdims=keepdims), 0
+
+
+@batching(np.std)
+def std_batched(axes, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return np.std(x, axis=_batched_axis(axis, np.ndim(x)), dtype=dtype, ddof=ddof, keepdims=keepdims), 0
+
+
+@batching(np.argmax)
+def argmax_batched(axes, x, axis=None, out=None, keepdims=False):
+    if axis is None and not keepdims:   # an index into the example raveled
+        return np.argmax(np.reshape(x, (np.shape(x)[0], -1)), axis=1), 0
+    if axis is None:
+        return NotImplemented
+    return np.argmax(x, axis=_batched_axis(axis, np.ndim(x)), keepdims=keepdims), 0
+
+
+@batching(np.argmin)
+def argmin_batched(axes, x, axis=None, out=None, keepdims=False):
+    if axis is None and not keepdims:
+        return np.argmin(np.reshape(x, (np.shape(x)[0], -1)), axis=1), 0
+    if axis is None:
+        return NotImplemented
+    return np.argmin(x, axis=_batched_axis(axis, np.ndim(x)), keepdims=keepdims), 0
+
+
+@batching(np.cumsum)
+def cumsum_batched(axes, x, axis=None, dtype=None, out=None):
+    if axis is None:                    # over the example raveled
+        return np.cumsum(np.reshape(x, (np.shape(x)[0], -1)), axis=1, dtype=dtype), 0
+    return np.cumsum(x, axis=_batched_axis(axis, np.ndim(x)), dtype=dtype), 0
+
+
+@batching(np.cumprod)
+def cumprod_batched(axes, x, axis=None, dtype=None, out=None):
+    if axis is None:
+        return np.cumprod(np.reshape(x, (np.shape(x)[0], -1)), axis=1, dtype=dtype), 0
+    return np.cumprod(x, axis=_batched_axis(axis, np.ndim(x)), dtype=dtype), 0
+
+
+@batching(np.trace)
+def trace_batched(axes, x, offset=0, axis1=0, axis2=1):
+    return np.trace(x, offset, _batched_axis(axis1, np.ndim(x)), _batched_axis(axis2, np.ndim(x))), 0
+
+
+@batching(np.reshape)
+def reshape_batched(axes, x, shape, order="C", batch_size=None):
+    if axes[1] is not None:
+        return NotImplemented
+    if isinstance(shape, tuple):
+        return np.reshape(x, (batch_size,) + shape, order=order), 0
+    return np.reshape(x, (batch_size, shape), order=order), 0
+
+
+@batching(np.ravel)
+def ravel_batched(axes, x, order="C", batch_size=None):
+    return np.reshape(x, (batch_size, -1), order=order), 0
+
+
+@batching(np.expand_dims)
+def expand_dims_batched(axes, x, axis):
+    return np.expand_dims(x, _batched_axis(axis, np.ndim(x) + 1)), 0
+
+
+@batching(np.squeeze)
+def squeeze_batched(axes, x, axis=None):
+    if axis is None:                    # every axis of length 1 but the batch's
+        return np.squeeze(x, _squeezed_axes(np.shape(x))), 0
+    return np.squeeze(x, _batched_axis(axis, np.ndim(x))), 0
+
+
+@batching(np.atleast_1d)
+def atleast_1d_batched(axes, x):
+    if np.ndim(x) == 1:
+        return x[:, None], 0
+    return x, 0
+
+
+@batching(np.atleast_2d)
+def atleast_2d_batched(axes, x):
+    if np.ndim(x) == 1:
+        return x[:, None, None], 0
+    if np.ndim(x) == 2:
+        return x[:, None, :], 0
+    return x, 0
+
+
+@batching(np.transpose)
+def transpose_batched(batch_axes, x, axes=None):       # (np.transpose's own argument is named axes)
+    return np.transpose(x, _batched_permutation(axes, np.ndim(x))), 0
+
+
+@batching(np.swapaxes)
+def swapaxes_batched(axes, x, axis1, axis2):
+    return np.swapaxes(x, _batched_axis(axis1, np.ndim(x)), _batched_axis(axis2, np.ndim(x))), 0
+
+
+@batching(np.moveaxis)
+def moveaxis_batched(axes, x, source, destination):
+    return np.moveaxis(x, _batched_axis(source, np.ndim(x)), _batched_axis(destination, np.ndim(x))), 0
+
+
+@batching(np.broadcast_to)
+def broadcast_to_batched(axes, x, shape, batch_size=None):
+    if axes[1] is not None:
+        return NotImplemented
+    if not isinstance(shape, tuple):
+        shape = (shape,)
+    return np.broadcast_to(_lined_up(x, 0, len(shape)), (batch_size,) + shape), 0
+
+
+@batching(np.flip)
+def flip_batched(axes, x, axis=None):
+    return np.flip(x, _batched_axis(axis, np.ndim(x))), 0
+
+
+@batching(np.concatenate)
+def concatenate_batched(axes, arrays, axis=0):
+    if axis is None:
+        return NotImplemented
+    return np.concatenate(arrays, axis=_batched_axis(axis, np.ndim(arrays[0]))), 0
+
+
+@batching(np.stack)
+def stack_batched(axes, arrays, axis=0):
+    return np.stack(arrays, axis=_batched_axis(axis, np.ndim(arrays[0]) + 1)), 0
+
+
+@batching(np.hstack)
+def hstack_batched(axes, arrays):
+    if np.ndim(arrays[0]) <= 2:         # rows: one after the other
+        return np.concatenate([_lined_up(a, 0, 1) for a in arrays], axis=1), 0
+    return np.concatenate(arrays, axis=2), 0
+
+
+@batching(np.vstack)
+def vstack_batched(axes, arrays):
+    if np.ndim(arrays[0]) == 1:
+        return np.stack(arrays, axis=1), 0
+    if np.ndim(arrays[0]) == 2:
+        return np.stack(arrays, axis=1), 0
+    return np.concatenate(arrays, axis=1), 0
+
+
+@batching(np.tile)
+def tile_batched(axes, x, reps):
+    if axes[1] is not None:
+        return NotImplemented
+    if not isinstance(reps, tuple):
+        reps = (reps,)
+    if len(reps) < np.ndim(x) - 1:
+        reps = (1,) * (np.ndim(x) - 1 - len(reps)) + reps
+    if len(reps) > np.ndim(x) - 1:
+        x = _lined_up(x, 0, len(reps))
+    return np.tile(x, (1,) + reps), 0
+
+
+@batching(np.repeat)
+def repeat_batched(axes, x, repeats, axis=None):
+    if axes[1] is not None:
+        return NotImplemented
+    if axis is None:
+        return np.repeat(np.reshape(x, (np.shape(x)[0], -1)), repeats, axis=1), 0
+    return np.repeat(x, repeats, axis=_batched_axis(axis, np.ndim(x))), 0
+
+
+@batching(np.array, np.asarray)
+def array_batched(axes, x, dtype=None):
+    if isinstance(axes[0], tuple):      # a list of the example's numbers (or arrays): stacked after the batch
+        return np.asarray(np.stack(x, axis=1), dtype=dtype), 0
+    return np.asarray(x, dtype=dtype), 0
+
+
+@batching(np.copy)
+def copy_batched(axes, x):
+    return np.copy(x), 0
+
+
+@batching(np.astype)
+def astype_batched(axes, x, dtype):
+    return np.astype(x, dtype), 0
+
+
+@batching(np.zeros_like)
+def zeros_like_batched(axes, x, dtype=None):
+    return np.zeros_like(x, dtype=dtype), 0
+
+
+@batching(np.ones_like)
+def ones_like_batched(axes, x, dtype=None):
+    return np.ones_like(x, dtype=dtype), 0
+
+
+@batching(np.full_like)
+def full_like_batched(axes, x, fill_value, dtype=None):
+    ndim = _example_ndim(x, axes[0])
+    if axes[0] is None:
+        return np.full((np.shape(fill_value)[0],) + np.shape(x), _lined_up(fill_value, 0, ndim), dtype=dtype), 0
+    return np.full(np.shape(x), _lined_up(fill_value, axes[1], ndim), dtype=dtype), 0
+
+
+@batching(np.diag)
+def diag_batched(axes, x, k=0):
+    if np.ndim(x) == 2:                 # a vector per example, a matrix each: a loop over the batch
+        return NotImplemented
+    return np.diagonal(x, k, 1, 2), 0
+
+
+# ---- batching of random draws: each example draws its own numbers, from the same distribution (the parameters the
+# same for every example; parameters that differ between examples: a loop over the batch)
+
+from s2s.frontend.desugar.helpers import call_method  # noqa: E402
+from s2s.rules.batching import _drawn  # noqa: E402
+
+
+@batching(np.random.randn)
+def randn_batched(axes, d0=None, d1=None, d2=None, d3=None, batch_size=None):
+    if d0 is None:
+        return np.random.randn(batch_size), 0
+    if d1 is None:
+        return np.random.randn(batch_size, d0), 0
+    if d2 is None:
+        return np.random.randn(batch_size, d0, d1), 0
+    if d3 is None:
+        return np.random.randn(batch_size, d0, d1, d2), 0
+    return np.random.randn(batch_size, d0, d1, d2, d3), 0
+
+
+@batching(np.random.rand)
+def rand_batched(axes, d0=None, d1=None, d2=None, d3=None, batch_size=None):
+    if d0 is None:
+        return np.random.rand(batch_size), 0
+    if d1 is None:
+        return np.random.rand(batch_size, d0), 0
+    if d2 is None:
+        return np.random.rand(batch_size, d0, d1), 0
+    if d3 is None:
+        return np.random.rand(batch_size, d0, d1, d2), 0
+    return np.random.rand(batch_size, d0, d1, d2, d3), 0
+
+
+@batching(np.random.normal)
+def normal_batched(axes, loc=0.0, scale=1.0, size=None, batch_size=None):
+    if axes[0] is not None or axes[1] is not None:
+        return NotImplemented
+    return np.random.normal(loc, scale, size=_drawn(size, batch_size, loc, scale)), 0
+
+
+@batching(np.random.uniform)
+def uniform_batched(axes, low=0.0, high=1.0, size=None, batch_size=None):
+    if axes[0] is not None or axes[1] is not None:
+        return NotImplemented
+    return np.random.uniform(low, high, size=_drawn(size, batch_size, low, high)), 0
+
+
+@batching(np.random.standard_normal)
+def standard_normal_batched(axes, size=None, batch_size=None):
+    return np.random.standard_normal(size=_drawn(size, batch_size)), 0
+
+
+@batching(np.random.random, np.random.random_sample)
+def random_batched(axes, size=None, batch_size=None):
+    return np.random.random(size=_drawn(size, batch_size)), 0
+
+
+@batching(call_method)
+def generator_draw_batched(axes, obj, name, a=None, b=None, size=None, batch_size=None):
+    """rng.normal(...), rng.uniform(...), rng.standard_normal(...), rng.random(...) of a numpy.random.Generator."""
+    if axes[0] is not None or axes[2] is not None or axes[3] is not None:
+        return NotImplemented
+    if name == "normal" or name == "uniform":
+        a = 0.0 if a is None else a
+        b = 1.0 if b is None else b
+        return call_method(obj, name, a, b, size=_drawn(size, batch_size, a, b)), 0
+    if name == "standard_normal" or name == "random":
+        if size is None:
+            size = a
+        return call_method(obj, name, size=_drawn(size, batch_size)), 0
+    return NotImplemented

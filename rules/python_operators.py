@@ -128,3 +128,94 @@ nondifferentiable(
     builtins.round, builtins.int, builtins.bool, builtins.len, builtins.range, builtins.isinstance,
     builtins.print, builtins.type, builtins.id, builtins.str, builtins.slice,
 )
+
+
+# ---- batching (s2s.vmap): the arithmetic operators are elementwise (no rule: their arguments broadcast along the
+# batch axis, lined up); the builtins that take numbers only become NumPy's functions; indexing keeps every
+# example's rows first (rules/batching.py)
+
+from s2s.rules.batching import _batched_index, _every, _leading, _lined_up, _selected_ndim  # noqa: E402
+from s2s.rules.registry import batching  # noqa: E402
+
+
+@batching(builtins.float, np.float64)
+def float_batched(axes, x):
+    return np.asarray(x, dtype=np.float64), axes[0]
+
+
+@batching(builtins.int)
+def int_batched(axes, x):               # toward zero, as int() truncates
+    return np.asarray(np.trunc(x), dtype=np.int64), axes[0]
+
+
+@batching(builtins.bool, operator.truth)
+def bool_batched(axes, x):
+    return np.asarray(x, dtype=bool), axes[0]
+
+
+@batching(operator.not_)
+def not_batched(axes, x):
+    return np.logical_not(x), axes[0]
+
+
+@batching(operator.is_)
+def is_batched(axes, x, y):             # the same object: one answer for the batch
+    return x is y, None
+
+
+@batching(operator.is_not)
+def is_not_batched(axes, x, y):
+    return x is not y, None
+
+
+@batching(builtins.max)
+def max_batched(axes, x, y):            # of two numbers (an example's): NumPy's elementwise maximum
+    return np.maximum(x, y), 0
+
+
+@batching(builtins.min)
+def min_batched(axes, x, y):
+    return np.minimum(x, y), 0
+
+
+@batching(builtins.round)
+def round_batched(axes, x, ndigits=None):
+    if ndigits is None:                 # an int, half to even as round() rounds
+        return np.asarray(np.round(x), dtype=np.int64), 0
+    return np.round(x, ndigits), 0
+
+
+@batching(builtins.len)
+def len_batched(axes, x):               # an example's length: the same for the whole batch
+    return np.shape(x)[1], None
+
+
+@batching(operator.getitem)
+def getitem_batched(axes, x, index, batch_size=None):
+    if axes[1] is None:                 # one index for every example: after the batch axis
+        return x[_leading(index)], 0
+    if axes[0] is None:                 # one array, each example's index: NumPy's own indexing
+        if isinstance(axes[1], tuple) and axes[1][0] is None:
+            return NotImplemented
+        return x[index], 0
+    return x[_batched_index(index, axes[1], batch_size)], 0
+
+
+@batching(runtime.setitem)
+def setitem_batched(axes, x, index, value, batch_size=None):
+    x = _every(x, axes[0], batch_size)
+    if axes[1] is None:
+        where = _leading(index)
+    else:
+        where = _batched_index(index, axes[1], batch_size)
+    return runtime.setitem(x, where, _lined_up(value, axes[2], _selected_ndim(x, index, (0, axes[1])))), 0
+
+
+@batching(_scatter)
+def scatter_batched(axes, x, index, g, batch_size=None):
+    x = _every(x, axes[0], batch_size)
+    if axes[1] is None:
+        where = _leading(index)
+    else:
+        where = _batched_index(index, axes[1], batch_size)
+    return _scatter(x, where, _lined_up(g, axes[2], _selected_ndim(x, index, (0, axes[1])))), 0

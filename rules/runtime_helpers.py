@@ -100,3 +100,109 @@ def einsum_arg_adjoint_tangent(t, ans, g, p, x0, x1=None, x2=None, x3=None, x4=N
             helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, x5, x6, x7, t, x9, x10) if p != 8 else 0.0 * ans,
             helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, x5, x6, x7, x8, t, x10) if p != 9 else 0.0 * ans,
             helpers._einsum_arg_adjoint(g, p, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, t) if p != 10 else 0.0 * ans)
+
+
+# ---- batching (s2s.vmap) of the helpers derivative code calls: a gradient batched (per-example gradients)
+
+import numpy as np  # noqa: E402
+
+from s2s.rules.batching import _batched_axis, _every, _example_ndim, _example_shape, _lined_up, _unbroadcast_rows  # noqa: E402
+from s2s.rules.registry import batching  # noqa: E402
+
+
+@batching(runtime._seed)
+def seed_batched(axes, y):
+    if np.ndim(y) != 1:                 # an example's output is not a number: the loop over the batch refuses it
+        return NotImplemented
+    return np.ones_like(y), 0
+
+
+@batching(runtime.zeros_like)
+def zeros_like_batched(axes, x):
+    return np.zeros_like(x), 0
+
+
+@batching(runtime.stop_gradient)
+def stop_gradient_batched(axes, x):
+    return runtime.stop_gradient(x), 0
+
+
+@batching(runtime._masked)
+def masked_batched(axes, contribution, g):
+    ndim = max(_example_ndim(contribution, axes[0]), _example_ndim(g, axes[1]))
+    return np.where(_lined_up(g, axes[1], ndim) == 0, 0.0, _lined_up(contribution, axes[0], ndim)), 0
+
+
+@batching(runtime._reduced_size)
+def reduced_size_batched(axes, x, axis=None):      # the same count for every example
+    return runtime._reduced_size(x, _batched_axis(axis, np.ndim(x))), None
+
+
+@batching(runtime._broadcast_back)
+def broadcast_back_batched(axes, g, x, axis=None, keepdims=False, batch_size=None):
+    if axes[0] is None:                 # the same adjoint for every example: x's shape alone decides
+        return runtime._broadcast_back(g, x[0], axis, keepdims), None
+    x = _every(x, axes[1], batch_size)
+    return runtime._broadcast_back(g, x, _batched_axis(axis, np.ndim(x)), keepdims), 0
+
+
+@batching(runtime._unbroadcast)
+def unbroadcast_batched(axes, g, x, result=None, batch_size=None):
+    if axes[0] is None:
+        return NotImplemented
+    if result is not None:
+        g = np.broadcast_to(_lined_up(g, 0, _example_ndim(result, axes[2])), _every(result, axes[2], batch_size).shape)
+    if axes[1] is None:
+        return _unbroadcast_rows(g, np.shape(x)), 0
+    return _unbroadcast_rows(g, np.shape(x)[1:]), 0
+
+
+@batching(runtime._fill)
+def fill_batched(axes, g, x, batch_size=None):
+    if axes[0] is not None and _example_shape(np.shape(g), True) == _example_shape(np.shape(x), axes[1] is not None):
+        return g, 0                     # already the shape of x (known when the batched code is made)
+    x = _every(x, axes[1], batch_size)
+    return runtime._fill(_lined_up(g, axes[0], np.ndim(x) - 1), x), 0
+
+
+@batching(runtime._expand)
+def expand_batched(axes, g, like, batch_size=None):
+    like = _every(like, axes[1], batch_size)
+    return runtime._expand(_lined_up(g, axes[0], np.ndim(like) - 1), like), 0
+
+
+@batching(runtime._fill_tree)
+def fill_tree_batched(axes, g, x, batch_size=None):
+    if isinstance(x, (tuple, list, dict)) or axes[0] is None or isinstance(axes[0], tuple):
+        return NotImplemented           # a container's: a loop over the batch
+    if _example_shape(np.shape(g), True) == _example_shape(np.shape(x), axes[1] is not None):
+        return g, 0
+    x = _every(x, axes[1], batch_size)
+    return runtime._fill(_lined_up(g, axes[0], np.ndim(x) - 1), x), 0
+
+
+from s2s.rules.linear_algebra import _matmul_of_batch  # noqa: E402
+
+
+@batching(runtime._matmul_left)
+def matmul_left_batched(axes, g, a, b):         # a's adjoint in a @ b: g @ b.T, b.T a column for a vector b
+    da, db = _example_ndim(a, axes[1]), _example_ndim(b, axes[2])
+    if da == 1 and db == 1:
+        return _lined_up(g, axes[0], 1) * b, 0
+    if da == 2 and db == 1:
+        return _lined_up(g, axes[0], 1)[..., :, None] * b[..., None, :], 0
+    if da > 2 or db > 2:
+        return NotImplemented
+    return _matmul_of_batch((axes[0], axes[2]), g, np.swapaxes(b, -1, -2))
+
+
+@batching(runtime._matmul_right)
+def matmul_right_batched(axes, g, a, b):        # b's adjoint in a @ b: a.T @ g, a.T a column for a vector a
+    da, db = _example_ndim(a, axes[1]), _example_ndim(b, axes[2])
+    if da == 1 and db == 1:
+        return _lined_up(g, axes[0], 1) * a, 0
+    if da == 1 and db == 2:
+        return a[..., :, None] * _lined_up(g, axes[0], 1)[..., None, :], 0
+    if da > 2 or db > 2:
+        return NotImplemented
+    return _matmul_of_batch((axes[1], axes[0]), np.swapaxes(a, -1, -2), g)

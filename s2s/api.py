@@ -19,6 +19,9 @@ from s2s.analysis import complex_values
 from s2s.analysis.values import abstract_of, kind_of, shape_key  # noqa: F401  (shape_key: reached as s2s.api.shape_key)
 from s2s.backends import numba as numba_backend
 from s2s.driver.callables import as_function
+from s2s.driver import batched as batching
+from s2s.driver import objects, selfcheck
+from s2s.driver import split as splitting
 from s2s.driver.derivative import derivative
 from s2s.driver.dispatch import dispatcher, stale
 
@@ -39,6 +42,7 @@ from s2s.driver.pipeline import (  # noqa: F401
     _resolve_wrt,
     _signature,
     _verify_reading,
+    batched,
     cache_size,
     call,
     clear_cache,
@@ -203,6 +207,8 @@ def _forward_gradient(fn: Callable, indices: tuple[int, ...], several: bool, wit
                       numba_options: tuple = ()) -> Callable:
     def gradient(*args: Any, **kwargs: Any) -> Any:
         args = _bind(fn, args, kwargs)
+        if objects.any_object(args):        # a dataclass or registered class read as a namedtuple of its fields
+            args = tuple(objects.records(a) for a in args)
         for i in indices:
             if not isinstance(args[i], (float, int, np.floating, np.ndarray)):
                 raise BadArgument(f"mode='forward' differentiates float and array arguments; "
@@ -369,28 +375,40 @@ def hessian(fn: Callable, wrt: Any = 0, *, optimize: bool = True, check: bool | 
     return _wrap(fn, options, matrix, "hessian", made)
 
 
-def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
-        check: bool | None = None) -> tuple[Any, Callable]:
-    """`(f(*args), vjp_fn)`; `vjp_fn(cotangent)` gives the adjoints of the arguments (all of them, or wrt)."""
+def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True, check: bool | None = None,
+        has_aux: bool = False) -> tuple[Any, Callable]:
+    """`(f(*args), vjp_fn)`; `vjp_fn(cotangent)` gives the adjoints of the arguments (all of them, or wrt). f runs
+    once: the derivative's forward sweep computes its value and saves what vjp_fn reads, and vjp_fn runs the
+    reverse sweep (as often as it is called). With `has_aux=True` (f returns `(output, aux)`):
+    `(output, vjp_fn, aux)`, as JAX gives them."""
     fn = _underlying(fn)
     _refuse_early(fn)
     names = _param_names(fn)
     if wrt is None:
         wrt = tuple(range(len(names)))
     indices, several = _resolve_wrt(fn, wrt)
-    options = Options(indices, True, "vjp", True, optimize)
+    options = Options(indices, True, "vjp", True, optimize, has_aux)
     args = _bind(fn, args, {})
-    function = _current(fn, options, args, check)[1]
-    before = Effects(fn)            # f's writes happen here, once; each pullback runs from the state f started
-    value = fn(*args)               # from, and leaves the objects as they were before it
-    _refuse_non_numeric(fn, value, "a vjp")
+    if selfcheck.enabled(check):        # the checking mode compares the derivative's reading of f with f's
+        _current(fn, options, args, check)
+    stale(fn)
+    before = Effects(fn)
+    if before:      # f writes into objects: its writes happen here, once; each pullback runs from the state f
+        function = _current(fn, options, args, check)[1]        # started from, and leaves them as they were
+        value = fn(*args)
+    else:           # f runs once: the derivative's forward sweep gives its value and saves what the pullback reads
+        entry = splitting.compiled_split(fn, options, args, (len(args),))
+        early, saved = splitting.run_early(entry, args)
+        value = early[0] if early else call(entry[1], (*args, *saved, _zero_output(fn, args)))[0]
+    out = value[0] if has_aux else value
+    _refuse_non_numeric(fn, out, "a vjp")
 
     def pullback(cotangent: Any) -> tuple:
-        if _tree_shape(cotangent) != _tree_shape(value):
+        if _tree_shape(cotangent) != _tree_shape(out):
             raise BadArgument(f"the cotangent has the structure and shapes {_tree_shape(cotangent)}, the "
-                              f"output {_tree_shape(value)}", hint="give a cotangent shaped like f's output")
+                              f"output {_tree_shape(out)}", hint="give a cotangent shaped like f's output")
         if not before:
-            return call(function, (*args, cotangent))[1]
+            return call(entry[1], (*args, *saved, cotangent))[1]
         now = Effects(fn, before.places)
         before.again()
         try:
@@ -398,7 +416,20 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True,
         finally:
             now.again()
 
-    return value, pullback
+    return (out, pullback, value[1]) if has_aux else (out, pullback)
+
+
+def _zero_output(fn: Callable, args: tuple) -> Any:
+    """A cotangent of zeros shaped like f's output (f run once more: only where its forward sweep cannot give it)."""
+    return _zero_tree(fn(*args))
+
+
+def _zero_tree(x: Any) -> Any:
+    if isinstance(x, (tuple, list)):
+        return type(x)(_zero_tree(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _zero_tree(v) for k, v in x.items()}
+    return np.zeros_like(x) if isinstance(x, np.ndarray) else 0.0
 
 
 def _numeric(value: Any) -> bool:
@@ -524,6 +555,8 @@ def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     """
     backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
+    if batched(fn) and mode == "auto" and order == 1 and checkpoint is None:     # a function s2s.vmap made
+        return Source(batching.source(fn.__s2s__[0], fn.__s2s__[1], args))
     if order == 2:
         mode = "hvp"
     elif order != 1:
@@ -573,6 +606,8 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     backend, numba_options = numba_backend.resolve_backend(fn, backend)
     fn = _underlying(fn)
     root = root_function(fn)
+    if batched(fn) and mode == "auto" and order == 1:       # a function s2s.vmap made: its batched code
+        return batching.export_module(fn.__s2s__[0], fn.__s2s__[1], args, source_path)
     if order == 2:
         mode = "hvp"
     options = _options_for(fn, wrt, mode, with_value, True)
@@ -602,8 +637,166 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     return shape_checks(emitted.source, derivative.name, _param_names(fn), example)
 
 
+# ---------------------------------------------------------------- JAX's other names: jacfwd, jacrev, linearize
+
+def _differentiable_positions(args: tuple) -> tuple[int, ...]:
+    from s2s.analysis.values import non_float_leaf
+    return tuple(i for i, a in enumerate(args) if non_float_leaf(a) is None)
+
+
+def linearize(fn: Callable, *primals: Any, optimize: bool = True, check: bool | None = None) -> tuple[Any, Callable]:
+    """`(f(*primals), jvp_fn)`, as JAX's: `jvp_fn(*tangents)` is the directional derivative of f at primals along
+    tangents (one per primal; None, or 0, for an argument not differentiated). f's forward sweep runs once, here:
+    what the tangents do not change is computed now and saved, and jvp_fn computes the tangent part alone (a loop
+    that carries tangents runs again in jvp_fn, with its values)."""
+    fn = _underlying(fn)
+    _refuse_early(fn)
+    primals = _bind(fn, tuple(primals), {})
+    indices = _differentiable_positions(primals)
+    if not indices:
+        raise BadArgument("linearize differentiates float arguments; none of these is one")
+    options = Options(indices, False, "forward", True, optimize)
+    if selfcheck.enabled(check):
+        _current(fn, options, primals, check)
+    stale(fn)
+    late = tuple(range(len(primals), len(primals) + len(indices)))
+    entry = splitting.compiled_split(fn, options, primals, late)
+    early, saved = splitting.run_early(entry, primals)
+    if early:
+        value = early[0]
+    else:           # the output is computed with the tangents (inside a loop that carries them): with zeros
+        value = call(entry[1], (*primals, *saved, *[_zero_tree(primals[i]) for i in indices]))[0]
+
+    def jvp_fn(*tangents: Any) -> Any:
+        if len(tangents) != len(primals):
+            raise BadArgument(f"jvp_fn takes one tangent per primal: {len(primals)} primals, {len(tangents)} "
+                              f"tangents")
+        for i in indices:
+            if tangents[i] is not None and _tree_shape(tangents[i]) != _tree_shape(primals[i]) and \
+                    np.ndim(tangents[i]) != 0:
+                raise BadArgument(f"the tangent of argument {i} has the structure and shapes "
+                                  f"{_tree_shape(tangents[i])}, the argument {_tree_shape(primals[i])}")
+        given = [_zero_tree(primals[i]) if tangents[i] is None else tangents[i] for i in indices]
+        return call(entry[1], (*primals, *saved, *given))[1]
+
+    return value, jvp_fn
+
+
+def _jacobian_blocks(fn: Callable, args: tuple, indices: tuple, forward: bool, has_aux: bool, optimize: Any,
+                     check: bool | None) -> tuple[Any, Any, list]:
+    """(f's output, aux, [[d output_k / d argument_i] for k] for i): forward mode (one sweep per coordinate of an
+    argument) or reverse mode (one sweep per coordinate of an output)."""
+    draws = Draws(fn, args)
+    if forward:
+        per_argument, out, aux = [], None, None
+        for i in indices:
+            function = _current(fn, Options((i,), False, "forward", True, optimize, has_aux), args, check)[1]
+            columns = []
+            for _, e in _basis(args[i]):
+                draws.again()
+                value, t = call(function, (*args, e))
+                columns.append(t)
+            out, aux = (value[0], value[1]) if has_aux else (value, None)
+            outputs = list(out) if isinstance(out, (tuple, list)) else [out]
+            if not isinstance(out, (tuple, list)):
+                columns = [(c,) for c in columns]
+            per_argument.append([_stacked([c[k] for c in columns], np.shape(o), np.shape(args[i]), -1)
+                                 for k, o in enumerate(outputs)])
+        return out, aux, per_argument
+    function = _current(fn, Options(indices, True, "vjp", True, optimize, has_aux), args, check)[1]
+    probe = call(function, (*args, _zero_output_of(fn, args, has_aux)))[0]
+    out, aux = (probe[0], probe[1]) if has_aux else (probe, None)
+    outputs = list(out) if isinstance(out, (tuple, list)) else [out]
+    per_argument = [[None] * len(outputs) for _ in indices]
+    for k, o in enumerate(outputs):
+        rows = []
+        for _, e in _basis(np.asarray(o, dtype=float) if np.ndim(o) else float(o)):
+            draws.again()
+            cotangent = e
+            if isinstance(out, (tuple, list)):
+                cotangent = type(out)(e if j == k else _zero_tree(p) for j, p in enumerate(outputs))
+            rows.append(call(function, (*args, cotangent))[1])
+        for a, i in enumerate(indices):
+            per_argument[a][k] = _stacked([r[a] for r in rows], np.shape(o), np.shape(args[i]), 0)
+    return out, aux, per_argument
+
+
+def _zero_output_of(fn: Callable, args: tuple, has_aux: bool) -> Any:
+    out = fn(*args)
+    return _zero_tree(out[0] if has_aux else out)
+
+
+def _stacked(parts: list, out_shape: tuple, in_shape: tuple, axis: int) -> Any:
+    """One Jacobian block, shape out_shape + in_shape, from one sweep per coordinate (of the argument: axis -1;
+    of the output: axis 0)."""
+    if axis == -1:
+        block = np.stack([np.asarray(p, dtype=float) * np.ones(out_shape) for p in parts], axis=-1)
+    else:
+        block = np.stack([np.asarray(p, dtype=float) * np.ones(in_shape) for p in parts], axis=0)
+    block = block.reshape(out_shape + in_shape)
+    return block if block.shape else float(block)
+
+
+def _jacobian_maker(fn: Any, argnums: Any, has_aux: bool, optimize: Any, check: bool | None, forward: bool,
+                    name: str) -> Callable:
+    fn = _underlying(fn)
+    _refuse_early(fn)
+    indices, several = _resolve_wrt(fn, argnums)
+
+    def matrix(*args: Any) -> Any:
+        args = _bind(fn, args, {})
+        for i in indices:
+            if any(np.iscomplexobj(v) for v in [args[i]]):
+                raise BadArgument(f"{name} of complex arguments: s2s does not pick a convention for it",
+                                  hint="use s2s.grad of a real-valued function, s2s.jvp or s2s.vjp")
+        out, aux, blocks = _jacobian_blocks(fn, args, indices, forward, has_aux, optimize, check)
+        _refuse_non_numeric(fn, out, "a Jacobian")
+        if isinstance(out, (tuple, list)):
+            result: Any = tuple(tuple(b[k] for b in blocks) if several else blocks[0][k] for k in range(len(out)))
+        else:
+            result = tuple(b[0] for b in blocks) if several else blocks[0][0]
+        return (result, aux) if has_aux else result
+
+    return _wrap(fn, Options(indices, several, "jacobian", False, optimize), matrix, name)
+
+
+def jacfwd(fn: Any, argnums: Any = 0, has_aux: bool = False, *, optimize: bool = True,
+           check: bool | None = None) -> Callable:
+    """The Jacobian by forward mode (one jvp per coordinate of the argument), shape f.shape + x.shape, as JAX's
+    jacfwd: argnums a position (or name) or a tuple of them (then a tuple of Jacobians), has_aux=True for f
+    returning (output, aux) (then (Jacobian, aux)); f returning a tuple gives one Jacobian per output."""
+    return _jacobian_maker(fn, argnums, has_aux, optimize, check, True, "jacfwd")
+
+
+def jacrev(fn: Any, argnums: Any = 0, has_aux: bool = False, *, optimize: bool = True,
+           check: bool | None = None) -> Callable:
+    """The Jacobian by reverse mode (one vjp per coordinate of the output), as JAX's jacrev (see jacfwd)."""
+    return _jacobian_maker(fn, argnums, has_aux, optimize, check, False, "jacrev")
+
+
+# ---------------------------------------------------------------- batching
+
+def vmap(fn: Any = None, in_axes: Any = 0, out_axes: Any = 0, *, optimize: Any = True) -> Any:
+    """The function of a batch of examples: `s2s.vmap(f, in_axes=(None, 0))(params, X)` is `f(params, x)` for each
+    row x of X, stacked, computed by vectorized NumPy code that s2s generates from f's source (a loop over the batch
+    only where no batched form exists, said in the code's header). in_axes: the batch axis of each argument (an
+    int for all of them, None for one the same for every example, or a tuple with one entry per argument, each an
+    int, None or a tree like the argument); out_axes: where the batch axis goes in the output (as JAX has them).
+    fn may be a derivative s2s made (`s2s.vmap(s2s.grad(loss), in_axes=(None, 0, 0))`: per-example gradients), and
+    the result can be differentiated or batched again. `s2s.source(s2s.vmap(f), *args)` shows the batched code."""
+    if fn is None:
+        return lambda f: vmap(f, in_axes, out_axes, optimize=optimize)
+    if isinstance(in_axes, dict):
+        raise BadArgument("in_axes is a dict: give a tuple with one entry per positional argument (a dict there "
+                          "for a dict argument)")
+    spec = batching.BatchSpec(batching.normalize_axes(in_axes), batching.normalize_axes(out_axes), _passes(optimize))
+    fn = _underlying(fn)
+    _refuse_early(fn)
+    return _wrap(fn, spec, batching.caller(fn, spec), "vmap")
+
+
 # the rules that call s2s's transformations when they run find them here (rules/nested.py, rules/integrate.py); the
 # desugaring knows s2s.grad and s2s.value_and_grad called inside a function by this mark
 registry.provide(grad=grad, value_and_grad=value_and_grad, jvp=jvp, vjp=vjp, hvp=hvp,
                  forward_derivative=forward_derivative)
-grad.__s2s_maker__ = value_and_grad.__s2s_maker__ = True      # type: ignore[attr-defined]
+grad.__s2s_maker__ = value_and_grad.__s2s_maker__ = vmap.__s2s_maker__ = True      # type: ignore[attr-defined]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from s2s.analysis.shapes import AnyShape
-from s2s.api import __version__, export, ir, source
+from s2s.api import __version__, batched, export, ir, root_function, source, vmap
 from s2s.errors import S2SError
 
 
@@ -57,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="show the raw transform, before the optimizing passes")
     parser.add_argument("--backend", default=None, choices=["python", "numba"],
                         help="numba: the code Numba compiles (the default for an @njit function)")
+    parser.add_argument("--vmap", default=None, metavar="IN_AXES",
+                        help="print the function batched by s2s.vmap instead, with these in_axes (a Python "
+                             "expression: 0, \"(None, 0, 0)\"); give the batch's arguments with --args")
+    parser.add_argument("--out-axes", default="0", metavar="OUT_AXES", help="with --vmap: s2s.vmap's out_axes")
     parser.add_argument("--version", action="version", version=f"s2s {__version__}")
     return parser
 
@@ -98,8 +102,11 @@ def load_function(target: str) -> Any:
         what = "a module" if isinstance(fn, types.ModuleType) else "a class" if isinstance(fn, type) else \
             f"a constant ({type(fn).__name__})"
         raise LookupError(f"{path}:1: {name!r} is {what}, not a function")
-    # a derivative made with @s2s.grad stands for its function; any other decorator's wrapper is read as itself
-    return fn.__wrapped__ if hasattr(fn, "__s2s__") else fn
+    # a derivative made with @s2s.grad stands for its function; any other decorator's wrapper is read as itself; a
+    # function s2s.vmap made is shown batched
+    if hasattr(fn, "__s2s__") and not batched(fn):
+        return fn.__wrapped__
+    return fn
 
 
 def _failing_line(exc: BaseException, path: str) -> int:
@@ -128,12 +135,28 @@ def _export_parser() -> argparse.ArgumentParser:
                         help="example arguments, a Python expression evaluated in the file's namespace (\"init(), X\")")
     parser.add_argument("--backend", default=None, choices=["python", "numba"],
                         help="numba: a module compiled by numba.njit (the default for an @njit function)")
+    parser.add_argument("--vmap", default=None, metavar="IN_AXES",
+                        help="export the function batched by s2s.vmap instead, with these in_axes (and --args)")
+    parser.add_argument("--out-axes", default="0", metavar="OUT_AXES", help="with --vmap: s2s.vmap's out_axes")
     parser.add_argument("-o", "--output", required=True, help="the module to write")
     return parser
 
 
+def _batched(fn: Any, args: Any) -> Any:
+    """fn batched by s2s.vmap as --vmap and --out-axes say (fn itself without --vmap)."""
+    if args.vmap is None:
+        return fn
+    try:
+        in_axes, out_axes = eval(args.vmap, {}), eval(args.out_axes, {})
+    except Exception as exc:
+        raise LookupError(f"--vmap {args.vmap!r} / --out-axes {args.out_axes!r}: {type(exc).__name__}: {exc}") \
+            from None
+    return vmap(fn, in_axes=in_axes, out_axes=out_axes)
+
+
 def _wrt_and_example(fn: Any, wrt_text: str | None, arrays_text: str, args_text: str | None = None
                      ) -> tuple[Any, tuple]:
+    fn = root_function(fn)
     names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
     wrt: Any = tuple(range(len(names))) if len(names) > 1 else 0
     if wrt_text:
@@ -157,6 +180,10 @@ def export_main(argv: list[str]) -> int:
     try:
         fn = load_function(args.target)
         wrt, example = _wrt_and_example(fn, args.wrt, args.arrays, args.args)
+    except LookupError as exc:
+        return _fail(str(exc))
+    try:
+        fn = _batched(fn, args)
     except LookupError as exc:
         return _fail(str(exc))
     try:
@@ -278,6 +305,13 @@ def _main(argv: list[str]) -> int:
     except LookupError as exc:
         return _fail(str(exc))
     try:
+        fn = _batched(fn, args)
+    except LookupError as exc:
+        return _fail(str(exc))
+    try:
+        if batched(fn):             # s2s.vmap's batched code, for the example batch
+            print(source(fn, *example), end="")
+            return 0
         if args.ir:
             print(ir(fn))
             mode = "hvp" if args.order == 2 else args.mode

@@ -994,8 +994,20 @@ def test_a_namedtuple_of_parameters_reads_its_fields_by_position(kind):
     assert tangent == pytest.approx(dw[0] + db)
 
 
-def test_a_dataclass_of_parameters_is_refused_with_the_namedtuple_fix():
-    with pytest.raises(s2s.BadArgument, match="dataclass, FrozenParams") as info:
+def dataclass_loss(p, x):
+    return np.sum(p.w * x) + p.b ** 2 + _layer(p, x)
+
+
+def test_a_dataclass_of_parameters_is_read_by_its_fields_and_indexing_it_is_refused():
+    # issue 28 (models as objects): a dataclass is differentiated as its fields, and its gradient is one of its
+    # class; indexing it (`p[1]`, which namedtuple_loss does) is what Python refuses, so s2s refuses it too
+    p, x = FrozenParams(np.array([1.0, 2.0]), 0.5), np.array([1.0, -0.5])
+    got = s2s.grad(dataclass_loss)(p, x)
+    assert type(got) is FrozenParams
+    slope = 1.0 - np.tanh(p.w @ x + p.b) ** 2
+    np.testing.assert_allclose(got.w, x + slope * x)
+    assert got.b == pytest.approx(2 * p.b + slope)
+    with pytest.raises(s2s.UnsupportedSyntax, match="FrozenParams is indexed") as info:
         s2s.grad(namedtuple_loss)(FrozenParams(np.ones(2), 0.5), np.ones(2))
     text = str(info.value)
     assert "test_outside_findings.py:" in text and "typing.NamedTuple" in text and "p.w" in text

@@ -13,6 +13,7 @@ import pytest
 
 import s2s
 import s2s.frontend.desugar.helpers
+import s2s.rules.batching
 import s2s.runtime
 
 try:                                    # SciPy's rules are registered (and tested) when SciPy is installed
@@ -350,6 +351,11 @@ DOMAINS = {
     builtins.sorted: [("ys = sorted([x, y, x * y])\nys[0] + 2.0 * ys[1] + 3.0 * ys[2]", (1.5, -0.5)),
                       ("ys = sorted([x, y, 0.3], reverse=True)\nys[0] * ys[2]", (1.5, -0.5))],
     np.fft.fftshift: [(A(5),), ("np.fft.fftshift(x, axes=1)", (A(2, 3),))], np.fft.ifftshift: [(A(2, 3),)],
+    # the helpers of batched code (s2s.vmap: rules/batching.py), differentiated in grad(vmap(f))
+    s2s.rules.batching._batch_lift: [("from s2s.rules.batching import _batch_lift\n_batch_lift(x, 2)", (A(3, 2),))],
+    s2s.rules.batching._batch_repeat: [("from s2s.rules.batching import _batch_repeat\n_batch_repeat(x, 2)", (A(3),))],
+    s2s.rules.batching._unbroadcast_rows: [("from s2s.rules.batching import _unbroadcast_rows\n"
+                                            "_unbroadcast_rows(x, (1, 4))", (A(2, 3, 4),))],
 }
 
 if scipy is not None:

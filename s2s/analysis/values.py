@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from s2s import runtime
+from s2s.trees import fields_of
 
 Kind = Any
 SCALAR_TYPES = {float, int, np.float64, np.float32}
@@ -27,7 +28,7 @@ def kind_of(value: Any) -> Kind:
         return ("list*", "scalar")              # a list of numbers, whatever its length
     if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
         # a namedtuple: a tuple whose fields s2s/passes/sequences.py reads by position (p.w is p[0])
-        return ("tuple", tuple(kind_of(v) for v in value), type(value)._fields)
+        return ("tuple", tuple(kind_of(v) for v in value), fields_of(type(value)))
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, tuple(kind_of(v) for v in value))
     if isinstance(value, dict):

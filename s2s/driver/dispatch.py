@@ -27,6 +27,7 @@ from s2s.analysis.activity import global_is_scalar
 from s2s.analysis.global_shapes import GlobalChanged, global_is_array
 from s2s.analysis.values import SCALAR_TYPES as _ACTIVITY_SCALARS
 from s2s.backends import numba as numba_backend
+from s2s.driver import objects
 from s2s.driver import foreign, pipeline, primal
 from s2s.driver.pipeline import Options, _bind, annotate, compiled
 from s2s.driver.primal import lowered, root_function
@@ -308,6 +309,8 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     def general(args: tuple, kwargs: dict, remade: bool = False) -> Any:
         if kwargs or keyword_only or len(args) != positional:
             args = _bind(fn, args, kwargs)      # keyword-only parameters are parameters of the derivative too
+        if objects.any_object(args):            # a dataclass or registered class read as a namedtuple of its fields
+            return objects.objects_of(general(tuple(objects.records(a) for a in args), {}, remade))
         args = foreign.plain(args, names)       # subclasses of ndarray: read as arrays, or refused (np.ma, matrix)
         # (a boolean by its value: a derivative is specialized on the flags it is given, s2s/driver/primal.py)
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else (bool, a) if type(a) is bool else type(a)

@@ -48,6 +48,7 @@ from s2s.ir.naming import Namer
 from s2s.ir.object_state import PREFIX as STATE, ObjectState, key_of, unheld
 from s2s.kept import FunctionTable
 from s2s.rules import autograd_primitives, registry
+from s2s.rules.nested import method_call
 
 RET, RETVAL, BRK, CONT, EXPR = "$ret", "$retval", "$break", "$continue", "$expr"
 RAISED = "$raised"      # TRUE once the path has raised: nothing after runs, a join ignores it
@@ -1369,6 +1370,13 @@ class Lowerer:
         callee = plain_function(callee)       # a call to an @njit function: its Python function, inlined
         if not found and isinstance(node.func, gast.Attribute):
             return self.method_call(node, hint)
+        if not found and isinstance(node.func, (gast.Name, gast.Subscript)) and not node.keywords and not any(
+                isinstance(a, gast.Starred) for a in node.args):
+            # `layer(x)` on a variable: its class's __call__ once its kind is known (an argument object:
+            # s2s/passes/methods.py), which refuses it otherwise (a function held in a variable is not named statically)
+            called = self.expr(node.func)
+            args = [self.expr(a) for a in node.args]
+            return self.op(method_call(len(args)), [called, Const(helpers.CALL_OF_A_VALUE), *args], node, hint)
         if not found:
             raise self.error("s2s only differentiates calls to functions it can name statically", node,
                              hint="call the function by its name, not through a computed expression")

@@ -137,6 +137,13 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
                                     hint="name the keys in a tuple and loop over it: for k in reversed(('a', 'b')): "
                                          "... d[k]")
         if stmt.prim is getattr and len(stmt.args) == 2 and isinstance(stmt.args[1], Const) and \
+                _static(_kind(stmt.args[0], kinds), stmt.args[1].value)[0]:
+            # `self.activation` of an object read as a record (s2s/driver/objects.py): a constant of the code
+            value = _static(_kind(stmt.args[0], kinds), stmt.args[1].value)[1]
+            stmt.prim, stmt.args = operator.getitem, [Const((value,)), Const(0)]
+            changed = True
+            continue
+        if stmt.prim is getattr and len(stmt.args) == 2 and isinstance(stmt.args[1], Const) and \
                 stmt.args[1].value in _fields(_kind(stmt.args[0], kinds)):
             # `p.w` of a namedtuple: p[k], k the field's position
             stmt.prim, stmt.args = operator.getitem, [stmt.args[0], Const(_fields(_kind(stmt.args[0], kinds))
@@ -212,6 +219,12 @@ def _extremum_of_sequences(fn: Function, stmt: Op, namer: Any) -> None:
     compare = Op(operator.gt if stmt.prim is builtins.max else operator.lt, [second, first], [better], loc=stmt.loc)
     choice = If(better, Block([], [second]), Block([], [first]), list(stmt.outs), loc=stmt.loc)
     _replace(fn, stmt, [compare, choice])
+
+
+def _static(kind, name) -> tuple:
+    """(whether, value): name is a constant field of an object read as a record (s2s/driver/objects.py)."""
+    fields = _fields(kind)
+    return fields.static(name) if hasattr(fields, "static") else (False, None)
 
 
 def _fields(kind) -> tuple:

@@ -63,6 +63,11 @@ def assert_array(value: Any, function: str) -> None:
                          f"y = operator.{function.removeprefix('i')}(y, ...) instead")
 
 
+# the method name of `f(x)` on a variable f that holds no function s2s can name: its class's __call__ where the
+# variable's kind names the class (an argument object: s2s/passes/methods.py), refused otherwise
+CALL_OF_A_VALUE = "__s2s_call__"
+
+
 def keys_of(table: Any) -> list:
     """The keys of a dict, as a list: they carry no derivative (its values do)."""
     return list(table)

@@ -23,6 +23,22 @@ def _maker(ctx: Context, node: Any) -> Any:
     return fn if found and getattr(fn, "__s2s_maker__", False) is True else None
 
 
+def _literal(ctx: Context, node: Any) -> tuple[bool, Any]:
+    """(True, value) when node's value is known now: ctx.static's, or a tuple or list of them (in_axes=(None, 0))."""
+    if isinstance(node, (gast.Tuple, gast.List)):
+        items = [_literal(ctx, e) for e in node.elts]
+        if all(found for found, _ in items):
+            values = [v for _, v in items]
+            return True, tuple(values) if isinstance(node, gast.Tuple) else values
+        return False, None
+    if isinstance(node, gast.Dict) and all(k is not None for k in node.keys):
+        keys, values = [_literal(ctx, k) for k in node.keys], [_literal(ctx, v) for v in node.values]
+        if all(found for found, _ in keys + values):
+            return True, {k: v for (_, k), (_, v) in zip(keys, values)}
+        return False, None
+    return ctx.static(node)
+
+
 def applies(ctx: Context) -> bool:
     return ctx.any_call(lambda call: _maker(ctx, call.func) is not None)
 
@@ -34,10 +50,10 @@ def rewrite(ctx: Context) -> None:
             continue
         inner = call.func
         parts = list(inner.args) + [k.value for k in inner.keywords]
-        known = [ctx.static(p) for p in parts]
+        known = [_literal(ctx, p) for p in parts]
         if any(isinstance(a, gast.Starred) for a in inner.args) or any(k.arg is None for k in inner.keywords) \
                 or not all(found for found, _ in known):
-            raise ctx.error(f"s2s differentiates a gradient made inside the function only when what "
+            raise ctx.error(f"s2s differentiates a gradient (or a batched function) made inside the function only when what "
                             f"s2s.{maker.__name__}(...) is given is known when the derivative is made", inner,
                             hint="make the gradient once, at module level (dloss = s2s.grad(loss)), and call it "
                                  "here; pass the values the function reads as its arguments")
