@@ -6,9 +6,10 @@ it. Its rules are made when s2s first lowers a call of it (`prepare`), from what
 
 - reverse mode: the `defvjp` rule of each argument, `vjpmaker(ans, *args) -> (g -> adjoint)`, uncurried into
   `vjp(g, ans, *args)` (s2s/frontend/uncurry.py) and inlined like s2s's own rules, so that the adjoint's code is
-  differentiated again (second order); None (autograd's zero) is a zero;
+  differentiated again (second order); None (autograd's silent zero) gives no adjoint: differentiating
+  with respect to that argument is refused, naming it (the derivative is not zero);
 - forward mode: the `defjvp` rule of each argument, `jvp(g, ans, *args)`, inlined; `"same"` (the primitive is
-  linear in that argument) is the primitive applied to the tangent; None a zero;
+  linear in that argument) is the primitive applied to the tangent; None refused as in reverse mode;
 - `unbroadcast_f(x, lambda g: ...)` (autograd's wrapper that sums the adjoint to x's shape) is read as s2s's own
   `_unbroadcast(..., x)`;
 - a rule s2s cannot read (a vjp maker that returns a function made elsewhere, rules set with `defvjp_argnums`) is
@@ -215,7 +216,7 @@ def _adjoint_rule(prim: Any, name: str, params: list[inspect.Parameter], vjps: A
         elif maker is None:
             results.append("None")
         elif _translated(maker, core, prim, k) == "zero":
-            results.append(f"_zeros({arg})")
+            results.append("None")      # autograd's zero: refused when that argument is differentiated
         else:
             inlined = uncurried(maker, inner_first=True, name=f"{name}_vjp_{k}", wrappers=_wrappers())
             if inlined is not None and _lowers(maker):
@@ -243,7 +244,7 @@ def _tangent_rule(prim: Any, name: str, params: list[inspect.Parameter], jvps: A
         elif jvp is None:
             results.append("None")
         elif _translated(jvp, core, prim, k) == "zero":
-            results.append("_zeros(ans)")
+            results.append("None")      # (as in reverse mode)
         elif _translated(jvp, core, prim, k) == "same":
             results.append(f"_prim({', '.join('t' if j == k else n for j, n in enumerate(names))})")
         else:

@@ -286,6 +286,7 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], *, optimi
 def forward_derivative(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> Callable:
     """fn's forward-mode derivative as a function, `f_jvp(*args, *tangents)`: the directional derivative along the
     tangents of the arguments wrt. s2s differentiates it again (forward over forward: rules/fixed_points.py)."""
+    made_by = (forward_derivative, fn, dict(wrt=wrt, optimize=optimize))
     fn = _underlying(fn)
     _refuse_early(fn)
     indices, _ = _resolve_wrt(fn, wrt)
@@ -298,7 +299,7 @@ def forward_derivative(fn: Callable, wrt: Any = 0, *, optimize: bool = True) -> 
                               f"{len(indices)} tangents, not {len(args)} values")
         return call(_current(fn, options, args[:count], None)[1], args)
 
-    made = _wrap(fn, options, derivative, "jvp")
+    made = _wrap(fn, options, derivative, "jvp", made_by)
     made.__s2s_arity__ = count + len(indices)          # type: ignore[attr-defined]
     return made
 
@@ -739,6 +740,7 @@ def _stacked(parts: list, out_shape: tuple, in_shape: tuple, axis: int) -> Any:
 
 def _jacobian_maker(fn: Any, argnums: Any, has_aux: bool, optimize: Any, check: bool | None, forward: bool,
                     name: str) -> Callable:
+    made = (jacfwd if forward else jacrev, fn, dict(argnums=argnums, has_aux=has_aux, optimize=optimize, check=check))
     fn = _underlying(fn)
     _refuse_early(fn)
     indices, several = _resolve_wrt(fn, argnums)
@@ -757,7 +759,7 @@ def _jacobian_maker(fn: Any, argnums: Any, has_aux: bool, optimize: Any, check: 
             result = tuple(b[0] for b in blocks) if several else blocks[0][0]
         return (result, aux) if has_aux else result
 
-    return _wrap(fn, Options(indices, several, "jacobian", False, optimize), matrix, name)
+    return _wrap(fn, Options(indices, several, "jacobian", False, optimize), matrix, name, made)
 
 
 def jacfwd(fn: Any, argnums: Any = 0, has_aux: bool = False, *, optimize: bool = True,
@@ -790,9 +792,10 @@ def vmap(fn: Any = None, in_axes: Any = 0, out_axes: Any = 0, *, optimize: Any =
         raise BadArgument("in_axes is a dict: give a tuple with one entry per positional argument (a dict there "
                           "for a dict argument)")
     spec = batching.BatchSpec(batching.normalize_axes(in_axes), batching.normalize_axes(out_axes), _passes(optimize))
+    made = (vmap, fn, dict(in_axes=in_axes, out_axes=out_axes, optimize=optimize))
     fn = _underlying(fn)
     _refuse_early(fn)
-    return _wrap(fn, spec, batching.caller(fn, spec), "vmap")
+    return _wrap(fn, spec, batching.caller(fn, spec), "vmap", made)
 
 
 # the rules that call s2s's transformations when they run find them here (rules/nested.py, rules/integrate.py); the
