@@ -273,7 +273,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
                 namespace["_s2s_code"] = root.__code__
                 # a function fn calls by name was rebound (seen here or by another derivative of fn): made anew,
                 # not found in the pipeline's cache either (stale clears it for the function it was asked about)
-                with _LOCK:
+                with pipeline._LOCK:
                     pipeline._CACHE.pop(fn, None)
                     pipeline._VERIFIED.pop(fn, None)
                 cache.clear()
