@@ -33,7 +33,7 @@ def einsum_adjoint(t, ans, subscripts, g, a, b, k):
 
 nondifferentiable(runtime._seed, runtime._shaped_like, runtime._reduced_size, runtime._axes, runtime.zeros_like,
                   runtime._zeros_like_tree,
-                  runtime.stack_new, runtime._unsupported, runtime.free_name, runtime.stop_gradient)
+                  runtime.stack_new, runtime._unsupported, runtime.free_name, runtime.stop_gradient, runtime._reads_only)
 
 
 # ---- the helpers of rules/helpers.py
@@ -130,7 +130,8 @@ def stop_gradient_batched(axes, x):
 @batching(runtime._masked)
 def masked_batched(axes, contribution, g):
     ndim = max(_example_ndim(contribution, axes[0]), _example_ndim(g, axes[1]))
-    return np.where(_lined_up(g, axes[1], ndim) == 0, 0.0, _lined_up(contribution, axes[0], ndim)), 0
+    lined = _lined_up(contribution, axes[0], ndim)      # as runtime._masked: a finite contribution as it is
+    return np.where((_lined_up(g, axes[1], ndim) == 0) & ~np.isfinite(lined).all(), 0.0, lined), 0
 
 
 @batching(runtime._reduced_size)

@@ -703,3 +703,23 @@ OBJECT_EFFECTS = frozenset({store_attribute, store_item, held_append, held_exten
 for _effect in (*OBJECT_EFFECTS, _bound):
     _effect._s2s_effect = True
 EMITTED_HELPERS |= {_held_number, _bound}
+
+
+def _reads_only(function, *args, **kwargs):
+    """function(*args, **kwargs), a library's Python function s2s neither reads nor has a rule for, given arrays
+    that carry a derivative (s2s/driver/mutation.py: refuse_opaque_writers): called as Python calls it, and refused
+    if it wrote into one of them, which s2s would not follow. Its result carries no derivative (the transform
+    refuses a call whose result needs one)."""
+    given = [a for a in (*args, *kwargs.values()) if type(a) is np.ndarray]
+    before = [a.copy() for a in given]
+    result = function(*args, **kwargs)
+    for now, then in zip(given, before):
+        if not np.array_equal(now, then, equal_nan=True):
+            raise ValueError(f"s2s: {getattr(function, '__qualname__', function)} wrote into an array it was given "
+                             f"that carries a derivative, which s2s does not follow: register a rule for it, or "
+                             f"call it outside the differentiated function")
+    return result
+
+
+_reads_only._s2s_effect = True          # (never dropped: Python runs the call)
+EMITTED_HELPERS.add(_reads_only)

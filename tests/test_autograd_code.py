@@ -79,6 +79,9 @@ def test_autograd_derivatives_called_inside():
     assert onp.allclose(s2s.grad(with_inner_grad)(w), autograd.grad(with_inner_grad)(w))
 
 
-def test_a_users_primitive_is_refused_naming_its_rule():
-    with pytest.raises(s2s.S2SError, match="@primitive"):
-        s2s.grad(uses_primitive)(onp.array([0.1, 0.2]))
+def test_a_users_primitive_takes_its_defvjp_rule():
+    x = onp.array([0.1, 0.2])
+    for mode in ("reverse", "auto"):        # (issue 26: autograd's registry gives the rule)
+        assert onp.allclose(s2s.grad(uses_primitive, mode=mode)(x), onp.exp(x))
+    with pytest.raises(s2s.NoDerivativeRule, match="no defjvp rule"):
+        s2s.grad(uses_primitive, mode="forward")(x)

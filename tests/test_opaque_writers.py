@@ -96,3 +96,41 @@ def test_readers_of_a_differentiated_value_are_kept(make_fn, capsys):
     for mode in MODES:
         assert s2s.grad(f, mode=mode)(X) == pytest.approx(2 * np.sin(X) * np.cos(X))
     assert "[" in capsys.readouterr().out
+
+
+def _library_function(text, name):
+    """A function of an installed library (scipy's module name) whose source s2s cannot read: called as it is."""
+    namespace = {"np": np}
+    exec(text, namespace)
+    made = namespace[name]
+    made.__module__ = "scipy._s2s_test_helpers"
+    return made
+
+
+_fills = _library_function("def fills(y, x):\n    y[:] = x * 2.0\n", "fills")
+_dtype_of = _library_function("def dtype_of(*args):\n    return np.result_type(*args)\n", "dtype_of")
+
+
+def _writes_through_a_library(x):
+    y = np.zeros(3)
+    _fills(y, x)
+    return np.sum(y * x)
+
+
+def _reads_through_a_library(x):
+    dtype = _dtype_of(x, 1.0)
+    return np.sum(np.sin(np.asarray(x, dtype=dtype)))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
+def test_a_library_function_that_writes_is_refused_when_it_runs(mode):
+    """A library's Python function s2s cannot read is called as Python calls it; given an array that carries a
+    derivative, it is refused when it writes into one (here y, which then depends on x), never a constant."""
+    with pytest.raises(ValueError, match="wrote into an array"):
+        s2s.grad(_writes_through_a_library, mode=mode)(np.array([0.5, 1.0, 2.0]))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
+def test_a_library_function_that_only_reads_is_called_as_it_is(mode):
+    x = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(s2s.grad(_reads_through_a_library, mode=mode)(x), np.cos(x))

@@ -19,6 +19,7 @@ array, which is never taken for a constant. Library calls whose writes s2s knows
 """
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
@@ -392,7 +393,9 @@ def refuse_opaque_writers(fn: Function, wrt: list[int], param_kinds: list) -> Fu
     """Refuse a call of a function without rule or source (a library's, a compiled one) given a differentiated
     value while an argument may be an array: it may write into that array (`_smooth(params, data, yhat, xhat)`
     filling yhat, `np.random.shuffle(x)`), which s2s would not follow, so the array is never taken for a
-    constant. Its result, if used, needs a rule anyway; a call given only numbers writes into nothing."""
+    constant. Its result, if used, needs a rule anyway; a call given only numbers writes into nothing. A Python
+    function (a library's, which s2s could not read) is called through runtime._reads_only instead: as Python calls
+    it, refused when it runs if it wrote into such an array."""
     known: dict[int, bool] = {}          # id(prim) -> _writes_nothing (prims outlive the function)
     candidates = []
     for op in walk(fn.body):
@@ -420,6 +423,10 @@ def refuse_opaque_writers(fn: Function, wrt: list[int], param_kinds: list) -> Fu
             kinds = value_kinds(fn, param_kinds)
         arrays = [a for a in given if isinstance(a, Value) and kinds.get(id(a)) != "scalar"]
         if not arrays:
+            continue
+        if isinstance(op.prim, types.FunctionType):     # Python: run as it is, refused when it runs if it writes
+            op.args = [Const(op.prim), *op.args]
+            op.prim = runtime._reads_only
             continue
         from s2s.ir.core import prim_name
         shown = prim_name(op.prim)
