@@ -424,7 +424,8 @@ def refuse_opaque_writers(fn: Function, wrt: list[int], param_kinds: list) -> Fu
         arrays = [a for a in given if isinstance(a, Value) and kinds.get(id(a)) != "scalar"]
         if not arrays:
             continue
-        if isinstance(op.prim, types.FunctionType):     # Python: run as it is, refused when it runs if it writes
+        if isinstance(getattr(op.prim, "__func__", op.prim), types.FunctionType):   # Python: run as it is, refused
+            # when it runs if it writes
             op.args = [Const(op.prim), *op.args]
             op.prim = runtime._reads_only
             continue

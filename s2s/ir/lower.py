@@ -346,7 +346,7 @@ class Lowerer:
         # a side that has returned, broken or continued: what it leaves unbound is read after the branch only on
         # the other side's path (what follows is guarded by the flag)
         then_exits, else_exits = _exits(then_env), _exits(else_env)
-        later = self.read_in_branches_after(node) if isinstance(node, gast.If) else ()
+        later: dict[str, bool] = {}         # name -> read after only inside other branches (asked when needed)
         # the names either branch set or removed (the others hold what they held before), in the order of the
         # keys of then_env, then else_env's others
         changed = {**then_env.written, **else_env.written}
@@ -356,7 +356,8 @@ class Lowerer:
             if name == EXITED:
                 continue
             a, b = then_env.get(name, UNDEF), else_env.get(name, UNDEF)
-            unbound = (a is UNDEF) != (b is UNDEF) and name in later
+            unbound = (a is UNDEF) != (b is UNDEF) and isinstance(node, gast.If) and (
+                later[name] if name in later else later.setdefault(name, self.read_in_branches_after(node, name)))
             if unbound:
                 # bound by one branch only and read after only inside other branches: unbound on the other path,
                 # as in Python (`if dense: WH = ...` then `if dense: use WH` reads it where it is bound; a read
@@ -424,6 +425,8 @@ class Lowerer:
     def join_states(self, then_stmts: list, then_env: dict, else_stmts: list, else_env: dict, node: Any) -> None:
         """An object's location one branch wrote and the other did not (or forgot: an append): the other reads it
         back where it ends, when the location holds something now; else the value is no longer forwarded."""
+        if not self.state.locations:         # (no object's location written or read so far: nothing to join)
+            return
         keys = [k for k in dict.fromkeys([*then_env, *else_env]) if k.startswith(STATE)]
         for key in keys:
             a, b = then_env.get(key, UNDEF), else_env.get(key, UNDEF)
@@ -509,6 +512,9 @@ class Lowerer:
             written.append(node.args.args.index(next(a for a in node.args.args if a.id == name)))
             finals.append(final)
         own = self.parsed.fn          # its code and defaults, read now (a helper's defaults are folded in)
+        made_from = synthetic_of(own)
+        if made_from is not None and isinstance(made_from.source_of, types.FunctionType):
+            own = made_from.source_of     # a specialization: the function it was made from, as it is now
         parts = [(PartsOf(own), part, getattr(own, part)) for part in FUNCTION_PARTS] \
             if isinstance(own, types.FunctionType) else []
         made = Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
@@ -856,7 +862,7 @@ class Lowerer:
         carry, drop, opaque = self.loop_state.get(id(node), ((), (), False))
         carry, drop = set(carry), set(drop)
         before = (set(carry), set(drop))
-        for env in envs:
+        for env in envs if self.state.locations else ():     # (no object's location: nothing carried)
             for key in dict.fromkeys([*entry, *env]):
                 if not key.startswith(STATE):
                     continue
@@ -903,9 +909,9 @@ class Lowerer:
                 self.rollback(mark)
                 self.loop_state[id(node)] = exc.found
 
-    def read_in_branches_after(self, node: Any) -> set[str]:
-        """The names the function reads outside node (a branch) only inside the branches of other `if`s: read
-        where a correlated condition may have bound them."""
+    def read_in_branches_after(self, node: Any, name: str) -> bool:
+        """Whether the function reads name outside node (a branch) only inside the branches of other `if`s: read
+        where a correlated condition may have bound it."""
         if self._loads is None:
             self.read_after_loads()
         if self._guarded is None:           # id(name read) -> the `if` statements whose branches hold it
@@ -923,13 +929,12 @@ class Lowerer:
                 for child in gast.iter_child_nodes(n):
                     visit(child, around)
             visit(self.parsed.node, ())
+        loads = self._loads.get(name, ())
+        if not loads:
+            return False
         inside = {id(n) for n in parsing.walk(node)}
-        found = set()
-        for name, loads in self._loads.items():
-            outside = [i for i in loads if i not in inside]
-            if outside and all(set(self._guarded.get(i, ())) - {id(node)} for i in outside):
-                found.add(name)
-        return found
+        outside = [i for i in loads if i not in inside]
+        return bool(outside) and all(set(self._guarded.get(i, ())) - {id(node)} for i in outside)
 
     def read_after_loads(self) -> None:
         self._loads = {}
@@ -1411,6 +1416,13 @@ class Lowerer:
                 self.env.update(kept[1])
                 del self.dependencies[kept[2]:]
                 del self.folds[kept[3]:]
+                obj = args[0].value if args and isinstance(args[0], Const) else next(
+                    (s.args[0].value for s in reversed(self.stmts) if args and isinstance(s, Op)
+                     and s.prim is helpers.live and s.outs == [args[0]] and isinstance(s.args[0], Const)), None)
+                method = getattr(obj, callee.__name__, None) if obj is not None else None
+                if getattr(getattr(method, "__func__", None), "__code__", None) is callee.__code__:
+                    # `st.cauchy.logpdf(...)`: called as written, the bound method (named by its object)
+                    callee, args = method, args[1:]
         if autograd_primitives.is_primitive(callee):      # `@autograd.extend.primitive`: autograd's defvjp/defjvp
             autograd_primitives.prepare(callee, len(args), list(kwargs), self.parsed.loc(node))
         defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None

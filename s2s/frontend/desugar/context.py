@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -10,7 +11,7 @@ import gast
 from s2s.errors import UnsupportedSyntax
 from s2s.frontend import parsing
 from s2s.frontend.getters import effectful_property
-from s2s.frontend.policy import is_user_class
+from s2s.frontend.policy import is_user_class, library_owned
 from s2s.frontend.tree import AttributeOf, ItemOf
 
 if TYPE_CHECKING:
@@ -97,6 +98,16 @@ class Context:
 
     # ------------------------------------------------------------ static values
 
+    def _depend_on_name(self, name: str, value: Any) -> None:
+        """A global or free name whose object a rewrite may use in place of the name (a call of a specialization
+        of the function it names: objects.py): a dependency of the function, as lowering's reads of names are,
+        so that rebinding the name makes the derivative anew (s2s/driver/dispatch.py)."""
+        owner = self.parsed.fn
+        if not isinstance(owner, types.FunctionType):
+            return
+        if name in owner.__code__.co_freevars or name in owner.__globals__:
+            self.parsed.attributes.setdefault(("name", id(owner), name), (owner, name, value))
+
     def static(self, node: Any) -> tuple[bool, Any]:
         """(True, object) when the object an expression evaluates to is known now: a free name, a constant
         placed by a rewrite, a parameter every caller passes the same object for, an attribute of those."""
@@ -110,7 +121,10 @@ class Context:
                 if node.id not in self._locals:
                     self._locals[node.id] = self._static_local(node.id)
                 return self._locals[node.id]
-            return self.parsed.resolve(node.id)
+            found, value = self.parsed.resolve(node.id)
+            if found and not isinstance(value, types.ModuleType):
+                self._depend_on_name(node.id, value)
+            return found, value
         if isinstance(node, gast.Subscript):
             found, base = self.static(node.value)
             index = self._static_index(node.slice)
@@ -139,8 +153,9 @@ class Context:
                     value = getattr(base, node.attr)
                 except Exception:
                     return False, None
-                if callable(value) and is_user_object(base) and not isinstance(base, type):
-                    self._depend_on_attribute(base, node.attr)
+                if callable(value) and (is_user_object(base) and not isinstance(base, type)
+                                        or _user_namespace(base)):
+                    self._depend_on_attribute(base, node.attr)      # (`hmod.helper`, `Ops.helper`: rebound later)
                 return True, value
         return False, None
 
@@ -257,6 +272,15 @@ def _all_params(args: gast.arguments) -> list:
     params = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
     params += [a for a in (args.vararg, args.kwarg) if a is not None]
     return params
+
+
+def _user_namespace(obj: Any) -> bool:
+    """A module or class of the user's (not a library's), whose functions a rewrite may name by value."""
+    if isinstance(obj, type):
+        return is_user_class(obj)
+    if isinstance(obj, types.ModuleType):
+        return not library_owned(obj)
+    return False
 
 
 def is_user_object(obj: Any) -> bool:

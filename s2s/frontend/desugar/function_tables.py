@@ -37,6 +37,12 @@ class KeysOf:
     def get(self, name: str, default: Any = None) -> Any:
         return self.keys if tuple(self.table) == self.keys else default
 
+    def __getitem__(self, name: str) -> Any:
+        """(as the dispatcher's compiled guard reads a watched dict: KeyError once the keys changed)"""
+        if tuple(self.table) != self.keys:
+            raise KeyError(name)
+        return self.keys
+
     def __contains__(self, name: str) -> bool:
         return True
 
@@ -129,15 +135,25 @@ def _unrolled(ctx: Context, stmt: Any) -> list | None:
 def _dispatch(ctx: Context, node: Any, pre: list) -> Any:
     """`D[key](args)` with key known only when it runs: a chain of ifs over D's keys (see the module's doc)."""
     if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Subscript)
-            and not isinstance(node.func.slice, gast.Slice) and not ctx.static(node.func.slice)[0]):
+            and not isinstance(node.func.slice, gast.Slice)):
         return node
+
+    def assign(target: str, value: Any) -> gast.Assign:
+        return located(gast.Assign(targets=[name(target, node, store=True)], value=value, type_comment=None), node)
+    known, value = ctx.static(node.func.slice)
+    if known:           # a key known now (a literal, a flag argument): absent, Python's KeyError where it runs
+        table = _known_table(ctx, node.func.value) if isinstance(value, (str, int)) else None
+        if table is None or value in table:
+            return node
+        _table(ctx, node.func.value)                    # (a key added later makes the derivative anew)
+        result = ctx.fresh("called")
+        pre.append(assign(result, gast.Call(func=constant(helpers.raise_exception, node), args=[gast.Call(
+            func=constant(KeyError, node), args=[constant(value, node)], keywords=[])], keywords=[])))
+        return name(result, node)
     table = _table(ctx, node.func.value)
     if table is None:
         return node
     key, result = ctx.fresh("key"), ctx.fresh("called")
-
-    def assign(target: str, value: Any) -> gast.Assign:
-        return located(gast.Assign(targets=[name(target, node, store=True)], value=value, type_comment=None), node)
     missing = gast.Call(func=constant(helpers.raise_exception, node),
                         args=[gast.Call(func=constant(KeyError, node), args=[name(key, node)], keywords=[])],
                         keywords=[])

@@ -33,7 +33,7 @@ import gast
 
 from s2s.frontend.desugar.context import Context, constant, located, map_statements
 from s2s.frontend.policy import library_owned
-from s2s.frontend.tree import MISSING, AttributeOf
+from s2s.frontend.tree import MISSING, AttributeOf, ItemOf
 
 _LITERAL_TYPES = (type(None), bool, int, float, str, bytes, complex)
 _UNKNOWN = (False, None)
@@ -312,7 +312,10 @@ class _Folder(gast.NodeTransformer):
             default = (True, None) if len(node.args) == 1 else self._value(node.args[1])
             if not default[0] or key in table and not is_literal_value(table[key]):
                 return _UNKNOWN
-            return True, table.get(key, default[1])
+            value = table.get(key, default[1])
+            self._depend(ItemOf(table), key, table.get(key, MISSING),       # (a global dict changed later)
+                         f"{_path(node.func.value)}.get({key!r})", value)
+            return True, value
         if not found:
             return _UNKNOWN
         args = []

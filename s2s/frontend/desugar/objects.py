@@ -401,7 +401,8 @@ def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | 
     cached = _SPECIALIZED.get(key)
     if cached is not None and all(_known_key(synthetic_of(cached).facts.known.get(k)) == _known_key(v)
                                   for k, v in known.items()) \
-            and cached.__defaults__ is fn.__defaults__ and cached.__kwdefaults__ == fn.__kwdefaults__:
+            and cached.__defaults__ is fn.__defaults__ and cached.__kwdefaults__ == fn.__kwdefaults__ \
+            and cached.__code__ is fn.__code__:
         return cached
     clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__kwdefaults__ = fn.__kwdefaults__
