@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import inspect
-import sys
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
