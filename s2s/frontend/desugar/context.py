@@ -121,8 +121,8 @@ class Context:
                     self._locals[node.id] = self._static_local(node.id)
                 return self._locals[node.id]
             found, value = self.parsed.resolve(node.id)
-            if found and not isinstance(value, types.ModuleType):
-                self._depend_on_name(node.id, value)
+            if found and callable(value) and not isinstance(value, types.ModuleType):
+                self._depend_on_name(node.id, value)        # (data is read when the derivative runs)
             return found, value
         if isinstance(node, gast.Subscript):
             found, base = self.static(node.value)
