@@ -310,10 +310,6 @@ def defined_as(*prims: Any, **facts: Any) -> Callable[[Callable], Callable]:
 
 
 def definition(prim: Any) -> Callable | None:
-    try:
-        hash(prim)
-    except TypeError:
-        return None
     return record(prim).definition
 
 

@@ -9,7 +9,7 @@
 Each function of autograd.numpy and autograd.scipy wraps the NumPy or SciPy function it is named after (autograd's
 `primitive` keeps it as `.fun`); autograd.numpy's few Python helpers have NumPy's functions of the same name. A
 primitive the user (or a library) defined with `@primitive` and its own `defvjp` rule is not read this way: its
-rule is autograd's, and it stays refused until s2s takes autograd's rules (issue 26).
+rule is autograd's, which rules/autograd_primitives.py takes (issue 26).
 
 s2s never imports autograd itself: only a function whose globals or closures name autograd's objects (autograd is
 then in sys.modules) is rewritten.
@@ -29,7 +29,25 @@ from s2s.rules import registry
 
 
 def applies(ctx: Context) -> bool:
-    return "autograd" in sys.modules and not ctx.kinds.isdisjoint((gast.Name, gast.Attribute))
+    """autograd is imported, and the function's globals or closure name one of its modules or functions."""
+    if "autograd" not in sys.modules or ctx.kinds.isdisjoint((gast.Name, gast.Attribute)):
+        return False
+    named = list(ctx.parsed.globals.values()) + [c.cell_contents for c in ctx.parsed.closure.values()
+                                                if _filled(c)]
+    return any(_of_autograd(v) for v in named)
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _of_autograd(value: Any) -> bool:
+    name = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+    return isinstance(name, str) and name.split(".")[0] == "autograd"
 
 
 def rewrite(ctx: Context) -> None:
