@@ -123,3 +123,30 @@ def test_a_class_attribute_helper(make_fn):
     assert gradient(x) == pytest.approx([2.0, 4.0])
     Physics.energy = staticmethod(lambda x: x ** 3)
     assert gradient(x) == pytest.approx([3.0, 12.0])
+
+
+def test_a_class_attribute_rebound_in_code_run_by_exec():
+    """A class defined by exec without __name__ says its module is builtins; its attribute, resolved when the
+    derivative is made (the callee specialized on its literal defaults), is still watched (the fuzzer's stale
+    family, seeds 4, 11, 16, 22 after the merges of this round)."""
+    source = ("import numpy as np\n"
+              "def helper_a(x, c=-1.19, *, k=1.0):\n    return (np.sin(x) * c) * k\n"
+              "def helper_b(x, c=-1.19, *, k=1.0):\n    return (np.tanh(c * x) + x) * k\n"
+              "class Ops:\n    helper = staticmethod(helper_a)\n"
+              "def f(x, v):\n    return Ops.helper(x) * np.sum(v) + np.sum(Ops.helper(v))\n")
+    import linecache
+    filename = "<stale-exec-class>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope: dict = {}
+    exec(compile(source, filename, "exec"), scope)
+    f = scope["f"]
+    x, v = -0.867, np.array([0.886, 0.023, 0.952])
+    for mode in ("reverse", "forward", "auto"):
+        scope["Ops"].helper = staticmethod(scope["helper_a"])
+        g = s2s.value_and_grad(f, mode=mode)
+        assert g(x, v)[0] == pytest.approx(f(x, v))
+        scope["Ops"].helper = staticmethod(scope["helper_b"])
+        value, grad = g(x, v)
+        assert value == pytest.approx(f(x, v))
+        eps = 1e-6
+        assert grad == pytest.approx((f(x + eps, v) - f(x - eps, v)) / (2 * eps), rel=1e-6)

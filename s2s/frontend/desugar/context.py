@@ -1,6 +1,7 @@
 """What the rewrites share: fresh names, constants placed in the tree, static look-ups, statement walking."""
 from __future__ import annotations
 
+import builtins
 import inspect
 import types
 from typing import TYPE_CHECKING, Any, Callable
@@ -275,8 +276,8 @@ def _all_params(args: gast.arguments) -> list:
 
 def _user_namespace(obj: Any) -> bool:
     """A module or class of the user's (not a library's), whose functions a rewrite may name by value."""
-    if isinstance(obj, type):
-        return is_user_class(obj)
+    if isinstance(obj, type):       # (a class made by exec without __name__ says it is of module builtins)
+        return is_user_class(obj) or obj.__module__ == "builtins" and getattr(builtins, obj.__name__, None) is not obj
     if isinstance(obj, types.ModuleType):
         return not library_owned(obj)
     return False
