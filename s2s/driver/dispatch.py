@@ -39,6 +39,7 @@ from s2s.kept import FunctionTable
 # ---------------------------------------------------------------- arguments
 
 _SCALAR_TYPES = frozenset({float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32})
+_LITERALS = frozenset({bool, str, type(None)})      # arguments a derivative is specialized on by value (primal.literal)
 _LIST_SCALARS = _ACTIVITY_SCALARS        # a list of these is a list of numbers (kind_of), any length
 
 
@@ -312,9 +313,10 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
         if objects.any_object(args):            # a dataclass or registered class read as a namedtuple of its fields
             return objects.objects_of(general(tuple(objects.records(a) for a in args), {}, remade))
         args = foreign.plain(args, names)       # subclasses of ndarray: read as arrays, or refused (np.ma, matrix)
-        # (a boolean by its value: a derivative is specialized on the flags it is given, s2s/driver/primal.py)
-        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else (bool, a) if type(a) is bool else type(a)
-                     for a in args]) if not numba else numba_backend.call_key(args)
+        # (a boolean or a string by its value: a derivative is specialized on the flags and modes it is given,
+        # s2s/driver/primal.py; None is its type's one value)
+        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else (type(a), a) if type(a) in _LITERALS
+                     else type(a) for a in args]) if not numba else numba_backend.call_key(args)
         function = cache.get(key)
         recode = root.__code__ is not namespace["_s2s_code"]          # `f.__code__ = ...` (autoreload)
         if watched and (function is None or watch and not namespace["_s2s_check"]()) or recode:
@@ -336,7 +338,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
         if function is None:
             function = compiled(fn, options, args, check)[1]        # containers, other libraries: by kind...
             if numba and key is not None or not numba and all(
-                    type(a) is np.ndarray or type(a) in _SCALAR_TYPES for a in args):
+                    type(a) is np.ndarray or type(a) in _SCALAR_TYPES or type(a) in _LITERALS for a in args):
                 cache[key] = function
             elif not numba:
                 through = foreign.call              # Dask arrays: never computed by derivative code
@@ -387,8 +389,10 @@ def _install(args: tuple, function: Callable, table: dict, shaped: dict, route_t
         if t is np.ndarray:
             shapes.append(a.shape)
             dtypes.append(a.dtype)
-        elif t is bool and not numba:
-            shapes.append(a)                            # a flag: the derivative is specialized on its value
+        elif (t is bool or t is str) and not numba:
+            shapes.append(a)                            # a flag or a mode: the derivative is specialized on its value
+        elif a is None and not numba:
+            pass                                        # None: its type says its value
         elif t is list and not numba and a and _LIST_SCALARS.issuperset(map(type, a)):
             pass                                        # a list of numbers, whatever its length (kind_of)
         elif k in arrays:
@@ -415,8 +419,9 @@ def _router(types: tuple, routes: dict, namespace: dict, n: int, converted: tupl
     converted, in one pass (a tuple's length is part of the key)."""
     names = [f"a{i}" for i in range(n)]
     arrays = [i for i, t in enumerate(types) if t is np.ndarray]
-    key = "".join(f"a{i}.shape, " if t is np.ndarray else f"a{i}, " if t is bool else f"len(a{i}), "
-                  for i, t in enumerate(types) if t is np.ndarray or t is bool or i in converted and t is tuple)
+    key = "".join(f"a{i}.shape, " if t is np.ndarray else f"a{i}, " if t is bool or t is str else f"len(a{i}), "
+                  for i, t in enumerate(types) if t is np.ndarray or t is bool or t is str
+                  or i in converted and t is tuple)
     dtypes = "".join(f" or entry[{k + 1}] is not a{i}.dtype" for k, i in enumerate(arrays))
     lists = "".join(f" or not (a{i} and _s2s_scalars.issuperset(map(type, a{i})))"
                     for i, t in enumerate(types) if t is list and i not in converted)

@@ -509,6 +509,12 @@ class Lowerer:
             written.append(node.args.args.index(next(a for a in node.args.args if a.id == name)))
             finals.append(final)
         own = self.parsed.fn          # its code and defaults, read now (a helper's defaults are folded in)
+        made_from = synthetic_of(own)
+        while made_from is not None and made_from.source_of is not None:
+            # a specialization (desugar.objects.specialize: a clone held weakly, sharing the code and defaults of
+            # the function it reads): those of that function, which lives as long as the caller can call it
+            own = made_from.source_of
+            made_from = synthetic_of(own)
         parts = [(PartsOf(own), part, getattr(own, part)) for part in FUNCTION_PARTS] \
             if isinstance(own, types.FunctionType) else []
         made = Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
