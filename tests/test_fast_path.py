@@ -102,3 +102,17 @@ def test_none_and_strings_take_the_fast_path_and_strings_by_their_value(mode, no
     for _ in range(2):
         for args, want in calls:         # each string's own derivative, never another's
             np.testing.assert_allclose(gradient(*args), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_builtin_the_code_reads_then_defined_by_the_users_module(make_fn, mode):
+    # the generated code's namespace keeps the builtins it reads (runtime helpers read isinstance, len, ...); one
+    # that the user's module defines later is the user's from then on, as in Python
+    f = make_fn("def f(x):\n    return abs(x) * y + len([x]) * x\n", namespace={"y": 2.0})
+    gradient = s2s.grad(f, mode=mode)
+    assert gradient(-3.0) == pytest.approx(-1.0)
+    assert gradient(-3.0) == pytest.approx(-1.0)
+    f.__globals__["abs"] = lambda v: v * v
+    f.__globals__["len"] = lambda v: 3.0
+    assert gradient(-3.0) == pytest.approx(2.0 * -3.0 * 2.0 + 3.0)
+    assert s2s.grad(f, mode=mode)(-3.0) == pytest.approx(-9.0)

@@ -627,8 +627,8 @@ class Lowerer:
         """A free name's object; a function named this way is remembered, so that the derivative is made
         anew if the name is bound to another function later (a helper redefined in a notebook)."""
         found, obj = self.parsed.resolve(name)
-        if found and callable(obj) and not isinstance(obj, types.ModuleType) \
-                and getattr(builtins, name, None) is not obj:
+        if found and callable(obj) and not isinstance(obj, types.ModuleType):
+            # (a builtin too: one that the module defines later, `abs = ...`, is the module's from then on)
             self.dependencies.append((self.parsed.fn, name, obj))
         return found, obj
 
