@@ -17,6 +17,7 @@ the goal is every program <= 4x.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -196,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     budget = 0.15 if args.quick else 0.6
     rows = []
     for p in programs:
-        rows.append(measure(p, budget))
+        with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):     # (programs that print)
+            rows.append(measure(p, budget))
         if "seconds" in rows[-1]:
             print(f"  {p.group}: {p.name}: {rows[-1]['s2s / function'][0]:.2f}x", file=sys.stderr)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
