@@ -116,3 +116,23 @@ def test_a_builtin_the_code_reads_then_defined_by_the_users_module(make_fn, mode
     f.__globals__["len"] = lambda v: 3.0
     assert gradient(-3.0) == pytest.approx(2.0 * -3.0 * 2.0 + 3.0)
     assert s2s.grad(f, mode=mode)(-3.0) == pytest.approx(-9.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_container_argument_keeps_its_watch_and_still_sees_a_helper_rebound(make_fn, mode, monkeypatch):
+    # a tuple argument takes the general path at every call (lifelines' Ts=(times,)): the watch over the
+    # functions it read, still holding, is not made again each time (a compile() per call)
+    h = make_fn("def h(x):\n    return x ** 2\n")
+    f = make_fn("def f(x, pair):\n    return np.sum(h(x) * pair[0]) + pair[1]\n", namespace={"h": h})
+    x, pair = np.array([1.0, 2.0]), (np.array([3.0, 4.0]), 0.5)
+    gradient = s2s.grad(f, mode=mode)
+    np.testing.assert_allclose(gradient(x, pair), 2.0 * x * pair[0])
+    made = []
+    original = s2s.driver.dispatch.compiled_watch
+    monkeypatch.setattr(s2s.driver.dispatch, "compiled_watch", lambda watch: made.append(1) or original(watch))
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(x, pair), 2.0 * x * pair[0])
+    assert made == []
+    f.__globals__["h"] = make_fn("def h(x):\n    return x ** 3\n")
+    np.testing.assert_allclose(gradient(x, pair), 3.0 * x ** 2 * pair[0])
+    np.testing.assert_allclose(gradient(x, pair), 3.0 * x ** 2 * pair[0])

@@ -319,7 +319,11 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
                      else type(a) for a in args]) if not numba else numba_backend.call_key(args)
         function = cache.get(key)
         recode = root.__code__ is not namespace["_s2s_code"]          # `f.__code__ = ...` (autoreload)
-        if watched and (function is None or watch and not namespace["_s2s_check"]()) or recode:
+        # (arguments whose derivative this table does not keep, containers: the watch, still holding and made since
+        # fn was last found stale, answers for the functions and globals it read, without making it again)
+        fresh = function is None and bool(watch) and _GENERATION.get(root, 0) == generation[0] and \
+            namespace["_s2s_check"]()
+        if watched and (function is None and not fresh or watch and not namespace["_s2s_check"]()) or recode:
             if stale(fn) or _GENERATION.get(root, 0) != generation[0] or recode:
                 namespace["_s2s_code"] = root.__code__
                 # a function fn calls by name was rebound (seen here or by another derivative of fn): made anew,
