@@ -148,6 +148,23 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def groups_table(rows: list[dict]) -> str:
+    """Per library (or corpus): how many programs, the median and worst gradient / function, how many within the
+    bound, and the median gradient / library's gradient."""
+    measured = [r for r in rows if "seconds" in r]
+    lines = ["| corpus | programs | s2s/function: median | worst | within 4x | s2s/library: median |",
+             "|---|---|---|---|---|---|"]
+    for group in dict.fromkeys(r["group"] for r in measured):
+        mine = [r for r in measured if r["group"] == group]
+        ratios = [r["s2s / function"][0] for r in mine]
+        lib = [r["s2s / library"][0] for r in mine if r["s2s / library"]]
+        lines.append(f"| {group} | {len(mine)} | {statistics.median(ratios):.2f} | {max(ratios):.2f} | "
+                     f"{sum(x <= BOUND for x in ratios)} | {statistics.median(lib):.2f} |" if lib else
+                     f"| {group} | {len(mine)} | {statistics.median(ratios):.2f} | {max(ratios):.2f} | "
+                     f"{sum(x <= BOUND for x in ratios)} | — |")
+    return "\n".join(lines)
+
+
 def summary(rows: list[dict], missing: dict) -> str:
     measured = [r for r in rows if "seconds" in r]
     ratios = [r["s2s / function"][0] for r in measured]
@@ -204,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"NumPy {np.__version__}; medians over rounds, ratios within a round")
     print(table(rows))
+    print()
+    print(groups_table(rows))
     print(summary(rows, missing))
     if args.json:
         with open(args.json, "w") as handle:

@@ -22,6 +22,7 @@ def no_new_derivative(monkeypatch):
         def fail(*args, **kwargs):
             raise AssertionError("the cached call took the general path")
         monkeypatch.setattr(s2s.driver.dispatch, "compiled", fail)
+        monkeypatch.setattr(s2s.driver.dispatch, "stale", fail)
         monkeypatch.setattr(s2s.driver.primal, "_lowered_unfolding_writes", fail)
     return forbid
 
@@ -136,3 +137,24 @@ def test_a_container_argument_keeps_its_watch_and_still_sees_a_helper_rebound(ma
     f.__globals__["h"] = make_fn("def h(x):\n    return x ** 3\n")
     np.testing.assert_allclose(gradient(x, pair), 3.0 * x ** 2 * pair[0])
     np.testing.assert_allclose(gradient(x, pair), 3.0 * x ** 2 * pair[0])
+
+
+def _decorated(f):
+    def wrapper(x):
+        return 2.0 * f(x)
+    return wrapper
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_function_read_from_a_closure_takes_the_fast_path_and_its_cell_is_watched(mode, no_new_derivative):
+    # a decorator's wrapper reads the function it wraps from a closure cell: that cell is watched (its contents
+    # the same object) rather than the general path taken at every call (20 us on a function of 0.5 us)
+    wrapper = _decorated(lambda x: x ** 3)
+    gradient = s2s.grad(wrapper, mode=mode)
+    assert gradient(2.0) == pytest.approx(24.0)
+    wrapper.__closure__[0].cell_contents = lambda x: x ** 2     # the cell rebound (as `nonlocal f; f = ...` does)
+    assert gradient(2.0) == pytest.approx(8.0)
+    assert gradient(2.0) == pytest.approx(8.0)
+    no_new_derivative()
+    for _ in range(3):
+        assert gradient(3.0) == pytest.approx(12.0)

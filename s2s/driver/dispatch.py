@@ -150,10 +150,18 @@ class _Parts:
         return True
 
 
+class _CellOf:
+    """The namespace of a watch entry for a closure variable: the cell, whose contents are compared."""
+    __slots__ = ("cell",)
+
+    def __init__(self, cell: Any):
+        self.cell = cell
+
+
 def _watch_list(fn: Callable) -> list:
-    """(namespace, name, object, in it) for each function fn names by a bare global name or a module's attribute,
-    and one _Parts for the code and defaults of the functions it read; [None] when one is a closure variable (then
-    `stale` checks every call)."""
+    """(namespace, name, object, in it) for each function fn names by a bare global name, a closure variable (its
+    cell) or a module's attribute, and one _Parts for the code and defaults of the functions it read; [None] when
+    one of those functions is gone (then `stale` checks every call)."""
     cached = primal._PRIMAL.get(root_function(fn))
     if cached is None or hasattr(fn, "__s2s__"):
         return [None]
@@ -178,8 +186,9 @@ def _watch_list(fn: Callable) -> list:
         if isinstance(owner, DefaultsOf):           # a callee's defaults: the same tuple (or dict)
             found.append((owner, name, obj, True))
             continue
-        if name in owner.__code__.co_freevars:
-            return [None]
+        if name in owner.__code__.co_freevars:      # a decorator's `f`: the cell still holding the same object
+            found.append((_CellOf(owner.__closure__[owner.__code__.co_freevars.index(name)]), name, obj, True))
+            continue
         if not isinstance(obj, types.ModuleType):      # a module (np, math) is not redefined as a function is
             found.append((owner.__globals__, name, obj, name in owner.__globals__))
     for owner, name in _numeric_globals(fn):         # a global value rebound: `stale` asks whether it turned complex
@@ -250,6 +259,11 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
             scope[f"f{k}"], scope[f"o{k}"] = namespace.holder, obj
             tests.append(f"f{k}.{name} is o{k}")
             continue
+        if namespace.__class__ is _CellOf:          # a closure variable: `cell.cell_contents is o` (empty: ValueError)
+            params += [f"c{k}", f"o{k}"]
+            scope[f"c{k}"], scope[f"o{k}"] = namespace.cell, obj
+            tests.append(f"c{k}.cell_contents is o{k}")
+            continue
         namespace = _plain_dict(namespace)
         n = seen.get(id(namespace))
         if n is None:
@@ -270,7 +284,7 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
     text = (f"def unchanged({signature}):\n"
             f"    try:\n"
             f"        return {' and '.join(tests) or 'True'}\n"
-            f"    except KeyError:\n"
+            f"    except (KeyError, ValueError):\n"
             f"        return False\n")
     exec(compile(text, "<s2s guards>", "exec"), scope)
     return scope["unchanged"]
