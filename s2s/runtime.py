@@ -75,9 +75,10 @@ def zeros_like(x):
 def _foreign(x):
     """Whether x is an array of a library other than NumPy (Dask, CuPy): it takes NumPy's functions through
     NumPy's dispatch protocol, and is never converted to NumPy or to a Python number."""
-    cls = type(x)           # (NumPy's arrays and Python's floats first: the helpers ask about them most)
-    return cls is not np.ndarray and cls is not float and hasattr(cls, "__array_function__") and \
-        not isinstance(x, (np.ndarray, np.generic))
+    cls = type(x)           # (NumPy's arrays and Python's numbers first: the helpers ask about them most, and a
+    # failed hasattr costs 0.5 us)
+    return cls is not np.ndarray and cls is not float and cls is not int and cls is not np.float64 and \
+        hasattr(cls, "__array_function__") and not isinstance(x, (np.ndarray, np.generic))
 
 
 def _array(x):
