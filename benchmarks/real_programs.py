@@ -22,6 +22,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -97,7 +98,7 @@ def measure(p: Program, budget: float) -> dict:
         row["refused"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         return row
     row["first call (s)"] = time.perf_counter() - start
-    row["mode"] = mode_chosen(gradient, p.args)
+    row["mode"] = mode_of(p, gradient)
     fns = {"function": p.f, "s2s": gradient}
     want = p.hand(*p.args) if p.hand is not None else p.reference
     if want is not None and not np.allclose(flat(got), flat(want), rtol=1e-5, atol=1e-7):
@@ -114,6 +115,17 @@ def measure(p: Program, budget: float) -> dict:
     row["s2s / library"] = ratio(samples, "s2s", "library") if p.hand is not None else None
     row["rounds"] = len(samples["s2s"])
     return row
+
+
+def mode_of(p: Program, gradient: Callable) -> str:
+    """The mode the derivative runs in, as its generated source's first line says (mode="auto" also weighs what
+    the output is known to be, which the arguments' kinds alone do not tell)."""
+    try:
+        first = s2s.source(p.f, *p.args, wrt=p.wrt).splitlines()[0]
+    except Exception:           # noqa: BLE001 - the arguments' kinds, then
+        return mode_chosen(gradient, p.args)
+    found = re.search(r"(\w+) mode\.?$", first)
+    return found.group(1) if found else mode_chosen(gradient, p.args)
 
 
 def profile(p: Program, calls: int = 50, show: int = 25) -> None:
