@@ -277,7 +277,13 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
         if present:
             params.append(f"o{k}")
             scope[f"o{k}"] = obj
-            tests.append(f"{n}[{key}] is o{k}")
+            if isinstance(namespace, (dict, types.MappingProxyType)):
+                tests.append(f"{n}[{key}] is o{k}")
+            else:               # a dict's keys watched as a whole (function_tables.KeysOf): its get
+                if "_s2s_missing" not in scope:
+                    params.append("_s2s_missing")
+                    scope["_s2s_missing"] = _MISSING
+                tests.append(f"{n}.get({key}, _s2s_missing) is o{k}")
         else:
             tests.append(f"{key} not in {n}")
     signature = ", ".join(f"{p}={p}" for p in params)
