@@ -1,6 +1,7 @@
 """Benchmarks: s2s gradients against the primal, a hand-written gradient and (when installed) peers.
 
     python benchmarks/run.py [--quick] [--json FILE] [--only TEXT]
+    python benchmarks/run.py --real-programs [--quick] [--only TEXT]    (benchmarks/real_programs.py)
 
 Peers come with `pip install -e '.[bench]'` (autograd, jax, torch==2.13.0). Every gradient is checked
 against the hand-written one before anything is timed. The primal, the s2s gradient and the hand-written ones
@@ -303,11 +304,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", default="chain", help=argparse.SUPPRESS)
     parser.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--only-scaling", action="store_true", help="only the transform-scaling rows")
+    parser.add_argument("--real-programs", action="store_true",
+                        help="the cheap-gradient bound on the corpora's programs instead (benchmarks/real_programs.py)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="time calls by the wall clock, or by the process's CPU time (on a loaded machine)")
     args = parser.parse_args(argv)
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    if args.real_programs:
+        import real_programs
+        return real_programs.main((["--quick"] if args.quick else []) + (["--only", args.only] if args.only else []))
     if args.scaling_child:          # one size of transform_scaling, in a process of its own
         print(json.dumps(scaling_child(args.scaling_child, args.kind, not args.cold)))
         return 0

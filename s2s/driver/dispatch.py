@@ -39,6 +39,7 @@ from s2s.kept import FunctionTable
 # ---------------------------------------------------------------- arguments
 
 _SCALAR_TYPES = frozenset({float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32})
+_LITERALS = frozenset({bool, str, type(None)})      # arguments a derivative is specialized on by value (primal.literal)
 _LIST_SCALARS = _ACTIVITY_SCALARS        # a list of these is a list of numbers (kind_of), any length
 
 
@@ -149,10 +150,18 @@ class _Parts:
         return True
 
 
+class _CellOf:
+    """The namespace of a watch entry for a closure variable: the cell, whose contents are compared."""
+    __slots__ = ("cell",)
+
+    def __init__(self, cell: Any):
+        self.cell = cell
+
+
 def _watch_list(fn: Callable) -> list:
-    """(namespace, name, object, in it) for each function fn names by a bare global name or a module's attribute,
-    and one _Parts for the code and defaults of the functions it read; [None] when one is a closure variable (then
-    `stale` checks every call)."""
+    """(namespace, name, object, in it) for each function fn names by a bare global name, a closure variable (its
+    cell) or a module's attribute, and one _Parts for the code and defaults of the functions it read; [None] when
+    one of those functions is gone (then `stale` checks every call)."""
     cached = primal._PRIMAL.get(root_function(fn))
     if cached is None or hasattr(fn, "__s2s__"):
         return [None]
@@ -177,8 +186,9 @@ def _watch_list(fn: Callable) -> list:
         if isinstance(owner, DefaultsOf):           # a callee's defaults: the same tuple (or dict)
             found.append((owner, name, obj, True))
             continue
-        if name in owner.__code__.co_freevars:
-            return [None]
+        if name in owner.__code__.co_freevars:      # a decorator's `f`: the cell still holding the same object
+            found.append((_CellOf(owner.__closure__[owner.__code__.co_freevars.index(name)]), name, obj, True))
+            continue
         if not isinstance(obj, types.ModuleType):      # a module (np, math) is not redefined as a function is
             found.append((owner.__globals__, name, obj, name in owner.__globals__))
     for owner, name in _numeric_globals(fn):         # a global value rebound: `stale` asks whether it turned complex
@@ -249,6 +259,11 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
             scope[f"f{k}"], scope[f"o{k}"] = namespace.holder, obj
             tests.append(f"f{k}.{name} is o{k}")
             continue
+        if namespace.__class__ is _CellOf:          # a closure variable: `cell.cell_contents is o` (empty: ValueError)
+            params += [f"c{k}", f"o{k}"]
+            scope[f"c{k}"], scope[f"o{k}"] = namespace.cell, obj
+            tests.append(f"c{k}.cell_contents is o{k}")
+            continue
         namespace = _plain_dict(namespace)
         n = seen.get(id(namespace))
         if n is None:
@@ -262,14 +277,20 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
         if present:
             params.append(f"o{k}")
             scope[f"o{k}"] = obj
-            tests.append(f"{n}[{key}] is o{k}")
+            if isinstance(namespace, (dict, types.MappingProxyType)):
+                tests.append(f"{n}[{key}] is o{k}")
+            else:               # a dict's keys watched as a whole (function_tables.KeysOf): its get
+                if "_s2s_missing" not in scope:
+                    params.append("_s2s_missing")
+                    scope["_s2s_missing"] = _MISSING
+                tests.append(f"{n}.get({key}, _s2s_missing) is o{k}")
         else:
             tests.append(f"{key} not in {n}")
     signature = ", ".join(f"{p}={p}" for p in params)
     text = (f"def unchanged({signature}):\n"
             f"    try:\n"
             f"        return {' and '.join(tests) or 'True'}\n"
-            f"    except KeyError:\n"
+            f"    except (KeyError, ValueError):\n"
             f"        return False\n")
     exec(compile(text, "<s2s guards>", "exec"), scope)
     return scope["unchanged"]
@@ -312,12 +333,17 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
         if objects.any_object(args):            # a dataclass or registered class read as a namedtuple of its fields
             return objects.objects_of(general(tuple(objects.records(a) for a in args), {}, remade))
         args = foreign.plain(args, names)       # subclasses of ndarray: read as arrays, or refused (np.ma, matrix)
-        # (a boolean by its value: a derivative is specialized on the flags it is given, s2s/driver/primal.py)
-        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else (bool, a) if type(a) is bool else type(a)
-                     for a in args]) if not numba else numba_backend.call_key(args)
+        # (a boolean or a string by its value: a derivative is specialized on the flags and modes it is given,
+        # s2s/driver/primal.py; None is its type's one value)
+        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else (type(a), a) if type(a) in _LITERALS
+                     else type(a) for a in args]) if not numba else numba_backend.call_key(args)
         function = cache.get(key)
         recode = root.__code__ is not namespace["_s2s_code"]          # `f.__code__ = ...` (autoreload)
-        if watched and (function is None or watch and not namespace["_s2s_check"]()) or recode:
+        # (arguments whose derivative this table does not keep, containers: the watch, still holding and made since
+        # fn was last found stale, answers for the functions and globals it read, without making it again)
+        fresh = function is None and bool(watch) and _GENERATION.get(root, 0) == generation[0] and \
+            namespace["_s2s_check"]()
+        if watched and (function is None and not fresh or watch and not namespace["_s2s_check"]()) or recode:
             if stale(fn) or _GENERATION.get(root, 0) != generation[0] or recode:
                 namespace["_s2s_code"] = root.__code__
                 # a function fn calls by name was rebound (seen here or by another derivative of fn): made anew,
@@ -336,7 +362,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
         if function is None:
             function = compiled(fn, options, args, check)[1]        # containers, other libraries: by kind...
             if numba and key is not None or not numba and all(
-                    type(a) is np.ndarray or type(a) in _SCALAR_TYPES for a in args):
+                    type(a) is np.ndarray or type(a) in _SCALAR_TYPES or type(a) in _LITERALS for a in args):
                 cache[key] = function
             elif not numba:
                 through = foreign.call              # Dask arrays: never computed by derivative code
@@ -387,8 +413,10 @@ def _install(args: tuple, function: Callable, table: dict, shaped: dict, route_t
         if t is np.ndarray:
             shapes.append(a.shape)
             dtypes.append(a.dtype)
-        elif t is bool and not numba:
-            shapes.append(a)                            # a flag: the derivative is specialized on its value
+        elif (t is bool or t is str) and not numba:
+            shapes.append(a)                            # a flag or a mode: the derivative is specialized on its value
+        elif a is None and not numba:
+            pass                                        # None: its type says its value
         elif t is list and not numba and a and _LIST_SCALARS.issuperset(map(type, a)):
             pass                                        # a list of numbers, whatever its length (kind_of)
         elif k in arrays:
@@ -415,8 +443,9 @@ def _router(types: tuple, routes: dict, namespace: dict, n: int, converted: tupl
     converted, in one pass (a tuple's length is part of the key)."""
     names = [f"a{i}" for i in range(n)]
     arrays = [i for i, t in enumerate(types) if t is np.ndarray]
-    key = "".join(f"a{i}.shape, " if t is np.ndarray else f"a{i}, " if t is bool else f"len(a{i}), "
-                  for i, t in enumerate(types) if t is np.ndarray or t is bool or i in converted and t is tuple)
+    key = "".join(f"a{i}.shape, " if t is np.ndarray else f"a{i}, " if t is bool or t is str else f"len(a{i}), "
+                  for i, t in enumerate(types) if t is np.ndarray or t is bool or t is str
+                  or i in converted and t is tuple)
     dtypes = "".join(f" or entry[{k + 1}] is not a{i}.dtype" for k, i in enumerate(arrays))
     lists = "".join(f" or not (a{i} and _s2s_scalars.issuperset(map(type, a{i})))"
                     for i, t in enumerate(types) if t is list and i not in converted)

@@ -513,8 +513,11 @@ class Lowerer:
             finals.append(final)
         own = self.parsed.fn          # its code and defaults, read now (a helper's defaults are folded in)
         made_from = synthetic_of(own)
-        if made_from is not None and isinstance(made_from.source_of, types.FunctionType):
-            own = made_from.source_of     # a specialization: the function it was made from, as it is now
+        while made_from is not None and made_from.source_of is not None:
+            # a specialization (desugar.objects.specialize: a clone held weakly, sharing the code and defaults of
+            # the function it reads): those of that function, which lives as long as the caller can call it
+            own = made_from.source_of
+            made_from = synthetic_of(own)
         parts = [(PartsOf(own), part, getattr(own, part)) for part in FUNCTION_PARTS] \
             if isinstance(own, types.FunctionType) else []
         made = Function(node.name, params, Block(self.stmts, [result, *finals]), self.parsed.loc(node),
@@ -627,8 +630,8 @@ class Lowerer:
         """A free name's object; a function named this way is remembered, so that the derivative is made
         anew if the name is bound to another function later (a helper redefined in a notebook)."""
         found, obj = self.parsed.resolve(name)
-        if found and callable(obj) and not isinstance(obj, types.ModuleType) \
-                and getattr(builtins, name, None) is not obj:
+        if found and callable(obj) and not isinstance(obj, types.ModuleType):
+            # (a builtin too: one that the module defines later, `abs = ...`, is the module's from then on)
             self.dependencies.append((self.parsed.fn, name, obj))
         return found, obj
 

@@ -63,6 +63,7 @@ class Case:
     second: bool = False
     tol: float = 1e-6
     extra: dict = field(default_factory=dict)
+    hand: Callable | None = None   # the library's own gradient function, taking args (benchmarks/real_programs.py)
 
 
 def import_numpy_ml() -> Any:
@@ -90,9 +91,10 @@ def scipy_cases() -> list[Case]:
         args = tuple(d["args"])
         fpp = d.get("fprime2")
         out.append(Case("scipy", f.__name__, f, (x,) + args, 0, float(d["fprime"](x, *args)),
-                        float(fpp(x, *args)) if fpp is not None else None, fpp is not None))
+                        float(fpp(x, *args)) if fpp is not None else None, fpp is not None, hand=d["fprime"]))
     x = np.array([0.3, -0.7, 1.1, 0.9])
-    out.append(Case("scipy", "rosen", so.rosen, (x,), 0, so.rosen_der(x), so.rosen_hess(x), True))
+    out.append(Case("scipy", "rosen", so.rosen, (x,), 0, so.rosen_der(x), so.rosen_hess(x), True,
+                    hand=so.rosen_der))
     return out
 
 
@@ -143,10 +145,11 @@ def statsmodels_cases() -> list[Case]:
             params = params.reshape(3, 2)
             score = model.score(params).reshape(3, 2, order="F").reshape(params.shape) if False else None
             out.append(Case("statsmodels", name + ".loglike", model.loglike, (params,), 0,
-                            _mnlogit_score(model, params), None, k % 2 == 0))
+                            _mnlogit_score(model, params), None, k % 2 == 0,
+                            hand=lambda p, model=model: _mnlogit_score(model, p)))
             continue
         out.append(Case("statsmodels", name + ".loglike", model.loglike, (params,), 0, model.score(params),
-                        model.hessian(params), k % 2 == 0, tol=1e-5))
+                        model.hessian(params), k % 2 == 0, tol=1e-5, hand=model.score))
     return out
 
 
@@ -181,7 +184,8 @@ def sklearn_cases() -> list[Case]:
     w = np.array([0.9, -1.8, 0.4, 0.1, 1.2])           # coefficients, intercept, sigma
     loss, grad = _huber_loss_and_gradient(w, X, y, 1.35, 1e-3, np.ones(12))
     out.append(Case("sklearn", "linear_model._huber_loss_and_gradient",
-                    lambda w_: _huber_loss_and_gradient(w_, X, y, 1.35, 1e-3, np.ones(12))[0], (w,), 0, grad))
+                    lambda w_: _huber_loss_and_gradient(w_, X, y, 1.35, 1e-3, np.ones(12))[0], (w,), 0, grad,
+                    hand=lambda w_: _huber_loss_and_gradient(w_, X, y, 1.35, 1e-3, np.ones(12))[1]))
     A = rng.normal(size=(4, 4))
     emp_cov = A @ A.T / 4 + np.eye(4)
     precision = np.linalg.inv(emp_cov) + 0.05 * np.eye(4)
@@ -236,7 +240,7 @@ def lifelines_cases() -> list[Case]:
             gradient = autograd.grad(f)(params, *args)
             hessian = autograd.hessian(f)(params, *args)
             out.append(Case("lifelines", f"{name}.{method}", f, (params, *args), 0, gradient, hessian,
-                            method == "_cumulative_hazard", tol=1e-6))
+                            method == "_cumulative_hazard", tol=1e-6, hand=autograd.grad(f)))
     return out
 
 
@@ -269,7 +273,8 @@ def numpy_ml_cases() -> list[Case]:
         hess = None
         second = hasattr(act, "grad2")
         out.append(Case("numpy_ml", f"activations.{cls.__name__}.fn", total, (z,), 0, grad, hess, second,
-                        extra={"grad2": (act.grad2(z) * weights) if second else None}))
+                        extra={"grad2": (act.grad2(z) * weights) if second else None},
+                        hand=lambda z_, act=act: act.grad(z_) * weights))
     y = np.eye(4)[rng.integers(0, 4, 3)]
     out.append(Case("numpy_ml", "losses.SquaredError.loss", LS.SquaredError().loss, (y, z), 1, z - y, None, True))
     probs = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
@@ -288,7 +293,8 @@ def numpy_ml_cases() -> list[Case]:
         dX = layer.backward(dY)
 
         total = _weighted_output(layer.forward, dY, f"sum of {name}.forward")
-        out.append(Case("numpy_ml", f"layers.{name}.forward", total, (X,), 0, dX, None, name == "Softmax"))
+        out.append(Case("numpy_ml", f"layers.{name}.forward", total, (X,), 0, dX, None, name == "Softmax",
+                        hand=lambda X_, layer=layer, dY=dY: (layer.forward(X_), layer.backward(dY))[1]))
     return out
 
 
@@ -312,7 +318,7 @@ def numpy_cases() -> list[Case]:
         f = getattr(module, val)
         d = getattr(module, der)(c)
         out.append(Case("numpy", f"polynomial.{val} (in x)", _summed_series(f, 0, c), (x,), 0, f(x, d),
-                        None, True))
+                        None, True, hand=lambda x_, f=f, d=d: f(x_, d)))
         basis = np.array([f(x, e).sum() for e in np.eye(len(c))])
         out.append(Case("numpy", f"polynomial.{val} (in c)", _summed_series(f, 1, x), (c,), 0, basis))
     return out
