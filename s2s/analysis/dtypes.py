@@ -14,34 +14,14 @@ that carries a derivative, which of the two a is:
 """
 from __future__ import annotations
 
-import builtins
-import math
-import operator
 from typing import Any
 
 import numpy as np
 
-from s2s import runtime
 from s2s.ir.core import Block, Const, Function, If, Op, Value, stmt_blocks
 from s2s.rules import registry
 
 INT, FLOAT = "int", "float"          # integer or boolean; inexact (float or complex). Absent: not decided.
-
-_CASTS = {np.astype: 1, np.array: 1, np.asarray: 1, np.asanyarray: 1, np.ascontiguousarray: 1}
-_FILLED = {np.zeros: 1, np.ones: 1, np.empty: 1, np.full: 2}             # value: the position of dtype
-_LIKE = {np.zeros_like: 1, np.ones_like: 1, np.empty_like: 1, np.full_like: 2}
-# the class of their first argument: the same elements, or some of them
-_SAME = {np.copy, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d,
-         np.atleast_3d, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.roll, np.tile, np.repeat,
-         np.broadcast_to, np.diag, np.diagonal, np.triu, np.tril, operator.getitem, runtime.setitem}
-_JOINED = {np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, runtime.make_list, runtime.make_tuple}
-# what makes a list, tuple or dict (a float written into one stays a float)
-_CONTAINERS = {runtime.make_list, runtime.make_tuple, runtime.make_dict, runtime.list_append, runtime.concat,
-               runtime.repeat, builtins.list, builtins.dict}
-_WRITES = {runtime.setitem, runtime.list_append}        # the same object, written into
-# Python's functions that return integers whatever they are given
-_INTEGER_RESULTS = {builtins.len, builtins.int, builtins.round, math.floor, math.ceil, math.trunc, operator.floordiv}
-
 
 def dtype_class(dtype: Any) -> str | None:
     try:
@@ -87,27 +67,29 @@ def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
         return FLOAT if FLOAT in seen else INT if seen == {INT} else None
 
     def op_class(op: Op) -> str | None:
-        prim = op.prim
-        if prim in _CASTS:
-            dtype = _given_dtype(op, _CASTS[prim])
+        rec = registry.record(op.prim)        # its dtype_rule and dtype_at (rules/record.py)
+        rule = rec.dtype_rule
+        if rule in ("convert", "cast"):
+            dtype = _given_dtype(op, rec.dtype_at)
             if dtype is None:
-                return of(op.args[0]) if op.args and prim is not np.astype else None
+                return of(op.args[0]) if op.args and rule == "convert" else None
             return dtype_class(dtype.value) if dtype else None
-        if prim in _FILLED or prim in _LIKE:
-            dtype = _given_dtype(op, _FILLED.get(prim, _LIKE.get(prim)))
+        if rule in ("made", "fill", "like"):
+            dtype = _given_dtype(op, rec.dtype_at)
             if dtype is not None:
                 return dtype_class(dtype.value) if dtype else None
-            if prim is np.full:
+            if rule == "fill":
                 return of(op.kwargs.get("fill_value", op.args[1] if len(op.args) > 1 else None))
-            return FLOAT if prim in _FILLED else of(op.args[0]) if op.args else None
-        if prim is np.arange:
+            return FLOAT if rule == "made" else of(op.args[0]) if op.args else None
+        if rule == "promoted":
             return None if op.kwargs else joined(op.args)
-        if prim in _SAME:
+        if rule == "same":
             return of(op.args[0]) if op.args else None
-        if prim in _JOINED:         # a list display's items; a concatenation's list
-            return joined(list(op.args)) if prim in (runtime.make_list, runtime.make_tuple) else \
-                of(op.args[0]) if op.args else None
-        if prim in _INTEGER_RESULTS or registry.is_nondifferentiable(prim):
+        if rule == "items":         # a list display's items
+            return joined(list(op.args))
+        if rule == "joined":        # a concatenation's list
+            return of(op.args[0]) if op.args else None
+        if rule == "integer" or registry.is_nondifferentiable(op.prim):
             return None
         # a function with a derivative given a float array (or a float) computes in floats: NumPy's promotion
         return FLOAT if any(of(a) == FLOAT for a in [*op.args, *op.kwargs.values()]) else None
