@@ -142,6 +142,11 @@ def hypot(g, ans, x, y):
     return g * x / ans, g * y / ans
 
 
+@adjoint(np.copysign)
+def copysign(g, ans, x, y):             # |x| with y's sign: piecewise constant in y
+    return g * np.copysign(1.0, x) * np.copysign(1.0, y), 0.0 * g
+
+
 # ---- trigonometric and hyperbolic
 
 

@@ -135,6 +135,7 @@ DOMAINS = {
     np.exp: [(A(2, 3),)], np.exp2: [(A(3),)], np.expm1: [(A(3),)], np.log: [(P(2, 3),)], np.log2: [(P(3),)],
     np.log10: [(P(3),)], np.log1p: [(P(3),)], np.logaddexp: [(A(2, 3), A(3)), (0.0, A(4))],
     np.sqrt: [(P(2, 3),)], np.cbrt: [(P(3),)], np.hypot: [(A(2, 3), A(3))],
+    np.copysign: [(S(2, 3), S(3)), (S(3), -0.5)],
     np.sin: [(A(2, 3),)], np.cos: [(A(2, 3),)], np.tan: [(U(3),)], np.arcsin: [(U(3),)], np.arccos: [(U(3),)],
     np.arctan: [(A(3),)], np.arctan2: [(A(2, 3), A(3))], np.sinh: [(A(3),)], np.cosh: [(A(3),)],
     np.tanh: [(A(2, 3),)], np.arcsinh: [(A(3),)], np.arccosh: [(P(3) + 1.0,)], np.arctanh: [(U(3),)],
