@@ -280,6 +280,15 @@ def std(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     return _broadcast_back(g, x, axis, keepdims) * centered / ((_reduced_size(x, axis) - ddof) * (spread + (spread == 0)))
 
 
+@adjoint(np.nanvar, scalar="without_axis", sequence_argument=True)
+def nanvar(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):     # the NaNs skipped get none
+    present = ~np.isnan(x)
+    count = np.sum(present * np.ones_like(x), axis=axis, keepdims=True)        # in x's dtype
+    kept = np.where(present, x, 0.0)
+    centered = np.where(present, x - np.sum(kept, axis=axis, keepdims=True) / count, 0.0)
+    return _broadcast_back(g, x, axis, keepdims) * centered * (2.0 / (count - ddof))
+
+
 @adjoint(np.cumsum)
 def cumsum(g, ans, x, axis=None, dtype=None, out=None):
     return _cumsum_adjoint(g, x, axis)
@@ -498,6 +507,16 @@ extremum_tangent.with_keywords = extremum_where_tangent
 def var_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = x - np.mean(x, axis=axis, keepdims=True)
     return np.sum(centered * t, axis=axis, keepdims=keepdims) * (2.0 / (_reduced_size(x, axis) - ddof))
+
+
+@tangent(np.nanvar)
+def nanvar_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    present = ~np.isnan(x)
+    count = np.sum(present * np.ones_like(x), axis=axis, keepdims=True)        # in x's dtype
+    kept = np.where(present, x, 0.0)
+    centered = np.where(present, x - np.sum(kept, axis=axis, keepdims=True) / count, 0.0)
+    spread = np.sum(np.where(present, centered * t, 0.0), axis=axis, keepdims=keepdims)
+    return spread * (2.0 / (np.sum(present * np.ones_like(x), axis=axis, keepdims=keepdims) - ddof))
 
 
 @tangent(np.std)

@@ -152,6 +152,7 @@ DOMAINS = {
     np.amax: [(A(2, 3),)], np.amin: [(A(2, 3),)],
     np.min: [(A(2, 3),), ("np.min(x, axis=1)", (A(3, 4),)), ("np.min(x ** 2, where=x > 0, initial=10.0)", (S(5),))],
     np.var: [(A(2, 3),), ("np.var(x, axis=0, ddof=1)", (A(4, 3),))],
+    np.nanvar: [(S(2, 3),), ("np.nanvar(x + NANS, axis=1, ddof=1, keepdims=True)", (S(2, 3),))],
     np.std: [(A(2, 3),), ("np.std(x, axis=1, keepdims=True)", (A(2, 5),)), ("np.std(x, axis=0)", (A(1, 3),)),
              ("np.std(x * y)", (1.5, A(3)))],
     np.cumsum: [(A(5),), ("np.cumsum(x, axis=1)", (A(2, 3),)), ("np.cumsum(x)", (A(2, 3),))],
