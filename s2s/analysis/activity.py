@@ -21,6 +21,7 @@ from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis import dtypes
 from s2s.analysis.global_shapes import global_is_array
+from s2s.analysis.dataflow import fixpoint
 from s2s.analysis.values import NUMERIC, SCALAR_TYPES, Kind, is_container, kind_of  # noqa: F401  (kind_of: reached here)
 from s2s.errors import S2SError
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
@@ -52,11 +53,6 @@ def integer_arrays(fn: Function) -> set[int]:
     """Values that are arrays of an integer or boolean dtype (s2s/analysis/dtypes.py): a float written into one is
     truncated, so it carries no derivative, nor does anything made from it."""
     return dtypes.integer_arrays(fn)
-
-
-def _fixpoint(step: Callable[[], bool]) -> None:
-    while step():
-        pass
 
 
 def varied_values(fn: Function, wrt: list[int]) -> set[int]:
@@ -115,7 +111,7 @@ def varied_values(fn: Function, wrt: list[int]) -> set[int]:
                 mark([o for o, c in zip(stmt.outs, stmt.carried) if id(c) in varied])
         return late
 
-    _fixpoint(lambda: block(fn.body))
+    fixpoint(lambda: block(fn.body))
     return varied
 
 
@@ -175,7 +171,7 @@ def useful_values(fn: Function) -> set[int]:
         return late
 
     mark(fn.body.results)
-    _fixpoint(lambda: block(fn.body))
+    fixpoint(lambda: block(fn.body))
     return useful
 
 
@@ -267,11 +263,15 @@ def value_kinds(fn: Function, param_kinds: list[Kind]) -> dict[int, Kind]:
     """The kind of every value. Optimistic for loops: a carried value keeps its start's kind unless an
     update has another; that joins the two and restarts the pass."""
     widened: dict[int, Kind] = {}
-    while True:
+    found: list = []
+
+    def step() -> bool:
         kinds, violations = _kind_pass(fn, param_kinds, widened)
-        if not violations:
-            return kinds
+        found[:] = [kinds]
         widened.update(violations)
+        return bool(violations)
+    fixpoint(step)              # (s2s/analysis/dataflow.py's)
+    return found[0]
 
 
 def global_is_scalar(owner: Any, name: str) -> bool:

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from s2s import runtime
+from s2s.analysis.dataflow import fixpoint
 from s2s.frontend.desugar import helpers as desugared
 from s2s.ir.core import Atom, Block, Const, For, Function, If, Op, Value, prim_name, stmt_blocks, walk
 from s2s.rules import registry
@@ -296,11 +297,12 @@ class Analysis:
         self.any_complex = False
         if not any(b & COMPLEX for b in self.bits.values()) and not _may_make_complex(fn, self.bits, self.known):
             return              # nothing can be complex: every value is real (or not a number), as the sweep finds
-        changed = True
-        while changed:
+        def sweep() -> bool:
             changed = False
             for stmt in walk(fn.body):
                 changed |= self._transfer(stmt)
+            return changed
+        fixpoint(sweep)             # (s2s/analysis/dataflow.py's)
         self.any_complex = any(b & COMPLEX for b in self.bits.values()) or any(
             isinstance(s, Op) and registry.record(s.prim).complex_inside for s in walk(fn.body))
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from s2s.ir.core import Block, Const, Function, If, Op, Value, stmt_blocks
+from s2s.analysis.dataflow import Domain, solve
+from s2s.ir.core import Atom, Block, Const, Function, Op, Value, stmt_blocks
 from s2s.rules import registry
 
 INT, FLOAT = "int", "float"          # integer or boolean; inexact (float or complex). Absent: not decided.
@@ -51,22 +52,39 @@ def _given_dtype(op: Op, position: int) -> Any:
     return dtype if isinstance(dtype, Const) else False
 
 
-def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
-    """The class (INT or FLOAT) of every value the code decides, by id; floats: ids of values known to be float
-    (the differentiated parameters)."""
-    found: dict[int, str] = dict.fromkeys(floats, FLOAT)
-    undecided: set[int] = set()        # loop-carried values the body makes another class
+class Dtypes(Domain):
+    """The class (INT or FLOAT) of every value the code decides (a domain of s2s/analysis/dataflow.py). A class,
+    once known, stays (an operation that cannot say keeps what it said); a loop-carried value its body makes
+    another class is undecided for good."""
 
-    def of(atom: Any) -> str | None:
-        if isinstance(atom, Const):
-            return _const_class(atom.value)
-        return found.get(id(atom)) if isinstance(atom, Value) else None
+    def __init__(self, floats: frozenset = frozenset()):
+        super().__init__()
+        self.floats = floats            # ids of values known to be floats (the differentiated parameters)
+        self.undecided: set[Value] = set()
 
-    def joined(atoms: list) -> str | None:
-        seen = {of(a) for a in atoms}
+    def start(self, fn: Function) -> None:
+        if self.floats:
+            values = list(fn.params) + [o for s in _ops(fn.body) if isinstance(s, Op) for o in s.outs]
+            self.facts.update((v, FLOAT) for v in values if id(v) in self.floats)
+
+    def const(self, value: Any) -> str | None:
+        return _const_class(value)
+
+    def keep(self, v: Value, cls: str | None) -> None:
+        if cls is not None and v not in self.undecided:
+            self.set(v, cls)
+
+    def joined(self, atoms: list) -> str | None:
+        seen = {self.of(a) for a in atoms}
         return FLOAT if FLOAT in seen else INT if seen == {INT} else None
 
-    def op_class(op: Op) -> str | None:
+    def op(self, op: Op) -> None:
+        cls = self.op_class(op)
+        for v in op.outs:
+            self.keep(v, cls)
+
+    def op_class(self, op: Op) -> str | None:
+        of = self.of
         rec = registry.record(op.prim)        # its dtype_rule and dtype_at (rules/record.py)
         rule = rec.dtype_rule
         if rule in ("convert", "cast"):
@@ -82,11 +100,11 @@ def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
                 return of(op.kwargs.get("fill_value", op.args[1] if len(op.args) > 1 else None))
             return FLOAT if rule == "made" else of(op.args[0]) if op.args else None
         if rule == "promoted":
-            return None if op.kwargs else joined(op.args)
+            return None if op.kwargs else self.joined(op.args)
         if rule == "same":
             return of(op.args[0]) if op.args else None
         if rule == "items":         # a list display's items
-            return joined(list(op.args))
+            return self.joined(list(op.args))
         if rule == "joined":        # a concatenation's list
             return of(op.args[0]) if op.args else None
         if rule == "integer" or registry.is_nondifferentiable(op.prim):
@@ -94,41 +112,28 @@ def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
         # a function with a derivative given a float array (or a float) computes in floats: NumPy's promotion
         return FLOAT if any(of(a) == FLOAT for a in [*op.args, *op.kwargs.values()]) else None
 
-    def set_class(values: list, cls: str | None) -> bool:
-        changed = False
-        for v in values:
-            if cls is not None and id(v) not in undecided and found.get(id(v)) != cls:
-                changed = True
-                found[id(v)] = cls
-        return changed
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        a = self.of(then)
+        self.keep(out, a if a == self.of(orelse) else None)
 
-    def block(b: Block) -> bool:
-        changed = False
-        for stmt in b.stmts:
-            if isinstance(stmt, Op):
-                changed |= set_class(stmt.outs, op_class(stmt))
-            elif isinstance(stmt, If):
-                changed |= block(stmt.then) | block(stmt.orelse)
-                for o, a, c in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    changed |= set_class([o], of(a) if of(a) == of(c) else None)
-            else:
-                loops.append(stmt)
-                for c, i in zip(stmt.carried, stmt.inits):   # a class the body keeps (checked after it)
-                    changed |= set_class([c], of(i))
-                for inner in stmt_blocks(stmt):
-                    changed |= block(inner)
-                for c, r, o in zip(stmt.carried, stmt.body.results, stmt.outs):
-                    if of(r) != of(c) and id(c) in found:      # the body makes it something else: not decided
-                        del found[id(c)]
-                        undecided.add(id(c))
-                        changed = True
-                    changed |= set_class([o], of(c))
-        return changed
+    def enter(self, loop: Any) -> None:
+        for c, i in zip(loop.carried, loop.inits):     # a class the body keeps (checked after it)
+            self.keep(c, self.of(i))
 
-    loops: list = []                # without loops one sweep settles every class (each read after its definition)
-    while block(fn.body) and loops:     # loops: until the classes settle (a carried value only loses its class)
-        pass
-    return found
+    def leave(self, loop: Any) -> None:
+        for c, r, o in zip(loop.carried, loop.body.results, loop.outs):
+            if self.of(r) != self.of(c) and c in self.facts:      # the body makes it something else: not decided
+                del self.facts[c]
+                self.undecided.add(c)
+                self.changed = True
+            self.keep(o, self.of(c))
+
+
+def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
+    """The class (INT or FLOAT) of every value the code decides, by id; floats: ids of values known to be float
+    (the differentiated parameters)."""
+    domain, = solve(fn, Dtypes(floats))
+    return {id(v): cls for v, cls in domain.facts.items()}
 
 
 def integer_arrays(fn: Function) -> set[int]:
@@ -141,3 +146,4 @@ def _ops(b: Block):
         yield stmt
         for inner in stmt_blocks(stmt):
             yield from _ops(inner)
+
