@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from s2s import runtime
-from s2s.analysis.dataflow import fixpoint
+from s2s.analysis.dataflow import Domain, solve
 from s2s.frontend.desugar import helpers as desugared
 from s2s.ir.core import Atom, Block, Const, For, Function, If, Op, Value, prim_name, stmt_blocks, walk
 from s2s.rules import registry
@@ -278,6 +278,51 @@ def _may_make_complex(fn: Function, bits: dict[int, int], known: dict[int, Any])
     return block(fn.body)
 
 
+class _Bits(Domain):
+    """The possible kinds (REAL | COMPLEX bits) of values: a domain of s2s/analysis/dataflow.py, joined by or."""
+
+    top = 0
+
+    def __init__(self, params: dict, known: dict[int, Any]):
+        super().__init__()
+        self.facts.update(params)
+        self.known = known          # objects known when the derivative is made, by id (read by _op_bits)
+
+    def const(self, value: Any) -> int:
+        return _const_bits(value)
+
+    def join(self, a: int, b: int) -> int:
+        return a | b
+
+    def add(self, v: Atom, bits: int) -> None:
+        if isinstance(v, Value):
+            old = self.facts.get(v, 0)
+            if old | bits != old:
+                self.set(v, old | bits)
+
+    def op(self, op: Op) -> None:
+        if op.prim is runtime.push:             # the stack holds what is pushed (a pop reads it)
+            self.add(op.args[0], self.of(op.args[1]))
+            return
+        bits = self.of(op.args[0]) if op.prim is runtime.pop else _op_bits(op, self.of, self.known)
+        for o in op.outs:
+            self.add(o, bits)
+
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        self.add(out, self.of(then) | self.of(orelse))
+
+    def enter(self, loop: Any) -> None:
+        if isinstance(loop, For):
+            self.add(loop.index, REAL)
+        for c, i, r in zip(loop.carried, loop.inits, loop.body.results):
+            self.add(c, self.of(i) | self.of(r))
+
+    def leave(self, loop: Any) -> None:
+        for c, r, o in zip(loop.carried, loop.body.results, loop.outs):
+            self.add(c, self.of(r))
+            self.add(o, self.of(c))
+
+
 class Analysis:
     """The possible kinds (bits) of every value of a function."""
 
@@ -297,12 +342,9 @@ class Analysis:
         self.any_complex = False
         if not any(b & COMPLEX for b in self.bits.values()) and not _may_make_complex(fn, self.bits, self.known):
             return              # nothing can be complex: every value is real (or not a number), as the sweep finds
-        def sweep() -> bool:
-            changed = False
-            for stmt in walk(fn.body):
-                changed |= self._transfer(stmt)
-            return changed
-        fixpoint(sweep)             # (s2s/analysis/dataflow.py's)
+        params = {p: self.bits[id(p)] for p in fn.params if id(p) in self.bits}
+        domain, = solve(fn, _Bits(params, self.known))      # (s2s/analysis/dataflow.py)
+        self.bits = {id(v): bits for v, bits in domain.facts.items()}
         self.any_complex = any(b & COMPLEX for b in self.bits.values()) or any(
             isinstance(s, Op) and registry.record(s.prim).complex_inside for s in walk(fn.body))
 
@@ -310,39 +352,6 @@ class Analysis:
         if isinstance(atom, Const):
             return _const_bits(atom.value) or REAL
         return self.bits.get(id(atom), 0) or REAL
-
-    def _raw(self, atom: Atom) -> int:
-        return _const_bits(atom.value) if isinstance(atom, Const) else self.bits.get(id(atom), 0)
-
-    def _join(self, v: Value, bits: int) -> bool:
-        old = self.bits.get(id(v), 0)
-        if old | bits != old:
-            self.bits[id(v)] = old | bits
-            return True
-        return False
-
-    def _transfer(self, stmt: Any) -> bool:
-        changed = False
-        if isinstance(stmt, Op):
-            if stmt.prim is runtime.push:
-                return self._join(stmt.args[0], self._raw(stmt.args[1]))
-            if stmt.prim is runtime.pop:
-                bits = self._raw(stmt.args[0])
-            else:
-                bits = _op_bits(stmt, self._raw, self.known)
-            for o in stmt.outs:
-                changed |= self._join(o, bits)
-            return changed
-        if isinstance(stmt, If):
-            for o, a, b in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                changed |= self._join(o, self._raw(a) | self._raw(b))
-            return changed
-        if isinstance(stmt, For):
-            changed |= self._join(stmt.index, REAL)
-        for c, i, r, o in zip(stmt.carried, stmt.inits, stmt.body.results, stmt.outs):
-            changed |= self._join(c, self._raw(i) | self._raw(r))
-            changed |= self._join(o, self._raw(c))
-        return changed
 
     def touches_complex(self, op: Op) -> bool:
         """Whether an operation reads or makes a value that may be complex (or its rule computes with some)."""
@@ -514,3 +523,4 @@ def is_complex_argument(i: int) -> bool:
     """Whether argument i of the derivative being made may be complex."""
     given = _ARGUMENTS.get()
     return given is not None and i < len(given[0]) and bool(given[0][i] & COMPLEX)
+

@@ -12,9 +12,9 @@ walks the IR and knows about control flow:
   that repeats a sweep until nothing changes.
 
 `solve(fn, *domains)` runs several domains together in one walk (a product: each may read the others' facts of
-the same operation's arguments). The engine is partial (issue 30, item 2): s2s/analysis/dtypes.py's classes are
-its first domain; activity, shapes, sizes and complex values still walk the IR themselves, their loops going
-through `fixpoint`.
+the same operation's arguments). The engine is partial (issue 30, item 2): its domains are s2s/analysis/dtypes.py's
+classes and s2s/analysis/complex_values.py's bits; activity (kinds, varied and useful values) still walks the IR
+itself, its sweeps going through `fixpoint`, and shapes and sizes are read by the specializer's own walk.
 """
 from __future__ import annotations
 
