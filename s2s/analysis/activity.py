@@ -21,6 +21,7 @@ from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis import dtypes
 from s2s.analysis.global_shapes import global_is_array
+from s2s.analysis import dataflow
 from s2s.analysis.dataflow import fixpoint
 from s2s.analysis.values import NUMERIC, SCALAR_TYPES, Kind, is_container, kind_of  # noqa: F401  (kind_of: reached here)
 from s2s.errors import S2SError
@@ -270,7 +271,7 @@ def value_kinds(fn: Function, param_kinds: list[Kind]) -> dict[int, Kind]:
         found[:] = [kinds]
         widened.update(violations)
         return bool(violations)
-    fixpoint(step)              # (s2s/analysis/dataflow.py's)
+    dataflow.fixpoint(step)
     return found[0]
 
 
