@@ -270,3 +270,36 @@ def _fill_tree_rows(g, x, axes, n):
 
 helper(_axis_item)
 helper(_fill_tree_rows)
+
+
+# ---------------------------------------------------------------- facts for s2s/transforms/batching.py (rules/record.py)
+
+import builtins  # noqa: E402
+import math  # noqa: E402
+import operator  # noqa: E402
+
+from s2s import runtime  # noqa: E402
+from s2s.rules.registry import declare  # noqa: E402
+
+# finite of finite, without a warning: a branch of these alone is batched unmasked
+declare(operator.add, operator.sub, operator.mul, operator.neg, operator.pos, operator.abs, builtins.abs,
+        operator.matmul, operator.getitem, operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
+        operator.ne, operator.not_, operator.truth, operator.and_, operator.or_, operator.is_, operator.is_not,
+        builtins.max, builtins.min, builtins.float, builtins.int, builtins.bool, builtins.len,
+        np.add, np.subtract, np.multiply, np.negative, np.positive, np.absolute, np.maximum, np.minimum,
+        np.tanh, np.sin, np.cos, np.where, np.sum, np.max, np.min, np.amax, np.amin, np.matmul, np.dot,
+        np.outer, np.inner, np.einsum, np.transpose, np.reshape, np.concatenate, np.stack, np.zeros_like,
+        np.ones_like, np.shape, np.ndim, np.size, np.clip, np.copy, np.asarray, np.array, np.square,
+        np.float64, np.sign, np.greater, np.less, np.equal, np.logical_and, np.logical_or, np.logical_not,
+        math.sin, math.cos, math.tanh, math.fabs,
+        runtime.make_tuple, runtime.make_list, runtime.make_dict, runtime.list_append, runtime.setitem,
+        runtime.push, runtime.pop, runtime.stack_new, runtime.zeros_like, runtime.stop_gradient,
+        runtime._seed, runtime._scatter, total=True)
+# the rules' arithmetic on axes: computed when the batched code is made
+declare(isinstance, slice, range, tuple, len, builtins.max, builtins.min, builtins.abs, builtins.int, builtins.bool,
+        builtins.sorted, builtins.list, runtime.make_tuple, np.ndim, np.broadcast_shapes, axis_fold=True)
+# a list of arrays first: its items batched alike
+declare(np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack, np.dstack, np.array, np.asarray, joins=True)
+# shapes found by running the function on stand-ins
+declare(np.swapaxes, np.moveaxis, np.transpose, np.expand_dims, np.einsum, np.outer, np.inner, np.dot, np.matmul,
+        operator.matmul, np.stack, np.concatenate, np.broadcast_to, np.reshape, shape_by_trial=True)

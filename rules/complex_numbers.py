@@ -183,3 +183,13 @@ def std_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=Fal
     centered = x - np.mean(x, axis=axis, keepdims=True)
     return (np.real(np.sum(np.conj(centered) * t, axis=axis, keepdims=keepdims)) / (
         (_reduced_size(x, axis) - ddof) * (ans + (ans == 0))),)
+
+
+# ---------------------------------------------------------------- facts (rules/record.py)
+
+from s2s.rules.registry import declare  # noqa: E402
+
+# the shapes of the helpers above (s2s/analysis/complex_values.py's shape_of)
+declare(_real_only, shape_rule="real_only")
+declare(_cast_like, shape_rule="cast_like")
+declare(_match_real, shape_rule="match_real")

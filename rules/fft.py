@@ -157,3 +157,21 @@ def ifftshift(g, ans, x, axes=None):
 
 
 linear(np.fft.fftshift, np.fft.ifftshift)
+
+
+# ---------------------------------------------------------------- facts (rules/record.py)
+
+from s2s.rules.registry import declare  # noqa: E402
+
+declare(np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft, np.fft.irfft,
+        np.fft.rfft2, np.fft.irfft2, np.fft.rfftn, np.fft.irfftn, np.fft.fftshift, np.fft.ifftshift, holomorphic=True)
+declare(np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft, np.fft.rfft2,
+        np.fft.rfftn, complex_result="complex")
+declare(np.fft.irfft, np.fft.irfft2, np.fft.irfftn, complex_result="real", complex_inside=True)
+# the result's shape (s2s/analysis/complex_values.py's shape_of): (kind, how the axes are given)
+for _kind, _prims in (("c", (np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn)),
+                      ("r", (np.fft.rfft, np.fft.rfft2, np.fft.rfftn)), ("i", (np.fft.irfft, np.fft.irfft2, np.fft.irfftn))):
+    for _prim in _prims:
+        declare(_prim, fft=(_kind, 1 if _prim.__name__.endswith("fft") else 2 if _prim.__name__.endswith("2") else None))
+declare(_fit, shape_rule="fit")
+declare(_irfftn_adjoint, shape_rule="irfftn_adjoint")

@@ -431,3 +431,13 @@ def eigvals(g, ans, a):                 # eig's adjoint without the vectors' par
 def eigvals_tangent(t, ans, a):
     v = np.linalg.eig(a)[1]
     return (np.diagonal(np.linalg.solve(v, t @ v), 0, -2, -1),)
+
+
+# ---------------------------------------------------------------- facts (rules/record.py): complex arguments
+
+from s2s.rules.registry import declare  # noqa: E402
+
+declare(np.linalg.eigvals, np.linalg.inv, np.linalg.solve, np.linalg.det, np.linalg.eig, holomorphic=True)
+declare(np.linalg.eig, np.linalg.eigvals, complex_result="either")     # a real matrix's eigenvalues may be complex
+declare(np.linalg.eigh, complex_result="with_real")       # real eigenvalues, eigenvectors of the matrix's kind
+declare(np.linalg.eigvalsh, complex_result="real")

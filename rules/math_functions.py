@@ -294,3 +294,12 @@ def isinf_batched(axes, x):
 @batching(math.isfinite)
 def isfinite_batched(axes, x):
     return np.isfinite(x), axes[0]
+
+
+# ---------------------------------------------------------------- facts (rules/record.py)
+
+from s2s.rules.registry import declare  # noqa: E402
+
+# integers or booleans whatever they are given (a float for every other function of math: registry.describe)
+declare(math.floor, math.ceil, math.trunc, math.factorial, math.gcd, math.isqrt, math.comb, math.perm, math.lcm,
+        math.isnan, math.isinf, math.isfinite, math.isclose, int_result=True)

@@ -142,6 +142,11 @@ def hypot(g, ans, x, y):
     return g * x / ans, g * y / ans
 
 
+@adjoint(np.copysign)
+def copysign(g, ans, x, y):             # |x| with y's sign: piecewise constant in y
+    return g * np.copysign(1.0, x) * np.copysign(1.0, y), 0.0 * g
+
+
 # ---- trigonometric and hyperbolic
 
 
@@ -273,6 +278,15 @@ def std(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     spread = _broadcast_back(ans, x, axis, keepdims)
     # where the spread is 0 every centered value is 0 too: the adjoint is 0 (a 0-d x, an axis of length 1)
     return _broadcast_back(g, x, axis, keepdims) * centered / ((_reduced_size(x, axis) - ddof) * (spread + (spread == 0)))
+
+
+@adjoint(np.nanvar, scalar="without_axis", sequence_argument=True)
+def nanvar(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):     # the NaNs skipped get none
+    present = ~np.isnan(x)
+    count = np.sum(present * np.ones_like(x), axis=axis, keepdims=True)        # in x's dtype
+    kept = np.where(present, x, 0.0)
+    centered = np.where(present, x - np.sum(kept, axis=axis, keepdims=True) / count, 0.0)
+    return _broadcast_back(g, x, axis, keepdims) * centered * (2.0 / (count - ddof))
 
 
 @adjoint(np.cumsum)
@@ -493,6 +507,16 @@ extremum_tangent.with_keywords = extremum_where_tangent
 def var_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = x - np.mean(x, axis=axis, keepdims=True)
     return np.sum(centered * t, axis=axis, keepdims=keepdims) * (2.0 / (_reduced_size(x, axis) - ddof))
+
+
+@tangent(np.nanvar)
+def nanvar_tangent(t, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    present = ~np.isnan(x)
+    count = np.sum(present * np.ones_like(x), axis=axis, keepdims=True)        # in x's dtype
+    kept = np.where(present, x, 0.0)
+    centered = np.where(present, x - np.sum(kept, axis=axis, keepdims=True) / count, 0.0)
+    spread = np.sum(np.where(present, centered * t, 0.0), axis=axis, keepdims=keepdims)
+    return spread * (2.0 / (np.sum(present * np.ones_like(x), axis=axis, keepdims=keepdims) - ddof))
 
 
 @tangent(np.std)
@@ -849,3 +873,98 @@ def generator_draw_batched(axes, obj, name, a=None, b=None, size=None, batch_siz
             size = a
         return call_method(obj, name, size=_drawn(size, batch_size)), 0
     return NotImplemented
+
+
+# ---------------------------------------------------------------- facts (rules/record.py) of NumPy's functions
+
+from s2s.rules.registry import declare  # noqa: E402
+
+# constructors: an array whatever gives its shape (`np.zeros((n, m))`, `np.empty(x.shape)`)
+declare(np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.arange, np.linspace, np.logspace,
+        constructor=True)
+# what decides a result's dtype (s2s/analysis/dtypes.py), and where a dtype argument goes positionally
+declare(np.array, np.asarray, np.asanyarray, np.ascontiguousarray, dtype_rule="convert", dtype_at=1)
+declare(np.astype, dtype_rule="cast", dtype_at=1)
+declare(np.zeros, np.ones, np.empty, dtype_rule="made", dtype_at=1)
+declare(np.full, dtype_rule="fill", dtype_at=2)
+declare(np.zeros_like, np.ones_like, np.empty_like, dtype_rule="like", dtype_at=1)
+declare(np.full_like, dtype_rule="like", dtype_at=2)
+declare(np.arange, dtype_rule="promoted")
+declare(np.copy, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d,
+        np.atleast_3d, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.roll, np.tile, np.repeat,
+        np.broadcast_to, np.diag, np.diagonal, np.triu, np.tril, dtype_rule="same")
+declare(np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, dtype_rule="joined")
+# numbers: of arrays of any shape (np.size, np.ndim); without an axis, of the whole array (a full reduction; not
+# np.trace nor np.linalg.det: of a stack of matrices, or a 3-D array, they give an array)
+declare(np.size, np.ndim, scalar="always")
+declare(np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.linalg.norm,
+        scalar="without_axis")
+# np.shape: a tuple of ints whose length the kinds do not know (`x.shape + (2,)`)
+declare(np.shape, kind=lambda op, kinds: ("list*", "scalar"))
+# the shape and dtype of the result, from the arguments' (s2s/analysis/shapes.py's rules, by name)
+declare(np.size, shape_rule="size")
+declare(np.broadcast_to, shape_rule="broadcast_to")
+declare(np.expand_dims, shape_rule="expand_dims")
+declare(np.zeros_like, np.ones_like, np.empty_like, shape_rule="like")
+declare(np.asarray, np.asanyarray, np.ascontiguousarray, np.array, shape_rule="as_array")
+declare(np.copy, shape_rule="copy")
+declare(np.where, shape_rule="where")
+declare(np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, shape_rule="reduction")
+declare(np.dot, shape_rule="dot")
+declare(np.transpose, shape_rule="transpose")
+# sizes the shapes decide (s2s/analysis/sizes.py's rules, by name): what reads a shape, what makes an array of one
+declare(np.shape, size_rule="shape")
+declare(np.size, size_rule="size")
+declare(np.ndim, size_rule="ndim")
+declare(np.zeros, np.ones, np.empty, size_rule="filled")
+declare(np.full, size_rule="full")
+declare(np.arange, size_rule="arange")
+declare(np.linspace, size_rule="linspace")
+declare(np.eye, np.identity, size_rule="eye")
+declare(np.diag, size_rule="diag")
+declare(np.diagonal, size_rule="diagonal")
+# an adjoint is zero where a branch is not taken or a side loses: a contribution must not turn it into NaN
+declare(np.where, np.maximum, np.minimum, np.fmax, np.fmin, np.clip, np.absolute, np.fabs, masking=True)
+# a local derivative infinite at finite arguments (rules/record.py's singular)
+declare(np.sqrt, np.cbrt, np.log, np.log2, np.log10, np.log1p, np.reciprocal, np.arcsin, np.arccos, np.arctanh,
+        np.arccosh, np.tan, np.hypot, np.arctan2, singular="always")
+declare(np.power, np.float_power, singular="power")
+declare(np.divide, np.true_divide, singular="quotient")
+# memory: what makes new arrays, what reads without keeping a reference, what reads only a shape, what may be a view
+declare(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.array,
+        np.copy, fresh=True, copies_reads=True)
+declare(np.sum, np.mean, np.prod, np.dot, np.max, np.min, copies_reads=True)
+declare(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.array,
+        np.copy, np.arange, np.eye, np.identity, np.linspace, storage=True)
+declare(np.shape, np.size, np.ndim, metadata=True, shape_reader=(0,))
+declare(np.real, np.imag, np.real_if_close, view=True)
+declare(np.zeros_like, zeros="like")
+declare(np.zeros, zeros="made")
+# the ufuncs that are an operator: written in place into either argument (commutative) or the first
+declare(np.add, np.multiply, commutative=True)
+declare(np.subtract, np.divide, commutative=False)
+declare(np.add, algebra="add")
+declare(np.add, np.subtract, np.multiply, np.power, keeps_floats=True)
+declare(np.isnan, np.isinf, np.isfinite, np.signbit, np.sign, no_out=True)
+declare(np.outer, product="outer")
+# their first argument is read as one array (a list of arrays becomes np.array(list): s2s/passes/sequences.py)
+declare(np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.cumsum, np.cumprod, np.median,
+        np.average, np.linalg.norm, np.dot, np.matmul, np.ravel, np.reshape, np.transpose, np.trace,
+        sequence_argument=True)
+# complex arguments: the real rules hold (holomorphic, or linear and structural); what the result is
+declare(np.add, np.subtract, np.multiply, np.divide, np.true_divide, np.negative, np.positive, np.power, np.square,
+        np.reciprocal, np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sqrt, np.sin, np.cos,
+        np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh,
+        np.sum, np.mean, np.prod, np.cumsum, np.trace, np.reshape, np.ravel, np.expand_dims, np.squeeze,
+        np.atleast_1d, np.atleast_2d, np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.flip,
+        np.concatenate, np.stack, np.hstack, np.vstack, np.tile, np.repeat, np.diag, np.array, np.asarray, np.copy,
+        np.astype, np.where, np.matmul, np.dot, np.tensordot, np.einsum, np.outer, np.inner, np.kron, np.diagonal,
+        np.vdot, np.roll, np.fliplr, np.flipud, np.rot90, np.triu, np.tril, np.take, np.cumprod, holomorphic=True)
+declare(np.absolute, np.real, np.imag, np.angle, np.linalg.norm, np.isfinite, np.isnan, np.isinf, np.isreal,
+        np.iscomplex, np.iscomplexobj, np.isrealobj, np.shape, np.ndim, np.size, np.less, np.less_equal, np.greater,
+        np.greater_equal, np.equal, np.not_equal, np.argmax, np.argmin, np.argsort, np.hypot, complex_result="real")
+declare(np.roots, np.emath.sqrt, np.emath.log, np.emath.log2, np.emath.log10, np.emath.logn, np.emath.power,
+        np.emath.arcsin, np.emath.arccos, np.emath.arctanh, complex_result="either")    # as the values decide
+declare(np.sign, constant_on_reals=True)       # piecewise constant on reals, not on complex numbers: z / |z|
+declare(np.eye, dtype_at=3)
+declare(np.identity, dtype_at=1)

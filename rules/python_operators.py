@@ -5,6 +5,7 @@ Unbroadcasting is not done here: the transform sums an adjoint back to its
 argument's shape wherever broadcasting could have happened.
 """
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -219,3 +220,54 @@ def scatter_batched(axes, x, index, g, batch_size=None):
     else:
         where = _batched_index(index, axes[1], batch_size)
     return _scatter(x, where, _lined_up(g, axes[2], _selected_ndim(x, index, (0, axes[1])))), 0
+
+
+# ---------------------------------------------------------------- facts (rules/record.py) of the operators and builtins
+
+from s2s.rules.registry import declare  # noqa: E402
+
+# numbers whatever they are given; numbers of numbers (the operators are, by registry.describe); not indexing
+declare(builtins.len, builtins.float, builtins.int, builtins.round, builtins.bool, scalar="always")
+declare(builtins.abs, builtins.min, builtins.max, builtins.pow, builtins.sum, scalar="of_scalars")
+declare(operator.getitem, operator.contains, scalar=None)
+declare(operator.truediv, floats=True)
+# what decides a result's dtype (s2s/analysis/dtypes.py)
+declare(operator.getitem, dtype_rule="same")
+declare(builtins.len, builtins.int, builtins.round, math.floor, math.ceil, math.trunc, operator.floordiv,
+        dtype_rule="integer")
+declare(builtins.list, builtins.dict, container=True)
+# the shape and dtype of the result, from the arguments' (s2s/analysis/shapes.py's rules, by name)
+declare(operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod, operator.pow,
+        operator.neg, operator.pos, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+        builtins.abs, shape_rule="arithmetic")
+declare(builtins.len, shape_rule="length")
+declare(builtins.float, builtins.int, shape_rule="to_number")
+# integers the shapes decide (s2s/analysis/sizes.py): len of an array of known shape, arithmetic on such integers
+declare(builtins.len, size_rule="length")
+declare(operator.add, operator.sub, operator.mul, operator.floordiv, operator.neg, operator.mod, size_rule="integer")
+# an adjoint is zero where a side loses; a local derivative infinite at finite arguments
+declare(builtins.abs, operator.abs, builtins.max, builtins.min, masking=True)
+declare(operator.pow, builtins.pow, singular="power")
+declare(operator.truediv, singular="quotient")
+# new memory (an ndarray of arrays), which keeps no reference to what it read
+declare(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow, fresh=True,
+        copies_reads=True)
+declare(operator.matmul, copies_reads=True)
+declare(builtins.len, metadata=True)
+# written in place into either argument (commutative) or the first; `c - t` as np.subtract(c, t, out=t)
+declare(operator.add, operator.mul, commutative=True)
+declare(operator.sub, ufunc=np.subtract, commutative=False)
+declare(operator.truediv, ufunc=np.divide, commutative=False)
+declare(operator.add, algebra="add")
+# cannot raise whatever their inputs (safe to hoist before a loop that may run zero times)
+declare(operator.add, operator.sub, operator.mul, operator.neg, operator.pos, never_raises=True)
+# floats of floats; numbers of numbers computed on constants when the derivative is made
+declare(operator.add, operator.sub, operator.mul, operator.pow, operator.mod, operator.floordiv, operator.neg,
+        operator.pos, operator.matmul, keeps_floats=True)
+declare(builtins.abs, builtins.min, builtins.max, builtins.float, builtins.int, builtins.pow, builtins.len, fold=True)
+# complex arguments: the real rules hold (holomorphic, or linear and structural); real results whatever they get
+declare(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos, operator.pow,
+        builtins.pow, operator.getitem, operator.matmul, builtins.complex, holomorphic=True)
+declare(builtins.abs, operator.abs, builtins.len, builtins.float, builtins.int, builtins.round, operator.lt,
+        operator.le, operator.gt, operator.ge, operator.eq, operator.ne, complex_result="real")
+declare(builtins.complex, complex_result="complex")

@@ -66,6 +66,10 @@ class Record:
     masking: bool = False
     """Its adjoint is exactly zero where a branch is not taken or a side loses (np.where, maximum, abs): a
     contribution computed from it must not turn that zero into a NaN (runtime._masked)."""
+    singular: str | None = None
+    """Its local derivative can be infinite (or NaN) at finite arguments (sqrt and the logarithms at 0, a quotient
+    by 0, arcsin at 1): "always", "power" (not with a constant exponent of at least 1, or 0) or "quotient" (not
+    by a constant other than 0). A zero adjoint there must contribute zero, not 0 * inf (runtime._masked)."""
     structural: tuple | None = None
     """Builds or writes a container (s2s's own make_tuple, setitem...): its tangent is the same operation on the
     tangents of its arguments, except at these positions (keys, indices), which are kept."""
@@ -93,6 +97,12 @@ class Record:
     """Makes a new array from numbers (np.zeros, np.arange, np.eye): an array whatever its arguments' kinds."""
     fresh: bool = False
     """Its result is new memory, which nothing else references (a constructor, a copy, arithmetic)."""
+    storage: bool = False
+    """Its result is storage of its own, which s2s/passes/optimize.py's write_in_place may write a later result
+    into when nothing else reads it (a constructor, a copy, a list or dict made or written)."""
+    zeros: str | None = None
+    """Makes an array of zeros: "like" (shaped like its argument: np.zeros_like, runtime.zeros_like) or "made"
+    (of a shape given: np.zeros): an adjoint accumulator the passes may add into in place."""
     copies_reads: bool = False
     """Reads its arguments without keeping a reference to them (a reduction, a product into new memory)."""
     metadata: bool = False
@@ -104,20 +114,38 @@ class Record:
     Items), or None when unknown. `known` answers `known.abstract(atom)` (an Abstract or None), `known.full(atom)`
     (Abstract, Items or None) and `known.value(atom)` (the value known when the derivative is made, or
     s2s.analysis.facts.UNKNOWN). Shared rules are in s2s/analysis/shape_rules.py."""
+    shape_rule: str | None = None
+    """Which of s2s/analysis/shapes.py's shape rules gives its result's shape and dtype from its arguments':
+    "arithmetic" (an operator: elementwise, broadcasting), "of_numbers" (elementwise on Python numbers: math's
+    functions), "size" (a number: np.size), "length" (a number of an array with axes: len), "to_number" (float,
+    int of a number), "broadcast_to", "expand_dims", "like" (np.zeros_like...), "as_array" (np.asarray...),
+    "copy", "where", "reduction" (np.sum... with a constant axis and keepdims), "dot", "transpose"."""
+    size_rule: str | None = None
+    """Which of s2s/analysis/sizes.py's rules gives the integer its result is, or the shape of the array it makes,
+    when the arguments' shapes and constants decide it: "length", "shape", "size", "ndim" (of an array of known
+    shape), "integer" (an operator on integers: +, -, *, //, %, unary -); constructors: "filled" (np.zeros),
+    "full", "arange", "linspace", "eye", "diag", "diagonal", "diag_adjoint" (runtime._diag_adjoint)."""
     dtype_at: int | None = None
     """Where its dtype argument goes positionally (it is also read by keyword, `dtype=`)."""
     dtype_rule: str | None = None
-    """What decides whether the result holds integers or floats (s2s/analysis/dtypes.py), besides a dtype given:
-    "cast" (its first argument's; np.astype needs the dtype), "made" (floats), "like" (its first argument's),
-    "fill" (the fill value's: np.full), "same" (the same elements as its first argument, or some of them),
-    "joined" (the items of its first argument, a list or tuple), "items" (its arguments together: a display),
-    "promoted" (its arguments, as NumPy promotes them: np.arange), "integer" (integers whatever it gets: len,
-    math.floor, //), "container" (a list, tuple or dict: a float put in one stays a float), "write" (the same
-    object, written into: setitem, list_append)."""
+    """What decides whether the result holds integers or floats (s2s/analysis/dtypes.py), besides a dtype given
+    (at `dtype_at`, or `dtype=`): "convert" (its first argument's: np.asarray), "cast" (only the dtype given:
+    np.astype), "made" (floats: np.zeros), "fill" (the fill value's: np.full), "like" (its first argument's:
+    np.zeros_like), "promoted" (its positional arguments, as NumPy promotes them: np.arange), "same" (the same
+    elements as its first argument, or some of them: reshape, getitem), "joined" (the items of its first argument,
+    a list or tuple: np.concatenate), "items" (its arguments together: a list display), "integer" (no class it
+    decides: integers whatever it gets, len, math.floor, //), or None (floats when an argument is a float)."""
+    container: bool = False
+    """Makes or extends a list, tuple or dict (a float written into one stays a float: no dtype to check)."""
+    writes_into: bool = False
+    """Returns its first argument, written into (runtime.setitem, list_append): the same object."""
     floats: bool = False
     """Its result is a float whatever numbers it gets (exp, true division, a math function)."""
     keeps_floats: bool = False
     """Its result is a float (or a float array) when one of its arguments is (arithmetic)."""
+    int_result: bool = False
+    """An integer or boolean whatever it is given, though `floats` would say otherwise (math.floor, math.isnan):
+    s2s/passes/optimize.py's float values exclude it."""
     value: Callable | None = None
     """The known-value rule: `rule(op, known)` -> the result's value when the derivative is made (s2s's facts
     table, s2s/analysis/facts.py), or s2s.analysis.facts.UNKNOWN: np.shape of an array of known shape."""
@@ -151,6 +179,13 @@ class Record:
     rules hold for complex values (complex_adjoint too)."""
     complex_inside: bool = False
     """A real function of real arguments whose rules compute with complex values (irfft)."""
+    complex_safe: bool = False
+    """One of s2s's own helpers (s2s.runtime, rules/helpers.py, rules/complex_numbers.py) whose rules hold for
+    complex values: registry.describe says so from where it is defined."""
+    fft: tuple | None = None
+    """A discrete Fourier transform (rules/fft.py): (kind, axes), kind "c" (complex to complex), "r" (real to
+    half-spectrum) or "i" (half-spectrum to real), axes 1 (n, axis), 2 (s, axes=(-2, -1)) or None (s, axes):
+    s2s/analysis/complex_values.py's shape_of reads it."""
     constant_on_reals: bool = False
     """Piecewise constant on reals (no derivative) but not on complex numbers (np.sign: z / |z|)."""
 
@@ -165,6 +200,14 @@ class Record:
     argument may be the one (True) or only the first (False)."""
     ufunc: Any = None
     """The NumPy ufunc that computes it with `out=` (operator.sub: np.subtract)."""
+    no_out: bool = False
+    """A unary ufunc never written with out= into its argument (its result is not a float of the argument's
+    kind: np.isnan, np.sign)."""
+    product: str | None = None
+    """A product s2s/passes/contractions.py rewrites inside loops: "outer" (np.outer)."""
+    index_builder: str | None = None
+    """An index object that builds an array (`np.r_[a, b]`: "rows"; `np.c_[a, b]`: "columns"), rewritten into
+    the concatenation it is (s2s/passes/sequences.py)."""
     sequence_argument: bool = False
     """A NumPy function whose first argument is read as one array (a list of arrays becomes np.array(list))."""
     shape_reader: tuple | None = None
@@ -189,6 +232,18 @@ class Record:
     and `np.shape` of an argument whose shape is known fold too. A rule that needs the number of examples (a random
     draw) takes it as the keyword `batch_size`; one that returns `NotImplemented` declines (the loop). Shared
     templates and helpers: rules/batching.py."""
+
+    total: bool = False
+    """Finite inputs give finite values and adjoints, without a warning: a branch made of such operations alone
+    is batched unmasked (s2s/transforms/batching.py)."""
+    axis_fold: bool = False
+    """Computed when batched code is made, given constants: the batching rules' arithmetic on axes (np.ndim,
+    isinstance, len...), besides what `fold` says."""
+    joins: bool = False
+    """Takes a list of arrays first (np.concatenate, np.array): its items are made batched alike first."""
+    shape_by_trial: bool = False
+    """A shape function whose result's shape may be found by running it on stand-ins that take no memory, where
+    the shape rules have none (s2s/transforms/batching.py)."""
 
     # ---------------------------------------------------------------- back ends
     numba: str | None = None

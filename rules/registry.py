@@ -135,10 +135,10 @@ def describe(prim: Any) -> Record:
         rec.elementwise = prim.signature is None
         rec.scalar = "of_scalars"
         rec.array_result = True
-        outputs = [t.split("->")[-1][-1:] for t in prim.types]
-        rec.floats = all(o in "efdgFDG" for o, t in zip(outputs, prim.types) if "O" not in t)
+        rec.floats = all(t.split("->")[-1][-1:] in "efdgFDGO" for t in prim.types)   # (an object loop: may be)
     elif root == "math" and callable(prim):
         rec.scalar = "always"
+        rec.shape_rule = "of_numbers"
         rec.fold = True
         rec.floats = True
     elif root in ("operator", "_operator"):
@@ -149,6 +149,8 @@ def describe(prim: Any) -> Record:
     if module.startswith("numpy.random"):
         rec.random = True
         rec.effect = True
+    if module in ("s2s.runtime", "s2s.rules.helpers", "s2s.rules.complex_numbers"):
+        rec.complex_safe = True         # s2s's own helpers: each keeps what it moves, or refuses it
     if getattr(prim, "_s2s_effect", False):
         rec.effect = True
     return rec

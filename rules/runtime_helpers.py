@@ -207,3 +207,29 @@ def matmul_right_batched(axes, g, a, b):        # b's adjoint in a @ b: a.T @ g,
     if da > 2 or db > 2:
         return NotImplemented
     return _matmul_of_batch((axes[1], axes[0]), np.swapaxes(a, -1, -2), g)
+
+
+# ---------------------------------------------------------------- facts (rules/record.py) of the IR's own operations
+
+from s2s.rules.registry import declare  # noqa: E402
+
+# what decides a result's dtype (s2s/analysis/dtypes.py); lists, tuples and dicts (a float put in one stays one)
+declare(runtime.setitem, dtype_rule="same", writes_into=True)
+declare(runtime.list_append, writes_into=True)
+declare(runtime.make_list, runtime.make_tuple, dtype_rule="items")
+declare(runtime.make_list, runtime.make_tuple, runtime.make_dict, runtime.list_append, runtime.concat, runtime.repeat,
+        container=True)
+# helpers of derivative code: the kind (array or number) of the argument whose shape they take
+declare(runtime._unbroadcast, runtime._expand, runtime._fill, runtime._broadcast_back, runtime._matmul_left,
+        runtime._dot_left, shaped_by=1)
+declare(runtime._scatter, runtime._masked, runtime._masked_tangent, runtime.zeros_like, shaped_by=0)
+declare(runtime._matmul_right, runtime._dot_right, shaped_by=2)
+declare(runtime._diag_adjoint, size_rule="diag_adjoint")       # np.diag's adjoint: a shape of its arguments'
+# memory: new arrays; storage a later result may be written into; what reads only a shape (positions)
+declare(runtime.zeros_like, runtime._scatter, runtime._seed, fresh=True, copies_reads=True)
+declare(runtime.setitem, fresh=True)
+declare(runtime.make_list, runtime.make_dict, runtime.setitem, runtime.list_append, storage=True)
+declare(runtime.zeros_like, zeros="like")
+declare(runtime._broadcast_back, runtime._expand, runtime._fill, shape_reader=(1,))
+declare(runtime._unbroadcast, shape_reader=(1, 2))
+declare(runtime._reduced_size, runtime.zeros_like, runtime._scatter, shape_reader=(0,))

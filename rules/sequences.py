@@ -99,3 +99,11 @@ linear(runtime.item)
 
 
 nondifferentiable(runtime._assert_element, runtime._assert_number, runtime._assert_inexact, runtime._real_output, runtime.dict_key)      # a check that a value read from an array is a number
+
+
+# ---------------------------------------------------------------- facts (rules/record.py)
+
+from s2s.rules.registry import declare  # noqa: E402
+
+declare(np.r_, index_builder="rows")            # np.r_[a, b]: a concatenation of at least 1-D items
+declare(np.c_, index_builder="columns")         # np.c_[a, b]: along the last axis, a 1-D item as a column

@@ -147,6 +147,7 @@ ROWS = {
     np.fft.ifftshift: ("np.fft.ifftshift(x{kw})", (R(*X3),), {"axes": _axis(3)}),
     scipy.special.softmax: ("scipy.special.softmax(x{kw})", (R(*X3),), {"axis": _axis(3)}),
     scipy.special.log_softmax: ("scipy.special.log_softmax(x{kw})", (R(*X3),), {"axis": _axis(3)}),
+    np.nanvar: ("np.nanvar(x, ddof=1{kw})", (R(*X3),), {"axis": _axis(3), "keepdims": BOOL}),     # (last: the rows above keep their points)
 }
 # rules whose axis-like parameter is not an axis (sum's start=, linspace's start=): no row needed
 NOT_AXES = {"start"}

@@ -13,15 +13,16 @@ and skip unbroadcasting where no broadcasting can happen.
 from __future__ import annotations
 
 import builtins
-import math
-import operator
 from typing import Any, Callable
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis import dtypes
 from s2s.analysis.global_shapes import global_is_array
+from s2s.analysis import dataflow
+from s2s.analysis.dataflow import fixpoint
 from s2s.analysis.values import NUMERIC, SCALAR_TYPES, Kind, is_container, kind_of  # noqa: F401  (kind_of: reached here)
 from s2s.errors import S2SError
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
@@ -32,18 +33,13 @@ def _differentiable(op: Op) -> bool:
     return not registry.is_nondifferentiable(op.prim) and op.prim is not runtime.free_name and not _casts_to_integers(op)
 
 
-# the functions that take a dtype, and where it goes positionally (keyed by id: they live as long as NumPy)
-_CASTS = {id(p): k for p, k in ((np.astype, 1), (np.array, 1), (np.asarray, 1), (np.asanyarray, 1),
-                                (np.ascontiguousarray, 1))}
-_MADE_WITH_DTYPE = {id(p): k for p, k in ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.full, 2), (np.zeros_like, 1),
-                                          (np.ones_like, 1), (np.empty_like, 1), (np.full_like, 2))}
-
-
-def _integer_dtype(op: Op, positions: dict[int, int]) -> bool:
-    """Whether op is one of positions' functions given a constant integer or boolean dtype (there or by keyword)."""
-    position = positions.get(id(op.prim))
-    if position is None:
+def _casts_to_integers(op: Op) -> bool:
+    """`x.astype(int)`, `np.array(x, dtype=bool)`: integers hold no derivative (as int(x) holds none). The
+    functions that convert to a dtype given (at record.dtype_at, or `dtype=`) say so in their record."""
+    rec = registry.record(op.prim)
+    if rec.dtype_rule not in ("convert", "cast"):
         return False
+    position = rec.dtype_at
     dtype = op.kwargs.get("dtype", op.args[position] if len(op.args) > position else None)
     if not isinstance(dtype, Const) or dtype.value is None:
         return False
@@ -53,20 +49,11 @@ def _integer_dtype(op: Op, positions: dict[int, int]) -> bool:
         return False
 
 
-def _casts_to_integers(op: Op) -> bool:
-    """`x.astype(int)`, `np.array(x, dtype=bool)`: integers hold no derivative (as int(x) holds none)."""
-    return _integer_dtype(op, _CASTS)
-
 
 def integer_arrays(fn: Function) -> set[int]:
     """Values that are arrays of an integer or boolean dtype (s2s/analysis/dtypes.py): a float written into one is
     truncated, so it carries no derivative, nor does anything made from it."""
     return dtypes.integer_arrays(fn)
-
-
-def _fixpoint(step: Callable[[], bool]) -> None:
-    while step():
-        pass
 
 
 def varied_values(fn: Function, wrt: list[int]) -> set[int]:
@@ -125,7 +112,7 @@ def varied_values(fn: Function, wrt: list[int]) -> set[int]:
                 mark([o for o, c in zip(stmt.outs, stmt.carried) if id(c) in varied])
         return late
 
-    _fixpoint(lambda: block(fn.body))
+    fixpoint(lambda: block(fn.body))
     return varied
 
 
@@ -185,7 +172,7 @@ def useful_values(fn: Function) -> set[int]:
         return late
 
     mark(fn.body.results)
-    _fixpoint(lambda: block(fn.body))
+    fixpoint(lambda: block(fn.body))
     return useful
 
 
@@ -194,15 +181,6 @@ def active_values(fn: Function, wrt: list[int]) -> set[int]:
 
 
 # ---------------------------------------------------------------- scalars
-
-_SCALAR_RESULT = {len, float, int, round, bool, math.floor, math.ceil, math.trunc, math.isnan, math.isinf,
-                  np.size, np.ndim}
-_SCALAR_IF_SCALAR_ARGS = {abs, min, max, pow, builtins.sum}
-_ARRAY_MAKERS = {np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.arange, np.linspace, np.logspace}
-# reductions that give a scalar when no axis is given (not np.trace nor np.linalg.det: of a stack of matrices, or
-# a 3-D array, they give an array)
-_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.linalg.norm}
-
 
 def _is_scalar_const(atom: Atom) -> bool:
     # None and UNDEFINED stand for "no value yet" (a return value before the return): they never vary
@@ -286,11 +264,15 @@ def value_kinds(fn: Function, param_kinds: list[Kind]) -> dict[int, Kind]:
     """The kind of every value. Optimistic for loops: a carried value keeps its start's kind unless an
     update has another; that joins the two and restarts the pass."""
     widened: dict[int, Kind] = {}
-    while True:
+    found: list = []
+
+    def step() -> bool:
         kinds, violations = _kind_pass(fn, param_kinds, widened)
-        if not violations:
-            return kinds
+        found[:] = [kinds]
         widened.update(violations)
+        return bool(violations)
+    dataflow.fixpoint(step)
+    return found[0]
 
 
 def global_is_scalar(owner: Any, name: str) -> bool:
@@ -309,14 +291,17 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         return "scalar" if global_is_scalar(owner, name) else "array" if global_is_array(owner, name) else "other"
     args = list(op.args) + list(op.kwargs.values())
     arg_kinds = [kind(a) for a in args]
-    if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
+    rec = registry.record(prim)       # what it gives (rules/record.py): scalar, constructor, kind
+    if rec.scalar == "always":
         return "scalar"
-    if prim in _FULL_REDUCTIONS and len(op.args) == 1 and op.kwargs.get("axis", Const(None)) == Const(None) \
+    if rec.scalar == "without_axis" and len(op.args) == 1 and op.kwargs.get("axis", Const(None)) == Const(None) \
             and op.kwargs.get("keepdims", Const(False)) == Const(False):      # (keepdims=True: an array)
         return "scalar"
-    if prim is np.shape:           # a tuple of ints whose length the kinds do not know: `x.shape + (2,)`
-        return ("list*", "scalar")
-    if prim in _ARRAY_MAKERS:       # an array, whatever gives its shape: `np.zeros((n, m))`, `np.empty(x.shape)`
+    if rec.kind is not None:
+        found = rec.kind(op, arg_kinds)
+        if found is not None:
+            return found
+    if rec.constructor:       # an array, whatever gives its shape: `np.zeros((n, m))`, `np.empty(x.shape)`
         return "array"
     if prim in (runtime.make_tuple, runtime.make_list):
         return ("tuple" if prim is runtime.make_tuple else "list", tuple(arg_kinds))
@@ -325,9 +310,9 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     if prim is runtime.list_append:
         return ("list", None)
     sequences = [is_container(k) and k[0] in ("tuple", "list", "list*") for k in arg_kinds]
-    if prim is runtime.concat or (prim is operator.add and len(sequences) == 2 and all(sequences)):
+    if prim is runtime.concat or (prim is syntax.BINARY["+"] and len(sequences) == 2 and all(sequences)):
         return _concat_kind(*arg_kinds[:2])
-    if prim is operator.mul and len(sequences) == 2 and any(sequences) and "scalar" in arg_kinds:
+    if prim is syntax.BINARY["*"] and len(sequences) == 2 and any(sequences) and "scalar" in arg_kinds:
         seq = 0 if sequences[0] else 1
         count = op.args[1 - seq].value if isinstance(op.args[1 - seq], Const) else None
         return _repeat_kind(arg_kinds[seq], count)
@@ -349,21 +334,19 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         return (container[0], None)
     if prim is runtime._shaped_like:
         return "array" if "array" in arg_kinds else "scalar" if all(k == "scalar" for k in arg_kinds) else "other"
-    if prim in _SHAPED_BY:         # helpers of derivative code: the kind of the value whose shape they take
-        donor = arg_kinds[_SHAPED_BY[prim]] if len(arg_kinds) > _SHAPED_BY[prim] else "other"
+    if rec.shaped_by is not None:      # helpers of derivative code: the kind of the value whose shape they take
+        donor = arg_kinds[rec.shaped_by] if len(arg_kinds) > rec.shaped_by else "other"
         return donor if donor in NUMERIC else "other"
     if prim is builtins.slice:      # `xs[-m:]` with m known when it runs: a slice of a tuple or list is one
         return "slice"
-    if prim is operator.getitem:
+    if prim is syntax.SUBSCRIPT:
         if arg_kinds[0] == "array":
             return "array"
         if len(arg_kinds) > 1 and arg_kinds[1] == "slice" and is_container(arg_kinds[0]):
             container = arg_kinds[0]
             return container if container[0] == "list*" else "other" if container[0] == "dict" else (container[0], None)
         return _element(arg_kinds[0], op.args[1].value if isinstance(op.args[1], Const) else None)
-    elementwise = prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
-        getattr(prim, "__module__", None) in ("_operator", "operator")
-        and prim not in (operator.getitem, operator.contains))
+    elementwise = rec.scalar == "of_scalars"
     if elementwise and all(k == "scalar" for k in arg_kinds):
         return "scalar"
     if (prim is builtins.list or prim is builtins.tuple) and len(arg_kinds) == 1 and not op.kwargs:
@@ -395,15 +378,9 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         raise type(error)(error.message, error.loc or op.loc, error.hint) from None
     if declared is not None:       # a tuple or list of arrays (numpy.linalg.eigh, numpy.split): rules/ declare it
         return declared
-    numpy_function = (getattr(prim, "__module__", None) or "").startswith("numpy") or isinstance(prim, np.ufunc)
-    if (elementwise or numpy_function) and all(k in NUMERIC for k in arg_kinds[:1]):
+    if (elementwise or rec.array_result) and all(k in NUMERIC for k in arg_kinds[:1]):
         return "array"
     return "other"
-
-
-_SHAPED_BY = {runtime._unbroadcast: 1, runtime._expand: 1, runtime._fill: 1, runtime._broadcast_back: 1,
-              runtime._scatter: 0, runtime._masked: 0, runtime._masked_tangent: 0, runtime.zeros_like: 0,
-              runtime._matmul_left: 1, runtime._matmul_right: 2, runtime._dot_left: 1, runtime._dot_right: 2}
 
 
 def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
@@ -469,13 +446,12 @@ def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
 
 def _prim_class(prim: Any) -> Any:
     """What _op_kind says of prim before it looks at the arguments: "scalar" when it always gives a scalar (a
-    function of _SCALAR_RESULT or of math), True when it is elementwise (a scalar of scalars; none of the
+    function whose record says scalar="always"), True when it is elementwise (a scalar of scalars; none of the
     special cases of _op_kind applies to it then), False otherwise."""
-    if prim in _SCALAR_RESULT or (getattr(prim, "__module__", None) == "math" and callable(prim)):
+    rec = registry.record(prim)
+    if rec.scalar == "always":
         return "scalar"
-    return prim in _SCALAR_IF_SCALAR_ARGS or isinstance(prim, np.ufunc) or (
-        getattr(prim, "__module__", None) in ("_operator", "operator")
-        and prim not in (operator.getitem, operator.contains))
+    return rec.scalar == "of_scalars"
 
 
 def scalar_values(fn: Function, param_kinds: list[Kind]) -> set[int]:
@@ -486,9 +462,7 @@ def scalar_values(fn: Function, param_kinds: list[Kind]) -> set[int]:
 
 def _float_producing(prim: object) -> bool:
     """A function whose result is a float whatever numbers it gets (exp, log, true division...)."""
-    if isinstance(prim, np.ufunc):
-        return all(t.split("->")[-1][-1:] in "efdgFDGO" for t in prim.types)
-    return prim is operator.truediv or getattr(prim, "__module__", None) == "math"
+    return registry.record(prim).floats
 
 
 def float_values(fn: Function, float_params: list[int]) -> set[int]:

@@ -14,34 +14,15 @@ that carries a derivative, which of the two a is:
 """
 from __future__ import annotations
 
-import builtins
-import math
-import operator
 from typing import Any
 
 import numpy as np
 
-from s2s import runtime
-from s2s.ir.core import Block, Const, Function, If, Op, Value, stmt_blocks
+from s2s.analysis.dataflow import Domain, solve
+from s2s.ir.core import Atom, Block, Const, Function, Op, Value, stmt_blocks
 from s2s.rules import registry
 
 INT, FLOAT = "int", "float"          # integer or boolean; inexact (float or complex). Absent: not decided.
-
-_CASTS = {np.astype: 1, np.array: 1, np.asarray: 1, np.asanyarray: 1, np.ascontiguousarray: 1}
-_FILLED = {np.zeros: 1, np.ones: 1, np.empty: 1, np.full: 2}             # value: the position of dtype
-_LIKE = {np.zeros_like: 1, np.ones_like: 1, np.empty_like: 1, np.full_like: 2}
-# the class of their first argument: the same elements, or some of them
-_SAME = {np.copy, np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d,
-         np.atleast_3d, np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.roll, np.tile, np.repeat,
-         np.broadcast_to, np.diag, np.diagonal, np.triu, np.tril, operator.getitem, runtime.setitem}
-_JOINED = {np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, runtime.make_list, runtime.make_tuple}
-# what makes a list, tuple or dict (a float written into one stays a float)
-_CONTAINERS = {runtime.make_list, runtime.make_tuple, runtime.make_dict, runtime.list_append, runtime.concat,
-               runtime.repeat, builtins.list, builtins.dict}
-_WRITES = {runtime.setitem, runtime.list_append}        # the same object, written into
-# Python's functions that return integers whatever they are given
-_INTEGER_RESULTS = {builtins.len, builtins.int, builtins.round, math.floor, math.ceil, math.trunc, operator.floordiv}
-
 
 def dtype_class(dtype: Any) -> str | None:
     try:
@@ -71,82 +52,88 @@ def _given_dtype(op: Op, position: int) -> Any:
     return dtype if isinstance(dtype, Const) else False
 
 
-def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
-    """The class (INT or FLOAT) of every value the code decides, by id; floats: ids of values known to be float
-    (the differentiated parameters)."""
-    found: dict[int, str] = dict.fromkeys(floats, FLOAT)
-    undecided: set[int] = set()        # loop-carried values the body makes another class
+class Dtypes(Domain):
+    """The class (INT or FLOAT) of every value the code decides (a domain of s2s/analysis/dataflow.py). A class,
+    once known, stays (an operation that cannot say keeps what it said); a loop-carried value its body makes
+    another class is undecided for good."""
 
-    def of(atom: Any) -> str | None:
-        if isinstance(atom, Const):
-            return _const_class(atom.value)
-        return found.get(id(atom)) if isinstance(atom, Value) else None
+    def __init__(self, floats: frozenset = frozenset()):
+        super().__init__()
+        self.floats = floats            # ids of values known to be floats (the differentiated parameters)
+        self.undecided: set[Value] = set()
 
-    def joined(atoms: list) -> str | None:
-        seen = {of(a) for a in atoms}
+    def start(self, fn: Function) -> None:
+        if self.floats:
+            values = list(fn.params) + [o for s in _ops(fn.body) if isinstance(s, Op) for o in s.outs]
+            self.facts.update((v, FLOAT) for v in values if id(v) in self.floats)
+
+    def const(self, value: Any) -> str | None:
+        return _const_class(value)
+
+    def keep(self, v: Value, cls: str | None) -> None:
+        if cls is not None and v not in self.undecided:
+            self.set(v, cls)
+
+    def joined(self, atoms: list) -> str | None:
+        seen = {self.of(a) for a in atoms}
         return FLOAT if FLOAT in seen else INT if seen == {INT} else None
 
-    def op_class(op: Op) -> str | None:
-        prim = op.prim
-        if prim in _CASTS:
-            dtype = _given_dtype(op, _CASTS[prim])
+    def op(self, op: Op) -> None:
+        cls = self.op_class(op)
+        for v in op.outs:
+            self.keep(v, cls)
+
+    def op_class(self, op: Op) -> str | None:
+        of = self.of
+        rec = registry.record(op.prim)        # its dtype_rule and dtype_at (rules/record.py)
+        rule = rec.dtype_rule
+        if rule in ("convert", "cast"):
+            dtype = _given_dtype(op, rec.dtype_at)
             if dtype is None:
-                return of(op.args[0]) if op.args and prim is not np.astype else None
+                return of(op.args[0]) if op.args and rule == "convert" else None
             return dtype_class(dtype.value) if dtype else None
-        if prim in _FILLED or prim in _LIKE:
-            dtype = _given_dtype(op, _FILLED.get(prim, _LIKE.get(prim)))
+        if rule in ("made", "fill", "like"):
+            dtype = _given_dtype(op, rec.dtype_at)
             if dtype is not None:
                 return dtype_class(dtype.value) if dtype else None
-            if prim is np.full:
+            if rule == "fill":
                 return of(op.kwargs.get("fill_value", op.args[1] if len(op.args) > 1 else None))
-            return FLOAT if prim in _FILLED else of(op.args[0]) if op.args else None
-        if prim is np.arange:
-            return None if op.kwargs else joined(op.args)
-        if prim in _SAME:
+            return FLOAT if rule == "made" else of(op.args[0]) if op.args else None
+        if rule == "promoted":
+            return None if op.kwargs else self.joined(op.args)
+        if rule == "same":
             return of(op.args[0]) if op.args else None
-        if prim in _JOINED:         # a list display's items; a concatenation's list
-            return joined(list(op.args)) if prim in (runtime.make_list, runtime.make_tuple) else \
-                of(op.args[0]) if op.args else None
-        if prim in _INTEGER_RESULTS or registry.is_nondifferentiable(prim):
+        if rule == "items":         # a list display's items
+            return self.joined(list(op.args))
+        if rule == "joined":        # a concatenation's list
+            return of(op.args[0]) if op.args else None
+        if rule == "integer" or registry.is_nondifferentiable(op.prim):
             return None
         # a function with a derivative given a float array (or a float) computes in floats: NumPy's promotion
         return FLOAT if any(of(a) == FLOAT for a in [*op.args, *op.kwargs.values()]) else None
 
-    def set_class(values: list, cls: str | None) -> bool:
-        changed = False
-        for v in values:
-            if cls is not None and id(v) not in undecided and found.get(id(v)) != cls:
-                changed = True
-                found[id(v)] = cls
-        return changed
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        a = self.of(then)
+        self.keep(out, a if a == self.of(orelse) else None)
 
-    def block(b: Block) -> bool:
-        changed = False
-        for stmt in b.stmts:
-            if isinstance(stmt, Op):
-                changed |= set_class(stmt.outs, op_class(stmt))
-            elif isinstance(stmt, If):
-                changed |= block(stmt.then) | block(stmt.orelse)
-                for o, a, c in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    changed |= set_class([o], of(a) if of(a) == of(c) else None)
-            else:
-                loops.append(stmt)
-                for c, i in zip(stmt.carried, stmt.inits):   # a class the body keeps (checked after it)
-                    changed |= set_class([c], of(i))
-                for inner in stmt_blocks(stmt):
-                    changed |= block(inner)
-                for c, r, o in zip(stmt.carried, stmt.body.results, stmt.outs):
-                    if of(r) != of(c) and id(c) in found:      # the body makes it something else: not decided
-                        del found[id(c)]
-                        undecided.add(id(c))
-                        changed = True
-                    changed |= set_class([o], of(c))
-        return changed
+    def enter(self, loop: Any) -> None:
+        for c, i in zip(loop.carried, loop.inits):     # a class the body keeps (checked after it)
+            self.keep(c, self.of(i))
 
-    loops: list = []                # without loops one sweep settles every class (each read after its definition)
-    while block(fn.body) and loops:     # loops: until the classes settle (a carried value only loses its class)
-        pass
-    return found
+    def leave(self, loop: Any) -> None:
+        for c, r, o in zip(loop.carried, loop.body.results, loop.outs):
+            if self.of(r) != self.of(c) and c in self.facts:      # the body makes it something else: not decided
+                del self.facts[c]
+                self.undecided.add(c)
+                self.changed = True
+            self.keep(o, self.of(c))
+
+
+def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
+    """The class (INT or FLOAT) of every value the code decides, by id; floats: ids of values known to be float
+    (the differentiated parameters)."""
+    domain, = solve(fn, Dtypes(floats))
+    return {id(v): cls for v, cls in domain.facts.items()}
 
 
 def integer_arrays(fn: Function) -> set[int]:
@@ -159,3 +146,4 @@ def _ops(b: Block):
         yield stmt
         for inner in stmt_blocks(stmt):
             yield from _ops(inner)
+

@@ -8,24 +8,16 @@ inputs are unknown, gives None. Nothing here changes the IR: s2s/passes/speciali
 """
 from __future__ import annotations
 
-import operator
 from typing import Any, Callable
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis import complex_values
 from s2s.analysis.values import _NUMBERS, _PYTHON, Abstract, Items, abstract_of, join, shape_key  # noqa: F401
 from s2s.ir.core import Atom, Const, Op
 from s2s.rules import registry
-
-_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
-               operator.pow, operator.neg, operator.pos, operator.lt, operator.le, operator.gt, operator.ge,
-               operator.eq, operator.ne,
-               abs}
-_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin}
-_AS_ARRAY = {np.asarray, np.asanyarray, np.ascontiguousarray, np.array}       # of a NumPy array or number
-
 
 def _numpy_scalar_or_array(shape: tuple, dtype: np.dtype) -> Abstract:
     return Abstract(tuple(shape), np.dtype(dtype))
@@ -207,11 +199,13 @@ _PLAIN: dict[Any, int] = {}
 
 
 def _plain(prim: Any) -> int:
-    """1 for the arithmetic operators, 2 for the math module's functions (elementwise on Python numbers), 0 else."""
+    """1 for the arithmetic operators, 2 for the math module's functions (elementwise on Python numbers), 0 else:
+    their records' shape_rule, "arithmetic" or "of_numbers"."""
     try:
         return _PLAIN[prim]
     except KeyError:
-        found = _PLAIN[prim] = 1 if prim in _ARITHMETIC else 2 if getattr(prim, "__module__", None) == "math" else 0
+        rule = registry.record(prim).shape_rule
+        found = _PLAIN[prim] = 1 if rule == "arithmetic" else 2 if rule == "of_numbers" else 0
         return found
     except TypeError:
         return 0
@@ -229,7 +223,7 @@ def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract |
             return _elementwise(prim, inputs)
     if prim in (runtime.make_tuple, runtime.make_list) and not op.kwargs:
         return Items("tuple" if prim is runtime.make_tuple else "list", tuple(range(len(inputs))), tuple(inputs))
-    if prim is operator.getitem and isinstance(inputs[0], Items) and isinstance(op.args[1], Const) \
+    if prim is syntax.SUBSCRIPT and isinstance(inputs[0], Items) and isinstance(op.args[1], Const) \
             and not op.kwargs:
         key = op.args[1].value
         if type(key) is int and inputs[0].kind != "dict" and -len(inputs[0].keys) <= key < 0:
@@ -243,49 +237,50 @@ def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract |
     fft = complex_values.shape_of(op, inputs)        # the FFTs and their rules' helpers
     if fft is not None:
         return fft
-    if prim in (np.size, len) and len(op.args) == 1 and not op.kwargs:
-        return Abstract((), int) if inputs[0] is not None and (prim is np.size or inputs[0].ndim) else None
-    if prim in (float, int) and len(inputs) == 1 and inputs[0] is not None and inputs[0].shape == ():
+    rule = registry.record(prim).shape_rule       # (rules/record.py; the rules are below)
+    if rule in ("size", "length") and len(op.args) == 1 and not op.kwargs:
+        return Abstract((), int) if inputs[0] is not None and (rule == "size" or inputs[0].ndim) else None
+    if rule == "to_number" and len(inputs) == 1 and inputs[0] is not None and inputs[0].shape == ():
         return Abstract((), prim)
     if prim is getattr and len(op.args) == 2 and isinstance(op.args[1], Const) and op.args[1].value == "T":
         x = inputs[0]
         return None if x is None or x.python else Abstract(x.shape[::-1], x.dtype)
-    if prim is np.broadcast_to and len(op.args) == 2 and isinstance(op.args[1], Const) and inputs[0] is not None:
+    if rule == "broadcast_to" and len(op.args) == 2 and isinstance(op.args[1], Const) and inputs[0] is not None:
         return Abstract(tuple(op.args[1].value), np.asarray(inputs[0].proto()).dtype)
-    if prim is np.expand_dims and len(op.args) == 2 and isinstance(op.args[1], Const) and inputs[0] is not None:
+    if rule == "expand_dims" and len(op.args) == 2 and isinstance(op.args[1], Const) and inputs[0] is not None:
         x = inputs[0]
         return None if x.python else Abstract(np.expand_dims(_stand_in(x), op.args[1].value).shape, x.dtype)
-    if prim in (np.zeros_like, np.ones_like, np.empty_like) and len(inputs) == 1 and inputs[0] is not None \
+    if rule == "like" and len(inputs) == 1 and inputs[0] is not None \
             and not op.kwargs:
         return Abstract(inputs[0].shape, np.asarray(inputs[0].proto()).dtype)
-    if prim is operator.getitem and inputs[0] is not None and not op.kwargs:
+    if prim is syntax.SUBSCRIPT and inputs[0] is not None and not op.kwargs:
         return _index(inputs[0], op.args[1], get, full)
-    if prim in _AS_ARRAY and len(inputs) == 1 and inputs[0] is not None and not op.kwargs:
+    if rule == "as_array" and len(inputs) == 1 and inputs[0] is not None and not op.kwargs:
         return inputs[0] if not inputs[0].python else Abstract((), np.asarray(inputs[0].proto()).dtype)
-    if prim is np.where and len(inputs) == 3 and None not in inputs and not op.kwargs:
-        return _elementwise(np.where, inputs)
-    if prim is np.copy and len(inputs) == 1 and inputs[0] is not None and not op.kwargs:
+    if rule == "where" and len(inputs) == 3 and None not in inputs and not op.kwargs:
+        return _elementwise(prim, inputs)
+    if rule == "copy" and len(inputs) == 1 and inputs[0] is not None and not op.kwargs:
         return inputs[0] if not inputs[0].python else Abstract((), np.asarray(inputs[0].proto()).dtype)
     if prim in runtime.EMITTED_HELPERS or prim in (runtime.zeros_like, runtime._seed):
         return _helper(op, inputs)
     if any(a is None for a in inputs) or any(get(a) is None for a in op.kwargs.values()
                                               if not isinstance(a, Const)):
         return None
-    if prim in _REDUCTIONS and inputs:
+    if rule == "reduction" and inputs:
         return _reduction(op, inputs[0])
     if op.kwargs:
         return None
-    if prim is operator.matmul and len(inputs) == 2:
+    if prim is syntax.BINARY["@"] and len(inputs) == 2:
         return _matmul(*inputs)
-    if prim is np.dot and len(inputs) == 2:
+    if rule == "dot" and len(inputs) == 2:
         if inputs[0].ndim == 0 or inputs[1].ndim == 0:
-            return _elementwise(operator.mul, inputs)
+            return _elementwise(syntax.BINARY["*"], inputs)
         return _matmul(*inputs) if max(inputs[0].ndim, inputs[1].ndim) <= 2 else None
-    if prim is np.transpose and len(inputs) == 1 and not inputs[0].python:
+    if rule == "transpose" and len(inputs) == 1 and not inputs[0].python:
         return Abstract(inputs[0].shape[::-1], inputs[0].dtype)
-    if prim in _ARITHMETIC or registry.is_elementwise(prim):
+    if rule == "arithmetic" or registry.is_elementwise(prim):
         return _elementwise(prim, inputs)
-    if getattr(prim, "__module__", None) == "math" and all(a.python for a in inputs):
+    if rule == "of_numbers" and all(a.python for a in inputs):
         return _elementwise(prim, inputs)
     return None
 

@@ -10,19 +10,17 @@ stays `len(x)`. A value a loop carries, a loop's index and a popped value have n
 """
 from __future__ import annotations
 
-import operator
 from typing import Any, Callable
 
 import numpy as np
 
 from s2s import runtime
+from s2s.ir import syntax
 from s2s.analysis.values import Abstract
 from s2s.ir.core import Atom, Const, Op, Value
+from s2s.rules import registry
 
-_INT_OPERATORS = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
-                  operator.floordiv: operator.floordiv, operator.neg: operator.neg, operator.mod: operator.mod}
-_CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.full, np.arange, np.linspace, np.eye, np.identity, np.diag,
-                 np.diagonal, runtime._diag_adjoint}
+_CONSTRUCTORS = ("filled", "full", "arange", "linspace", "eye", "diag", "diagonal", "diag_adjoint")
 _LIMIT = 1 << 31         # sizes beyond this are not shapes anyone allocates: no fact
 
 
@@ -69,20 +67,21 @@ class Sizes:
         prim, args = op.prim, op.args
         if op.kwargs:
             return None
-        if prim in (len, np.shape, np.size, np.ndim) and len(args) == 1:
+        rule = registry.record(prim).size_rule       # (rules/record.py)
+        if rule in ("length", "shape", "size", "ndim") and len(args) == 1:
             x = self.get(args[0])
-            if x is None or x.python or (prim is len and not x.ndim):
+            if x is None or x.python or (rule == "length" and not x.ndim):
                 return None
-            return {len: lambda: x.shape[0], np.shape: lambda: x.shape, np.ndim: lambda: x.ndim,
-                    np.size: lambda: int(np.prod(x.shape, dtype=np.int64))}[prim]()
+            return {"length": lambda: x.shape[0], "shape": lambda: x.shape, "ndim": lambda: x.ndim,
+                    "size": lambda: int(np.prod(x.shape, dtype=np.int64))}[rule]()
         values = [self.value(a) for a in args]
         if any(v is None for v in values):
             return None
-        if prim is operator.getitem and len(args) == 2 and type(values[0]) is tuple and _integer(values[1]):
+        if prim is syntax.SUBSCRIPT and len(args) == 2 and type(values[0]) is tuple and _integer(values[1]):
             return values[0][values[1]] if -len(values[0]) <= values[1] < len(values[0]) else None
-        if prim in _INT_OPERATORS and all(_integer(v) for v in values) and len(values) in (1, 2):
+        if rule == "integer" and all(_integer(v) for v in values) and len(values) in (1, 2):
             try:
-                found = _INT_OPERATORS[prim](*values)
+                found = prim(*values)
             except ZeroDivisionError:
                 return None
             return found if abs(found) < _LIMIT else None
@@ -92,24 +91,21 @@ class Sizes:
 
     def made(self, op: Op) -> Abstract | None:
         """The shape and dtype of an array constructor whose sizes are known (None otherwise)."""
-        prim = op.prim
-        try:
-            if prim not in _CONSTRUCTORS or len(op.outs) != 1:
-                return None
-        except TypeError:           # an unhashable primitive
+        rule = registry.record(op.prim).size_rule       # (rules/record.py)
+        if rule not in _CONSTRUCTORS or len(op.outs) != 1:
             return None
-        if prim in (np.diag, np.diagonal):
-            return self._diagonal(op)
-        if prim is runtime._diag_adjoint:
+        if rule in ("diag", "diagonal"):
+            return self._diagonal(op, rule)
+        if rule == "diag_adjoint":
             return self._diag_adjoint(op)
         if not all(isinstance(a, Const) for a in op.kwargs.values()) or set(op.kwargs) - {"dtype"}:
             return None
         values = [self.value(a) for a in op.args]
-        if not values or any(v is None for v in values) and prim is not np.full:
+        if not values or any(v is None for v in values) and rule != "full":
             return None
         dtype = op.kwargs["dtype"].value if "dtype" in op.kwargs else None
         try:
-            if prim is np.arange:
+            if rule == "arange":
                 if len(values) > 3 or not all(_integer(v) or type(v) is float for v in values):
                     return None
                 start, stop, step = ([0] + values + [1])[-3:] if len(values) == 1 else (values + [1])[:3]
@@ -119,7 +115,7 @@ class Sizes:
                     max(0, int(np.ceil((stop - start) / step)))        # without making the array
                 return Abstract((n,), np.dtype(dtype) if dtype is not None else np.result_type(*values)) \
                     if n < _LIMIT else None
-            if prim is np.linspace:         # np.linspace(a, b, n) of numbers: n of them, floats
+            if rule == "linspace":         # np.linspace(a, b, n) of numbers: n of them, floats
                 if len(values) != 3 or not _integer(values[2]) or not 0 <= values[2] < _LIMIT or \
                         not all(type(v) in (int, float) for v in values[:2]):
                     return None
@@ -127,11 +123,11 @@ class Sizes:
             shape = _shape(values[0])
             if shape is None:
                 return None
-            if prim in (np.eye, np.identity):
+            if rule == "eye":
                 if len(values) != 1:
                     return None
                 return Abstract((shape[0], shape[0]), np.dtype(dtype if dtype is not None else float))
-            if prim is np.full:
+            if rule == "full":
                 if len(op.args) != 2 or dtype is None and self.get(op.args[1]) is None:
                     return None
                 fill = self.get(op.args[1])
@@ -144,13 +140,13 @@ class Sizes:
         except (TypeError, ValueError):
             return None
 
-    def _diagonal(self, op: Op) -> Abstract | None:
+    def _diagonal(self, op: Op, rule: str) -> Abstract | None:
         """np.diag(x, k) and np.diagonal(x, k) of an array of known shape."""
         x = self.get(op.args[0]) if op.args else None
         if x is None or x.python or op.kwargs or len(op.args) > 2:
             return None
         k = self.value(op.args[1]) if len(op.args) == 2 else 0
-        if not _integer(k) or x.ndim not in ((1, 2) if op.prim is np.diag else (2,)):
+        if not _integer(k) or x.ndim not in ((1, 2) if rule == "diag" else (2,)):
             return None
         if x.ndim == 1:
             n = x.shape[0] + abs(int(k))

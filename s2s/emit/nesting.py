@@ -15,10 +15,10 @@ operation is nested only where that changes nothing Python does but the order of
 """
 from __future__ import annotations
 
-import operator
 import re
 from typing import Any
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.emit.source_text import Stmt
 from s2s.ir.core import Block, Const, For, Function, Op, Value, stmt_blocks, walk
@@ -69,7 +69,7 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op], fors: lis
                     found |= reads(inner)
         return found
 
-    getitem, pop, never, mutating = operator.getitem, runtime.pop, _NEVER, _MUTATING
+    getitem, pop, never, mutating = syntax.SUBSCRIPT, runtime.pop, _NEVER, _MUTATING
 
     def block(b: Block) -> None:
         pending: dict[int, tuple[Op, int]] = {}     # a candidate's result -> (its op, the operations it holds)

@@ -38,28 +38,25 @@ from s2s.emit.names import python_names as _python_names
 from s2s.emit.nesting import merge_initializations, nested
 from s2s.errors import S2SError
 from s2s.ir.calls import Callee, callees_in
+from s2s.ir import syntax
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
 
+# the primitives Python's syntax writes (s2s/ir/syntax.py, the lowering's map read backwards)
 _BINARY = {     # prim -> (symbol with its spaces, astor's precedence)
-    operator.add: (" + ", 47), operator.sub: (" - ", 47), operator.mul: (" * ", 49), operator.truediv: (" / ", 49),
-    operator.floordiv: (" // ", 49), operator.mod: (" % ", 49), operator.pow: (" ** ", 55),
-    operator.matmul: (" @ ", 49), operator.and_: (" & ", 43), operator.or_: (" | ", 39),
-    operator.xor: (" ^ ", 41), operator.lshift: (" << ", 45), operator.rshift: (" >> ", 45),
+    **{prim: (f" {symbol} ", syntax.PRECEDENCE[symbol]) for symbol, prim in syntax.BINARY.items()},
     runtime.concat: (" + ", 47), runtime.repeat: (" * ", 49),
 }
-_UNARY = {operator.neg: ("-", 53), operator.pos: ("+", 53), operator.not_: ("not ", 35), operator.invert: ("~", 53)}
-_COMPARE = {
-    operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
-    operator.eq: "==", operator.ne: "!=", operator.is_: "is", operator.is_not: "is not",
-}
-_OPERATOR_OF = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-                np.divide: operator.truediv}
+_UNARY = {prim: (symbol + " " if symbol.isalpha() else symbol, syntax.UNARY_PRECEDENCE[symbol])
+          for symbol, prim in syntax.UNARY.items()}
+_COMPARE = {prim: symbol for symbol, prim in syntax.COMPARE.items()}
+_IDENTITY = (syntax.COMPARE["is"], syntax.COMPARE["is not"])
+_OPERATOR_OF = syntax.SAME_AS
 _MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"), ("np.fft", np.fft, "numpy"))
 _NP_ZEROS_LIKE = ("np.zeros_like", st.ATOM)
 _TRUE = st.constant(True)
 _OBJECT_WRITES = {runtime.store_attribute, runtime.store_item, runtime.held_append, runtime.held_extend,
                   runtime.state_lost, runtime.state_check}
-_SPECIAL = {operator.contains, operator.getitem, getattr, runtime.make_tuple, runtime.make_dict, runtime.make_list,
+_SPECIAL = {syntax.CONTAINS, syntax.SUBSCRIPT, syntax.ATTRIBUTE, runtime.make_tuple, runtime.make_dict, runtime.make_list,
             runtime.stack_new, runtime.pop, runtime.push, runtime.zeros_like, runtime.free_name}
 
 
@@ -372,13 +369,13 @@ class _Emitter:
         unary = _UNARY.get(prim)
         if unary is not None and len(values) == 1:
             return st.unary(unary[0], unary[1], values[0])
-        if prim in (operator.is_, operator.is_not) and all(isinstance(a, Const) for a in args):
+        if prim in _IDENTITY and all(isinstance(a, Const) for a in args):
             return st.constant(prim(args[0].value, args[1].value))      # `-0.5 is not None` is a warning
         if prim in _COMPARE and len(values) == 2:
             return st.compare(_COMPARE[prim], values[0], values[1])
-        if prim is operator.contains:
+        if prim is syntax.CONTAINS:
             return st.compare("in", values[1], values[0])
-        if prim is operator.getitem:
+        if prim is syntax.SUBSCRIPT:
             return st.subscript(values[0], self.index(args[1]))
         if prim is getattr and isinstance(args[1], Const) and isinstance(args[1].value, str) and \
                 args[1].value.isidentifier() and not keyword.iskeyword(args[1].value):
@@ -544,7 +541,7 @@ class _Emitter:
         if length is None or length.prim is not len or self.uses.get(id(stmt.index)) != 1:
             return None
         for op in stmt.body.stmts:          # reading an item of a sequence the loop never changes
-            if (isinstance(op, Op) and op.prim is operator.getitem and op.args[1] is stmt.index
+            if (isinstance(op, Op) and op.prim is syntax.SUBSCRIPT and op.args[1] is stmt.index
                     and op.args[0] is length.args[0] and id(op.outs[0]) not in self.inlined):
                 return op
         return None

@@ -44,6 +44,7 @@ from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, DefaultsOf, ParsedFun
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
+from s2s.ir import syntax
 from s2s.ir.naming import Namer
 from s2s.ir.object_state import PREFIX as STATE, ObjectState, key_of, unheld
 from s2s.kept import FunctionTable
@@ -66,20 +67,17 @@ class _Undefined:
 UNDEF = _Undefined()
 
 
-_BINOPS = {
-    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
-    gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.Pow: operator.pow,
-    gast.MatMult: operator.matmul, gast.BitAnd: operator.and_, gast.BitOr: operator.or_,
-    gast.BitXor: operator.xor, gast.LShift: operator.lshift, gast.RShift: operator.rshift,
-}
 _AUGMENTED = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//", gast.Mod: "%",
               gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^",
               gast.LShift: "<<", gast.RShift: ">>"}
-_UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_, gast.Invert: operator.invert}
+_BINOPS = {op: syntax.BINARY[symbol] for op, symbol in _AUGMENTED.items()}       # (s2s/ir/syntax.py)
+_UNARYOPS = {gast.USub: syntax.UNARY["-"], gast.UAdd: syntax.UNARY["+"], gast.Not: syntax.UNARY["not"],
+             gast.Invert: syntax.UNARY["~"]}
 _COMPARE = {
-    gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
-    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
-    gast.In: operator.contains, gast.NotIn: operator.contains,
+    gast.Lt: syntax.COMPARE["<"], gast.LtE: syntax.COMPARE["<="], gast.Gt: syntax.COMPARE[">"],
+    gast.GtE: syntax.COMPARE[">="], gast.Eq: syntax.COMPARE["=="], gast.NotEq: syntax.COMPARE["!="],
+    gast.Is: syntax.COMPARE["is"], gast.IsNot: syntax.COMPARE["is not"], gast.In: syntax.CONTAINS,
+    gast.NotIn: syntax.CONTAINS,
 }
 # Attributes of arrays that are functions of the array.
 # functions whose result may share memory with an argument (a view, or an item of a container)

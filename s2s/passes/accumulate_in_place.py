@@ -13,17 +13,16 @@ the facts say so). In place; returned.
 """
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.ir.core import Block, For, Function, Op, Value, While, stmt_blocks, uses_in
 from s2s.passes.optimize import changed
 from s2s.passes.specialize import SMALL
+from s2s.rules import registry
 
-_ADD = (operator.add, np.add)
-_ZEROS = (runtime.zeros_like, np.zeros_like, np.zeros)
 
 
 def accumulate_in_place(fn: Function) -> Function:
@@ -46,7 +45,7 @@ def accumulate_in_place(fn: Function) -> Function:
     def block(b: Block) -> None:
         for stmt in b.stmts:
             if type(stmt) is Op:
-                if stmt.prim in _ZEROS and len(stmt.outs) == 1:
+                if registry.record(stmt.prim).zeros is not None and len(stmt.outs) == 1:
                     zeros[id(stmt.outs[0])] = stmt
                 continue
             for inner in stmt_blocks(stmt):
@@ -58,7 +57,7 @@ def accumulate_in_place(fn: Function) -> Function:
         """The sum defining v, when its result has the accumulated array's shape (an adjoint sum the transform
         marks so, or one whose facts say so: a broadcast term is added into the array as into a new one)."""
         total = local.get(id(v))
-        if total is None or total.prim not in _ADD or total.kwargs or total.in_place is not None \
+        if total is None or registry.record(total.prim).algebra != "add" or total.kwargs or total.in_place is not None \
                 or len(total.args) != 2:
             return None
         found = arrays.get(id(v))

@@ -25,20 +25,19 @@ same value after the loop, up to the order in which floating-point terms are sum
 """
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis.values import Abstract
 from s2s.ir.core import Atom, Block, Const, For, Function, Op, Value, stmt_blocks, stmt_defs, substitute, uses_in, walk
 from s2s.passes.optimize import changed
-from s2s.passes.specialize import _Specializer
+from s2s.passes.specialize import _Specializer, _zeros_like
+from s2s.rules import registry
 from s2s.passes.sequences import LazyNamer
 
-_ADD = (operator.add, np.add)
-_ZEROS = (runtime.zeros_like, np.zeros_like)
 _F8 = np.dtype(np.float64)
 
 
@@ -59,7 +58,7 @@ class _Facts:
         found = self.get(atom)
         if found is None:
             made = self.defining.get(id(atom))
-            if made is not None and made.prim is np.outer and len(made.args) == 2 and not made.kwargs:
+            if made is not None and registry.record(made.prim).product == "outer" and len(made.args) == 2 and not made.kwargs:
                 u, v = (self.shape(a) for a in made.args)
                 return (u[0], v[0]) if u is not None and v is not None and len(u) == len(v) == 1 else None
         if not isinstance(found, Abstract) or found.python or np.dtype(found.dtype) != _F8:
@@ -90,7 +89,7 @@ def _has_products(block: Block) -> bool:
         if type(stmt) is Op:
             continue
         if type(stmt) is For and any(
-                type(s) is Op and (s.prim is np.outer or s.prim is operator.matmul) for s in stmt.body.stmts):
+                type(s) is Op and (registry.record(s.prim).product == "outer" or s.prim is syntax.BINARY["@"]) for s in stmt.body.stmts):
             return True
         if any(_has_products(b) for b in stmt_blocks(stmt)):
             return True
@@ -113,7 +112,7 @@ class _Rewrite:
             for inner in stmt_blocks(stmt):
                 self.block(inner)
             if type(stmt) is For and stmt.step == Const(1) and any(
-                    type(s) is Op and (s.prim is np.outer or s.prim is operator.matmul) for s in stmt.body.stmts):
+                    type(s) is Op and (registry.record(s.prim).product == "outer" or s.prim is syntax.BINARY["@"]) for s in stmt.body.stmts):
                 before, after = self.loop(stmt, block)
                 k = next(k for k, s in enumerate(block.stmts) if s is stmt)     # (a stack may have become rows)
                 block.stmts[k:k + 1] = before + [stmt] + after
@@ -131,7 +130,7 @@ class _Rewrite:
         products, sums = [], []         # (j, the sum, the product, what, the stacked operands)
         for j, (c, init, r) in enumerate(zip(loop.carried, loop.inits, body.results)):
             total = local.get(id(r)) if type(r) is Value else None
-            if total is None or total.prim not in _ADD or not total.same_shape or total.kwargs or len(total.args) != 2 \
+            if total is None or registry.record(total.prim).algebra != "add" or not total.same_shape or total.kwargs or len(total.args) != 2 \
                     or c not in total.args or self.uses.get(id(c)) != 1 or self.uses.get(id(r)) != 1:
                 continue
             term = total.args[1] if total.args[0] is c else total.args[0]
@@ -142,7 +141,7 @@ class _Rewrite:
             if product is not None and self.uses.get(id(term)) == 1 and not product.kwargs:
                 operands = self.outer(product) or self.gram(product, local)
                 if operands is not None and self.result_shape(product, operands) == start:
-                    products.append((j, total, product, "outer" if product.prim is np.outer else "gram",
+                    products.append((j, total, product, "outer" if registry.record(product.prim).product == "outer" else "gram",
                                      operands))
                     continue
             if shape(term) == start:
@@ -156,7 +155,7 @@ class _Rewrite:
         rows = self.rows_count(loop, before)
         index = loop.index
         if loop.start != Const(0):
-            index_op = self.new(operator.sub, [loop.index, loop.start], "row", loop)
+            index_op = self.new(syntax.BINARY["-"], [loop.index, loop.start], "row", loop)
             body.stmts.insert(0, index_op)
             index = index_op.outs[0]
         sources: dict[int, Atom] = {}
@@ -171,7 +170,7 @@ class _Rewrite:
             first, second = (sources[id(a)] for a in (operands + operands)[:2])
             if what == "outer":         # (a transpose is a view: written where it is read, `G.T @ H`)
                 transposed = self.new(getattr, [first, Const("T")], "t", loop)
-                contraction = self.new(operator.matmul, [transposed.outs[0], second], "t", loop)
+                contraction = self.new(syntax.BINARY["@"], [transposed.outs[0], second], "t", loop)
                 after.extend([transposed, contraction])
             elif what == "gram":
                 contraction = self.new(np.tensordot, [first, second], "t", loop,
@@ -182,12 +181,12 @@ class _Rewrite:
                 after.append(contraction)
             init, out = loop.inits[j], loop.outs[j]
             starts_zero = type(init) is Value and self.uses.get(id(init)) == 1 and \
-                getattr(self.defining.get(id(init)), "prim", None) in _ZEROS
+                _zeros_like(self.defining.get(id(init)))
             if starts_zero:
                 contraction.outs[0].hint = out.hint
                 result = contraction.outs[0]
             else:
-                added = Op(operator.add, [init, contraction.outs[0]], [self.namer.value(out.hint)], loc=loop.loc,
+                added = Op(syntax.BINARY["+"], [init, contraction.outs[0]], [self.namer.value(out.hint)], loc=loop.loc,
                            same_shape=True)
                 after.append(added)
                 result = added.outs[0]
@@ -210,14 +209,14 @@ class _Rewrite:
 
     def outer(self, op: Op) -> list[Value] | None:
         """np.outer(u, v) of two float64 vectors: [u, v]."""
-        if op.prim is not np.outer or len(op.args) != 2 or not all(type(a) is Value for a in op.args):
+        if registry.record(op.prim).product != "outer" or len(op.args) != 2 or not all(type(a) is Value for a in op.args):
             return None
         u, v = op.args
         return [u, v] if len(self.facts.shape(u) or ()) == 1 and len(self.facts.shape(v) or ()) == 1 else None
 
     def gram(self, op: Op, local: dict) -> list[Value] | None:
         """A.T @ B of two float64 matrices with as many rows: [A, B]."""
-        if op.prim is not operator.matmul or len(op.args) != 2 or not all(type(a) is Value for a in op.args):
+        if op.prim is not syntax.BINARY["@"] or len(op.args) != 2 or not all(type(a) is Value for a in op.args):
             return None
         transposed = self.defining.get(id(op.args[0]))
         if transposed is None or transposed.prim is not getattr or transposed.args[1] != Const("T") \
@@ -229,7 +228,7 @@ class _Rewrite:
 
     def result_shape(self, op: Op, operands: list[Value]) -> tuple | None:
         sa, sb = (self.facts.shape(a) for a in operands)
-        return (sa[0], sb[0]) if op.prim is np.outer else (sa[1], sb[1])
+        return (sa[0], sb[0]) if registry.record(op.prim).product == "outer" else (sa[1], sb[1])
 
     # ------------------------------------------------------------ the rows
 
@@ -237,7 +236,7 @@ class _Rewrite:
         """The number of iterations, computed before the loop."""
         if loop.start == Const(0):
             return loop.stop
-        difference = self.new(operator.sub, [loop.stop, loop.start], "n", loop)
+        difference = self.new(syntax.BINARY["-"], [loop.stop, loop.start], "n", loop)
         count = self.new(max, [difference.outs[0], Const(0)], "n", loop)
         before.extend([difference, count])
         return count.outs[0]
@@ -246,7 +245,7 @@ class _Rewrite:
         """X[start:stop] when a is X[i] of an array X from outside the loop (its rows are a's values): a value
         the loop reads and does not define is visible where the loop is."""
         op = self.defining.get(id(a))
-        if op is None or op.prim is not operator.getitem or op.kwargs or len(op.args) != 2 \
+        if op is None or op.prim is not syntax.SUBSCRIPT or op.kwargs or len(op.args) != 2 \
                 or op.args[1] is not loop.index or type(op.args[0]) is not Value or id(op.args[0]) in inside:
             return None
         whole = self.facts.shape(op.args[0])
@@ -255,7 +254,7 @@ class _Rewrite:
         if loop.start == Const(0) and self.length_of(loop.stop, op.args[0]):
             return op.args[0]       # `for x in xs`, `for t in range(X.shape[0])`: every row of X
         bounds = self.new(slice, [loop.start, loop.stop, Const(None)], "", loop)
-        rows = self.new(operator.getitem, [op.args[0], bounds.outs[0]], (op.args[0].hint or "x") + "_rows", loop)
+        rows = self.new(syntax.SUBSCRIPT, [op.args[0], bounds.outs[0]], (op.args[0].hint or "x") + "_rows", loop)
         after.extend([bounds, rows])
         return rows.outs[0]
 
@@ -266,9 +265,9 @@ class _Rewrite:
             return False
         if made.prim is len:
             return made.args == [array]
-        if made.prim is operator.getitem and made.args[1] == Const(0) and type(made.args[0]) is Value:
+        if made.prim is syntax.SUBSCRIPT and made.args[1] == Const(0) and type(made.args[0]) is Value:
             shape = self.defining.get(id(made.args[0]))
-            return shape is not None and shape.prim is np.shape and shape.args == [array] and not shape.kwargs
+            return shape is not None and registry.record(shape.prim).size_rule == "shape" and shape.args == [array] and not shape.kwargs
         return False
 
     def stacked_rows(self, a: Value, loop: For, index: Atom, block: Block) -> Atom | None:
@@ -305,7 +304,7 @@ class _Rewrite:
             before.extend([dims, empty])
             row = forward.index
             if forward.start != Const(0):
-                at = self.new(operator.sub, [forward.index, forward.start], "row", forward)
+                at = self.new(syntax.BINARY["-"], [forward.index, forward.start], "row", forward)
                 forward.body.stmts.insert(0, at)
                 row = at.outs[0]
             carried, out = self.namer.value(hint), self.namer.value(hint)
@@ -315,7 +314,7 @@ class _Rewrite:
             forward.carried.append(carried)
             forward.outs.append(out)
             forward.body.results.append(written.outs[0])
-            pop.prim, pop.args = operator.getitem, [out, index]          # `h = h_rows[i]`
+            pop.prim, pop.args = syntax.SUBSCRIPT, [out, index]          # `h = h_rows[i]`
             block.stmts[k:k] = before
             self.fn.body.stmts.remove(made)
             return out

@@ -12,6 +12,7 @@ from s2s import runtime
 from s2s.analysis import dtypes, global_shapes
 from s2s.analysis.activity import varied_values
 from s2s.ir.core import Block, Const, For, Function, Op, Value, While, stmt_blocks
+from s2s.rules import registry
 
 
 def guard_writes(fn: Function, wrt: list[int], shapes: Any = None) -> Function:
@@ -40,7 +41,7 @@ def guard_writes(fn: Function, wrt: list[int], shapes: Any = None) -> Function:
     def written_from(result: Any, carried: Value) -> bool:
         """Whether a loop body's result is its carried value with elements written (the same array)."""
         while isinstance(result, Value) and isinstance(made.get(id(result)), Op) \
-                and made[id(result)].prim in dtypes._WRITES:
+                and registry.record(made[id(result)].prim).writes_into:
             result = made[id(result)].args[0]
         return result is carried
 
@@ -48,7 +49,7 @@ def guard_writes(fn: Function, wrt: list[int], shapes: Any = None) -> Function:
         """The value to check for array: through writes, and out of loops that only write into it."""
         while True:
             maker = made.get(id(array))
-            if isinstance(maker, Op) and maker.prim in dtypes._WRITES and isinstance(maker.args[0], Value):
+            if isinstance(maker, Op) and registry.record(maker.prim).writes_into and isinstance(maker.args[0], Value):
                 array = maker.args[0]
             elif isinstance(maker, tuple) and len(maker) == 3:      # after a loop: its carried value
                 array = maker[0].carried[maker[1]]
@@ -64,7 +65,7 @@ def guard_writes(fn: Function, wrt: list[int], shapes: Any = None) -> Function:
                 and isinstance(stmt.args[2], Value) and id(stmt.args[2]) in varied and id(stmt.args[0]) not in found:
             array = origin(stmt.args[0])
             maker = made.get(id(array))
-            if not (isinstance(maker, Op) and maker.prim in dtypes._CONTAINERS):     # a list or dict keeps floats
+            if not (isinstance(maker, Op) and registry.record(maker.prim).container):     # a list or dict keeps floats
                 checks.setdefault(id(array), (array, stmt.loc))
     if not checks:
         return fn

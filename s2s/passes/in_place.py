@@ -19,10 +19,10 @@ writes that s2s/passes/optimize.py's write_in_place proves stay in place.
 """
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis.values import Abstract
 from s2s.ir.core import (
@@ -43,19 +43,13 @@ from s2s.ir.core import (
 )
 from s2s.passes.optimize import changed
 from s2s.passes.specialize import _Specializer
-
-# functions whose result is new memory (an ndarray)
-_FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
-          np.array, np.copy, runtime.zeros_like, runtime._scatter, runtime.setitem, runtime._seed,
-          operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow}
-# reads that keep no reference to an array: its shape, or a result in new memory (or a number)
-_METADATA = {len, np.shape, np.size, np.ndim}
-_COPYING_READS = (_FRESH - {runtime.setitem}) | {np.sum, np.mean, np.prod, np.dot, operator.matmul, np.max, np.min}
-
+from s2s.rules import registry
 
 def _fresh(op: Op) -> bool:
-    """Whether op's result is new memory: a function of _COPYING_READS or a ufunc, not told to write or share."""
-    return (op.prim in _COPYING_READS or isinstance(op.prim, np.ufunc)) and not {"out", "copy"} & set(op.kwargs)
+    """Whether op's result is new memory, which keeps no reference to what it read (its record's copies_reads), or
+    a ufunc's, not told to write or share."""
+    return (registry.record(op.prim).copies_reads or isinstance(op.prim, np.ufunc)) and \
+        not {"out", "copy"} & set(op.kwargs)
 _END = -1      # the position of a block's results
 
 
@@ -126,7 +120,7 @@ class _Pass:
 
     def element_read(self, stmt: Stmt, v: Value) -> bool:
         """stmt is `v[i, j, ...]` with an integer for each axis of v: a number, a copy of one element."""
-        if not (isinstance(stmt, Op) and stmt.prim is operator.getitem and len(stmt.args) == 2
+        if not (isinstance(stmt, Op) and stmt.prim is syntax.SUBSCRIPT and len(stmt.args) == 2
                 and stmt.args[0] is v and not stmt.kwargs):
             return False
         x, index = self.array(v), stmt.args[1]
@@ -143,7 +137,7 @@ class _Pass:
         """Whether stmt reads v only in ways that keep no reference to its memory (element reads, copies)."""
         if isinstance(stmt, Op):
             return not _has([*stmt.args, *stmt.kwargs.values()], v) or self.element_read(stmt, v) or \
-                stmt.prim in _METADATA or (_fresh(stmt) and all(self.facts.get(o) is not None for o in stmt.outs))
+                registry.record(stmt.prim).metadata or (_fresh(stmt) and all(self.facts.get(o) is not None for o in stmt.outs))
         if any(a is v for a in stmt_inputs(stmt)):
             return False
         for inner in stmt_blocks(stmt):
@@ -157,7 +151,7 @@ class _Pass:
         """stmt is `w = v[a:b]` (a view) read once, by an operation with a new result that only the write at k
         reads: `v[a:b] = v[a:b] + g`. Nothing else may read the view: the emitter may move a pure operation
         next to its reader (s2s/emit/nesting.py), which for any other reader could be after the write."""
-        if k == _END or not (isinstance(stmt, Op) and stmt.prim is operator.getitem and stmt.args[0] is v
+        if k == _END or not (isinstance(stmt, Op) and stmt.prim is syntax.SUBSCRIPT and stmt.args[0] is v
                              and len(stmt.outs) == 1 and not _has(stmt.args[1:], v)):
             return False
         w = stmt.outs[0]
@@ -197,7 +191,7 @@ class _Pass:
         if isinstance(stmt, Op) and stmt.in_place is not None and stmt.prim is not runtime.setitem:
             return self.exclusive(stmt.args[stmt.in_place])      # `t *= 3.0`: t's memory (optimize.write_in_place)
         if isinstance(stmt, Op):
-            return (stmt.prim in _FRESH or isinstance(stmt.prim, np.ufunc)) and not {"out", "copy"} & set(stmt.kwargs)
+            return (registry.record(stmt.prim).fresh or isinstance(stmt.prim, np.ufunc)) and not {"out", "copy"} & set(stmt.kwargs)
         if isinstance(stmt, If):
             j = _find(stmt.outs, v)
             return all(self.handed_over(b.results[j], b) for b in (stmt.then, stmt.orelse))

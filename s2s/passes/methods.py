@@ -10,10 +10,10 @@ layers: x = layer(x)`) is unrolled first (s2s/passes/unroll.py), so that each ca
 """
 from __future__ import annotations
 
-import operator
 import types
 from typing import Any
 
+from s2s.ir import syntax
 from s2s.errors import UnsupportedSyntax
 from s2s.frontend.desugar.helpers import CALL_OF_A_VALUE, call_method
 from s2s.frontend.policy import is_user_function
@@ -73,7 +73,7 @@ def refuse_indexing(fn: Function, kinds: list) -> None:
         return
     found = sequences.kinds_of(fn, kinds)
     for st in walk(fn.body):
-        if isinstance(st, Op) and st.prim in (operator.getitem, len) and st.args and isinstance(st.args[0], Value) \
+        if isinstance(st, Op) and st.prim in (syntax.SUBSCRIPT, len) and st.args and isinstance(st.args[0], Value) \
                 and _object_kind(found.get(id(st.args[0]))):
             owner = _owner(found.get(id(st.args[0])))
             raise UnsupportedSyntax(f"an object of {owner.__name__} is indexed here, which Python refuses: s2s reads "

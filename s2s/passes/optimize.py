@@ -11,11 +11,11 @@ functions s2s knows nothing about.
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.ir.core import (
     UNDEFINED,
@@ -253,13 +253,6 @@ def _sweep(block: Block, live: set[int], live_stmts: set[int]) -> None:
 
 # ---------------------------------------------------------------- values needed only for their shape
 
-# (primitive, argument position) pairs that read only the shape and dtype of the argument
-_SHAPE_READERS = {(runtime._broadcast_back, 1), (runtime._unbroadcast, 1), (runtime._unbroadcast, 2),
-                  (runtime._reduced_size, 0),
-                  (np.shape, 0), (np.size, 0), (np.ndim, 0), (runtime.zeros_like, 0), (runtime._scatter, 0),
-                  (runtime._expand, 1), (runtime._fill, 1)}
-
-
 # helpers whose result has the shape of one of their arguments
 _SHAPE_OF = {runtime._scatter: 0, runtime._expand: 1, runtime._fill: 1}
 
@@ -287,7 +280,7 @@ def replace_shape_only_values(fn: Function) -> Function:
         for op in ops:
             if not (len(op.outs) == 1 and op.prim is not runtime._shaped_like and not op.kwargs
                     and uses.get(id(op.outs[0]))
-                    and all(use in _SHAPE_READERS or use[0] is runtime._shaped_like
+                    and all(_reads_shape(*use) or use[0] is runtime._shaped_like
                             for use in uses[id(op.outs[0])])):
                 continue
             if registry.is_elementwise(op.prim):
@@ -301,7 +294,13 @@ def replace_shape_only_values(fn: Function) -> Function:
         changed(fn)
 
 
-_SHAPE_READING = {prim for prim, _ in _SHAPE_READERS} | {runtime._shaped_like}
+def _reads_shape(prim: Any, position: int) -> bool:
+    """Whether prim reads only the shape and dtype of its argument at position (its record's shape_reader)."""
+    return prim is not None and position in (registry.record(prim).shape_reader or ())
+
+
+def _shape_reading(prim: Any) -> bool:
+    return prim is runtime._shaped_like or registry.record(prim).shape_reader is not None
 
 
 def _reads_shapes(block: Block) -> bool:
@@ -309,7 +308,7 @@ def _reads_shapes(block: Block) -> bool:
     for stmt in block.stmts:
         if type(stmt) is Op:
             try:
-                if stmt.prim in _SHAPE_READING:
+                if _shape_reading(stmt.prim):
                     return True
             except TypeError:           # an unhashable primitive reads no shape
                 pass
@@ -344,18 +343,6 @@ def _reads(stmt: Any) -> list[Atom]:
 
 
 # ---------------------------------------------------------------- writing into dead temporaries
-
-# functions whose result is new storage
-_FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.array,
-          np.copy, np.arange, np.eye, np.identity, np.linspace, runtime.make_list, runtime.make_dict,
-          runtime.setitem, runtime.list_append}
-_COMMUTATIVE = {operator.add: True, operator.mul: True, operator.sub: False, operator.truediv: False,
-                np.add: True, np.multiply: True, np.subtract: False, np.divide: False}
-
-
-# elementwise functions that may return their argument or a view of it (np.real of a real array is the array)
-_VIEWS = {np.real, np.imag, np.real_if_close}
-
 
 def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Function:
     """`t2 = t1 * 0.5`, where t1 is a fresh float temporary read nowhere else, becomes `t1 *= 0.5`.
@@ -397,7 +384,7 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
                     and isinstance(first, Value) and uses.get(id(first)) == 1 and fresh(first))
         if id(v) in written_into:               # `t *= 0.5`, `np.tanh(t, out=t)`: t's own (fresh) storage
             return True
-        return registry.is_elementwise(op.prim) and op.in_place is None and op.prim not in _VIEWS
+        return registry.is_elementwise(op.prim) and op.in_place is None and not registry.record(op.prim).view
 
     carried_by: dict[int, tuple[Atom, Atom]] = {}     # a loop-carried value -> (its start, its update)
 
@@ -411,7 +398,8 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
         op = defining.get(id(v))
         if op is None or (block is not None and block_of.get(id(v)) != id(block)):
             return False
-        return op.prim in _FRESH or (registry.is_elementwise(op.prim) and op.prim not in _VIEWS)
+        rec = registry.record(op.prim)
+        return rec.storage or (registry.is_elementwise(op.prim) and not rec.view)
 
     written: set[int] = set()
     written_into: set[int] = set()          # results written into a fresh array of this function (in place)
@@ -447,9 +435,10 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
                 stmt.kwargs = {"out": stmt.args[0]}         # np.tanh(t, out=t): no new array
                 written_into.add(id(stmt.outs[0]))
                 continue
-            if stmt.prim not in _COMMUTATIVE or len(stmt.args) != 2:
+            rec = registry.record(stmt.prim)       # commutative: True, False, or None (not written in place)
+            if rec.commutative is None or len(stmt.args) != 2:
                 continue
-            for k in ((0, 1) if _COMMUTATIVE[stmt.prim] else (0,)):
+            for k in ((0, 1) if rec.commutative else (0,)):
                 target, other = stmt.args[k], stmt.args[1 - k]
                 if reusable(target) and (stmt.same_shape or isinstance(other, Const) or id(other) in scalars
                                          or arrays.get(id(target)) == arrays.get(id(stmt.outs[0])) is not None):
@@ -458,9 +447,9 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
                     break
             else:
                 target, other = stmt.args[1], stmt.args[0]        # `c - t`, `c / t`: np.subtract(c, t, out=t)
-                if stmt.prim in _UFUNC_OF and reusable(target) and array(target) and \
+                if rec.ufunc is not None and reusable(target) and array(target) and \
                         isinstance(other, Const) and type(other.value) in (int, float):
-                    stmt.prim, stmt.kwargs = _UFUNC_OF[stmt.prim], {"out": target}
+                    stmt.prim, stmt.kwargs = rec.ufunc, {"out": target}
                     written_into.add(id(stmt.outs[0]))
 
     # shapes and dtypes where known (s2s/passes/specialize.py): `t = g + t` is `t += g` when they match
@@ -471,7 +460,6 @@ def write_in_place(fn: Function, scalars: set[int], floats: set[int]) -> Functio
     return fn
 
 
-_UFUNC_OF = {operator.sub: np.subtract, operator.truediv: np.divide}
 _WRITES = (runtime.setitem, runtime.list_append)
 
 
@@ -486,7 +474,7 @@ def _may_write_in_place(block: Block, floats: set[int], small: Any, params: set[
         prim = stmt.prim
         if prim in _WRITES:
             return True
-        if stmt.kwargs or len(stmt.outs) != 1 or not (prim in _COMMUTATIVE or isinstance(prim, np.ufunc)):
+        if stmt.kwargs or len(stmt.outs) != 1 or not (registry.record(prim).commutative is not None or isinstance(prim, np.ufunc)):
             continue
         for a in stmt.args:
             if isinstance(a, Value) and id(a) in floats and id(a) not in small and id(a) not in params:
@@ -497,19 +485,17 @@ def _may_write_in_place(block: Block, floats: set[int], small: Any, params: set[
 def _unary_ufunc(prim: Any) -> bool:
     """An elementwise NumPy function of one array whose result has its argument's float dtype and shape."""
     return isinstance(prim, np.ufunc) and prim.nin == 1 and prim.nout == 1 and registry.is_elementwise(prim) \
-        and prim.types is not None and prim not in (np.isnan, np.isinf, np.isfinite, np.signbit, np.sign) \
+        and prim.types is not None and not registry.record(prim).no_out \
         and "dd->d" not in prim.types and any(t == "d->d" for t in prim.types)
 
 
 # ---------------------------------------------------------------- loop invariants
 
-# operations that cannot raise, whatever their inputs: safe to run once before a loop that may run zero times
-_NEVER_RAISE = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos}
 
 
 def _by_a_nonzero_number(op: Op) -> bool:
     """`h / 2`: a division by a number other than zero cannot raise either (a float's overflow gives inf)."""
-    return op.prim is operator.truediv and len(op.args) == 2 and isinstance(op.args[1], Const) \
+    return op.prim is syntax.BINARY["/"] and len(op.args) == 2 and isinstance(op.args[1], Const) \
         and type(op.args[1].value) in (int, float) and op.args[1].value != 0
 
 
@@ -537,7 +523,7 @@ def hoist_loop_invariants(fn: Function) -> Function:
                 kept = []
                 globals_stay = _may_rebind_globals(stmt.body)
                 for op in stmt.body.stmts:
-                    if (isinstance(op, Op) and (op.prim in _NEVER_RAISE or _by_a_nonzero_number(op)
+                    if (isinstance(op, Op) and (registry.record(op.prim).never_raises or _by_a_nonzero_number(op)
                                                 or op.prim is runtime.free_name and not globals_stay)
                             and len(op.outs) == 1 and not op.kwargs
                             and all(not isinstance(a, Value) or id(a) not in inside for a in op.args)):
@@ -715,21 +701,13 @@ def eliminate_common_subexpressions(fn: Function) -> Function:
 
 # ---------------------------------------------------------------- simplification
 
-_FOLDABLE_MODULES = ("math", "_operator", "operator")
-
-
 def _foldable(prim: Any) -> bool:
-    return getattr(prim, "__module__", None) in _FOLDABLE_MODULES or prim in (abs, min, max, float, int, pow, len)
+    """A pure function of numbers, computed when the derivative is made on constants (its record's fold)."""
+    return registry.record(prim).fold
 
 
 def _is(atom: Atom, number: float) -> bool:
     return isinstance(atom, Const) and type(atom.value) in (int, float) and atom.value == number
-
-
-_INT_MATH = {math.floor, math.ceil, math.trunc, math.factorial, math.gcd, math.isqrt, math.comb, math.perm,
-             math.lcm, math.isnan, math.isinf, math.isfinite, math.isclose}
-_FLOAT_KEEPING = {operator.add, operator.sub, operator.mul, operator.pow, operator.mod, operator.floordiv,
-                  operator.neg, operator.pos, operator.matmul, np.add, np.subtract, np.multiply, np.power}
 
 
 def _is_float(atom: Atom, floats: set[int], joined: bool = False) -> bool:
@@ -790,17 +768,10 @@ def _known_floats(fn: Function, float_params: Sequence[int]) -> set[int]:
 def _floats_made(op: Op, floats: set[int]) -> bool:
     """Whether op's result is a float (or a float array) for sure: true division, a math function with a float
     result, a ufunc with float results only, or arithmetic with a float operand (an int array times 0.5)."""
-    prim = op.prim
-    try:
-        if prim in _FLOAT_KEEPING:
-            return any(_is_float(a, floats) for a in op.args)
-        if prim is operator.truediv:
-            return True
-        if getattr(prim, "__module__", None) == "math":
-            return prim not in _INT_MATH
-    except TypeError:               # an unhashable primitive
-        return False
-    return isinstance(prim, np.ufunc) and all(t.split("->")[-1][-1:] in "efdgFDG" for t in prim.types if "O" not in t)
+    rec = registry.record(op.prim)     # (rules/record.py)
+    if rec.keeps_floats:
+        return any(_is_float(a, floats) for a in op.args)
+    return rec.floats and not rec.int_result
 
 
 def _identity_keeps_type(op: Op, floats: set[int] | None) -> bool:
@@ -816,27 +787,27 @@ def _identity(op: Op, floats: set[int] | None) -> Atom | None:
         return None
     x, y = op.args
     prim = op.prim
-    if (prim is operator.truediv or any(type(a.value) is float for a in op.args if isinstance(a, Const))) and not (
+    if (prim is syntax.BINARY["/"] or any(type(a.value) is float for a in op.args if isinstance(a, Const))) and not (
             floats is not None and all(isinstance(a, Const) or id(a) in floats for a in op.args)):
         return None
-    if prim is operator.mul:
+    if prim is syntax.BINARY["*"]:
         if _is(y, 1):
             return x
         if _is(x, 1):
             return y
-    elif prim is operator.add:
+    elif prim is syntax.BINARY["+"]:
         if _is(y, 0):
             return x
         if _is(x, 0):
             return y
-    elif prim is operator.sub and _is(y, 0):
+    elif prim is syntax.BINARY["-"] and _is(y, 0):
         return x
-    elif prim is operator.sub and _is(x, 0):
-        op.prim, op.args = operator.neg, [y]          # 0 - y is -y: rewritten in place
+    elif prim is syntax.BINARY["-"] and _is(x, 0):
+        op.prim, op.args = syntax.UNARY["-"], [y]          # 0 - y is -y: rewritten in place
         return None
-    elif prim is operator.truediv and _is(y, 1):
+    elif prim is syntax.BINARY["/"] and _is(y, 1):
         return x
-    elif prim is operator.pow and _is(y, 1):
+    elif prim is syntax.BINARY["**"] and _is(y, 1):
         return x
     return None
 
@@ -896,17 +867,17 @@ def simplify(fn: Function, float_params: Sequence[int] = ()) -> Function:
                 if isinstance(replacement, Value) and id(replacement) in booleans:
                     replacement = None          # 1.0 * (x > y) is a float, not a bool
             prim = stmt.prim
-            if flags & _IDENTITIES and prim is operator.neg:
+            if flags & _IDENTITIES and prim is syntax.UNARY["-"]:
                 rewritten.append(stmt)          # 0 - y: -y
-            if replacement is None and prim is operator.getitem:
+            if replacement is None and prim is syntax.SUBSCRIPT:
                 replacement = _fold_container(stmt, defining)
-            if replacement is None and prim is operator.neg and isinstance(stmt.args[0], Value) \
+            if replacement is None and prim is syntax.UNARY["-"] and isinstance(stmt.args[0], Value) \
                     and id(stmt.args[0]) in negations:
                 replacement = negations[id(stmt.args[0])]
             if replacement is not None and len(stmt.outs) == 1:
                 mapping[id(stmt.outs[0])] = replacement
                 continue
-            if prim is operator.mul and len(stmt.args) == 2 and negations:
+            if prim is syntax.BINARY["*"] and len(stmt.args) == 2 and negations:
                 # c * (-x) is (-c) * x
                 for k in (0, 1):
                     c, x = stmt.args[k], stmt.args[1 - k]
@@ -915,12 +886,12 @@ def simplify(fn: Function, float_params: Sequence[int] = ()) -> Function:
                         stmt.args = [Const(-c.value), negations[id(x)]]
                         rewritten.append(stmt)
                         break
-            if prim is operator.mul and constants and (_is(stmt.args[0], -1) or _is(stmt.args[1], -1)) and \
+            if prim is syntax.BINARY["*"] and constants and (_is(stmt.args[0], -1) or _is(stmt.args[1], -1)) and \
                     _identity_keeps_type(stmt, floats):
-                stmt.prim, stmt.args = operator.neg, [stmt.args[1] if _is(stmt.args[0], -1) else stmt.args[0]]
-                prim = operator.neg
+                stmt.prim, stmt.args = syntax.UNARY["-"], [stmt.args[1] if _is(stmt.args[0], -1) else stmt.args[0]]
+                prim = syntax.UNARY["-"]
                 rewritten.append(stmt)
-            if prim is operator.neg and len(stmt.outs) == 1:
+            if prim is syntax.UNARY["-"] and len(stmt.outs) == 1:
                 negations[id(stmt.outs[0])] = stmt.args[0]
             if flags & _COMPARES:
                 for o in stmt.outs:
@@ -939,7 +910,7 @@ def simplify(fn: Function, float_params: Sequence[int] = ()) -> Function:
 
 
 _FOLDS, _IDENTITIES, _COMPARES = 1, 2, 4
-_IDENTITY_PRIMS = {operator.mul, operator.add, operator.sub, operator.truediv, operator.pow}     # see _identity
+_IDENTITY_PRIMS = {syntax.BINARY["*"], syntax.BINARY["+"], syntax.BINARY["-"], syntax.BINARY["/"], syntax.BINARY["**"]}     # see _identity
 _CONTAINERS_READ_BACK = (runtime.make_tuple, runtime.make_list, runtime.make_dict, runtime.setitem)
 _FLAGS: dict[Any, int] = {}
 
@@ -960,8 +931,8 @@ def _flags_of(prim: Any) -> int:
         (_COMPARES if prim in _COMPARISONS else 0)
 
 
-_COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
-                operator.is_, operator.is_not, operator.contains}
+_COMPARISONS = {syntax.COMPARE["<"], syntax.COMPARE["<="], syntax.COMPARE[">"], syntax.COMPARE[">="], syntax.COMPARE["=="], syntax.COMPARE["!="], syntax.UNARY["not"],
+                syntax.COMPARE["is"], syntax.COMPARE["is not"], syntax.CONTAINS}
 
 
 def _forward_boolean_phis(stmt: If, booleans: set[int], mapping: dict[int, Atom]) -> None:
@@ -981,7 +952,7 @@ def _forward_boolean_phis(stmt: If, booleans: set[int], mapping: dict[int, Atom]
 
 def _fold_container(op: Op, defining: dict[int, Op]) -> Atom | None:
     """An item read back from a container built (or written) in the function is the value put there."""
-    if op.prim is not operator.getitem or not isinstance(op.args[1], Const) or not isinstance(op.args[0], Value):
+    if op.prim is not syntax.SUBSCRIPT or not isinstance(op.args[1], Const) or not isinstance(op.args[0], Value):
         return None
     key = op.args[1].value
     source = defining.get(id(op.args[0]))
@@ -1006,7 +977,7 @@ def _fold(op: Op) -> Atom | None:
     if not _foldable(op.prim) or not all(isinstance(a, Const) for a in op.args) or op.kwargs or len(op.outs) != 1:
         return None
     values = [a.value for a in op.args]
-    if op.prim in (operator.is_, operator.is_not):
+    if op.prim in (syntax.COMPARE["is"], syntax.COMPARE["is not"]):
         return Const(op.prim(*values))
     if not all(type(v) in (int, float, bool, str) for v in values):
         return None

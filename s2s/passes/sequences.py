@@ -1,6 +1,6 @@
 """Operators on tuples and lists, told apart from arithmetic once the kinds of values are known.
 
-Lowering writes `a + b` and `a * n` as `operator.add` and `operator.mul` whatever their operands are. In
+Lowering writes `a + b` and `a * n` as `syntax.BINARY["+"]` and `syntax.BINARY["*"]` whatever their operands are. In
 Python, on two tuples or two lists `+` concatenates, and a tuple or list times an integer repeats; NumPy
 takes a list beside an array for an array. `resolve(fn, param_kinds)` rewrites, from the kinds of the
 arguments the derivative is made for:
@@ -21,11 +21,11 @@ differentiate something it does not model.
 from __future__ import annotations
 
 import builtins
-import operator
 from typing import Any
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis.activity import const_kind, value_kinds
 from s2s.analysis.values import NUMERIC, is_container
@@ -33,13 +33,10 @@ from s2s.errors import UnsupportedSyntax
 from s2s.frontend.desugar.helpers import element_index
 from s2s.ir.core import Block, Const, For, Function, If, Op, Value, value_names, walk
 from s2s.ir.naming import Namer
+from s2s.rules import registry
 
-_ARITHMETIC = (operator.sub, operator.truediv, operator.floordiv, operator.mod, operator.pow, operator.matmul,
-               operator.neg, operator.pos)
-# NumPy functions whose first argument is read as one array (a list becomes np.array(list))
-_ARRAY_FIRST = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.cumsum,
-                np.cumprod, np.median, np.average, np.linalg.norm, np.dot, np.matmul, np.ravel, np.reshape,
-                np.transpose, np.trace}
+_ARITHMETIC = (syntax.BINARY["-"], syntax.BINARY["/"], syntax.BINARY["//"], syntax.BINARY["%"], syntax.BINARY["**"], syntax.BINARY["@"],
+               syntax.UNARY["-"], syntax.UNARY["+"])
 
 
 def _sequence(kind) -> bool:
@@ -122,16 +119,16 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
                 changed = True
             continue
         extremum = stmt.prim is builtins.max or stmt.prim is builtins.min
-        if stmt.prim is not operator.getitem and stmt.prim is not runtime.setitem and not extremum and not any(
+        if stmt.prim is not syntax.SUBSCRIPT and stmt.prim is not runtime.setitem and not extremum and not any(
                 id(a) in sequences_held if isinstance(a, Value) else isinstance(a, Const) and _sequence(
                     const_kind(a.value)) for a in stmt.args):
             continue                  # no tuple or list among its operands: nothing below applies
-        if stmt.prim is operator.getitem and isinstance(stmt.args[1], Value) and id(stmt.args[1]) in indices \
+        if stmt.prim is syntax.SUBSCRIPT and isinstance(stmt.args[1], Value) and id(stmt.args[1]) in indices \
                 and is_container(_kind(stmt.args[0], kinds)) and _kind(stmt.args[0], kinds)[0] == "dict":
             stmt.prim = runtime.dict_key          # `for k in d:` goes over the keys
             changed = True
             continue
-        if stmt.prim is operator.getitem and isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, slice) \
+        if stmt.prim is syntax.SUBSCRIPT and isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, slice) \
                 and is_container(_kind(stmt.args[0], kinds)) and _kind(stmt.args[0], kinds)[0] == "dict":
             raise UnsupportedSyntax("a slice of a dict, or reversed() of a dict", stmt.loc,
                                     hint="name the keys in a tuple and loop over it: for k in reversed(('a', 'b')): "
@@ -140,17 +137,17 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
                 _static(_kind(stmt.args[0], kinds), stmt.args[1].value)[0]:
             # `self.activation` of an object read as a record (s2s/driver/objects.py): a constant of the code
             value = _static(_kind(stmt.args[0], kinds), stmt.args[1].value)[1]
-            stmt.prim, stmt.args = operator.getitem, [Const((value,)), Const(0)]
+            stmt.prim, stmt.args = syntax.SUBSCRIPT, [Const((value,)), Const(0)]
             changed = True
             continue
         if stmt.prim is getattr and len(stmt.args) == 2 and isinstance(stmt.args[1], Const) and \
                 stmt.args[1].value in _fields(_kind(stmt.args[0], kinds)):
             # `p.w` of a namedtuple: p[k], k the field's position
-            stmt.prim, stmt.args = operator.getitem, [stmt.args[0], Const(_fields(_kind(stmt.args[0], kinds))
+            stmt.prim, stmt.args = syntax.SUBSCRIPT, [stmt.args[0], Const(_fields(_kind(stmt.args[0], kinds))
                                                                            .index(stmt.args[1].value))]
             changed = True
             continue
-        if stmt.prim is operator.getitem and isinstance(stmt.args[0], Const) and \
+        if stmt.prim is syntax.SUBSCRIPT and isinstance(stmt.args[0], Const) and \
                 isinstance(stmt.args[0].value, (type(np.r_), type(np.c_))):
             _index_builder(fn, stmt, namer)
             changed = True
@@ -172,14 +169,14 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
             _extremum_of_sequences(fn, stmt, namer)
             changed = True
             continue
-        if (stmt.prim in _ARITHMETIC or stmt.prim in (operator.add, operator.mul) or isinstance(
+        if (stmt.prim in _ARITHMETIC or stmt.prim in (syntax.BINARY["+"], syntax.BINARY["*"]) or isinstance(
                 stmt.prim, np.ufunc)) and any(sequences) and "array" in arg_kinds:
             # NumPy reads a tuple or list beside an array as an array: `[2.0, 3.0] * x`
             for k, is_sequence in enumerate(sequences):
                 if is_sequence:
                     _as_array(fn, stmt, k, namer)
             changed = True
-        elif stmt.prim is operator.add and len(stmt.args) == 2 and any(sequences):
+        elif stmt.prim is syntax.BINARY["+"] and len(stmt.args) == 2 and any(sequences):
             if all(sequences):
                 stmt.prim = runtime.concat
                 changed = True
@@ -191,7 +188,7 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
                 raise UnsupportedSyntax("`+` between a tuple or list and a value s2s cannot tell is a tuple, "
                                         "a list or an array", stmt.loc,
                                         hint="convert it first: list(...) to join lists, np.asarray(...) to add")
-        elif stmt.prim is operator.mul and len(stmt.args) == 2 and any(sequences):
+        elif stmt.prim is syntax.BINARY["*"] and len(stmt.args) == 2 and any(sequences):
             if all(sequences):
                 raise UnsupportedSyntax("`*` between two tuples or lists", stmt.loc)
             count = 1 if sequences[0] else 0
@@ -203,7 +200,7 @@ def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
         elif stmt.prim in _ARITHMETIC and any(sequences):
             raise UnsupportedSyntax(f"`{stmt.prim.__name__}` on a tuple or list", stmt.loc,
                                     hint="convert it with np.array(...) first")
-        elif (stmt.prim in _ARRAY_FIRST or isinstance(stmt.prim, np.ufunc)) and stmt.args and any(sequences):
+        elif (registry.record(stmt.prim).sequence_argument or isinstance(stmt.prim, np.ufunc)) and stmt.args and any(sequences):
             for k, is_sequence in enumerate(sequences):
                 if is_sequence and (k == 0 or isinstance(stmt.prim, np.ufunc)):
                     _as_array(fn, stmt, k, namer)
@@ -216,7 +213,7 @@ def _extremum_of_sequences(fn: Function, stmt: Op, namer: Any) -> None:
     the first), the comparison item by item; the derivative then follows the item selected, payload included."""
     first, second = stmt.args
     better = namer.value("better")
-    compare = Op(operator.gt if stmt.prim is builtins.max else operator.lt, [second, first], [better], loc=stmt.loc)
+    compare = Op(syntax.COMPARE[">"] if stmt.prim is builtins.max else syntax.COMPARE["<"], [second, first], [better], loc=stmt.loc)
     choice = If(better, Block([], [second]), Block([], [first]), list(stmt.outs), loc=stmt.loc)
     _replace(fn, stmt, [compare, choice])
 
@@ -242,6 +239,7 @@ def _index_builder(fn: Function, stmt: Op, namer: Any) -> None:
     axis of columns; a slice in np.r_ is the constant range it stands for. Strings (np.r_['0,2', ...]) are
     refused."""
     builder = stmt.args[0].value
+    columns = registry.record(builder).index_builder == "columns"
     index = stmt.args[1]
     defining = {id(s.outs[0]): s for s in walk(fn.body) if isinstance(s, Op) and len(s.outs) == 1}
     maker = defining.get(id(index)) if isinstance(index, Value) else None
@@ -257,19 +255,19 @@ def _index_builder(fn: Function, stmt: Op, namer: Any) -> None:
             raise UnsupportedSyntax("np.r_/np.c_ with a directive string", stmt.loc,
                                     hint="use np.concatenate(..., axis=...) or np.stack")
         if isinstance(item, Const) and isinstance(item.value, slice):
-            item = Const(np.r_[item.value] if builder is np.r_ else np.c_[item.value])
+            item = Const(builder[item.value])
         elif isinstance(item, Value) and defining.get(id(item)) is not None and defining[id(item)].prim is slice:
             raise UnsupportedSyntax("np.r_/np.c_ with a slice computed when the function runs", stmt.loc,
                                     hint="use np.arange(...)")
         shaped = namer.value(item.hint if isinstance(item, Value) else "")
-        helper = runtime._r_item if builder is np.r_ else runtime._c_item
+        helper = runtime._c_item if columns else runtime._r_item
         _insert_before(fn, stmt, Op(helper, [item], [shaped], loc=stmt.loc))
         converted.append(shaped)
     joined = namer.value("")
     _insert_before(fn, stmt, Op(runtime.make_list, converted, [joined], loc=stmt.loc))
     stmt.prim = np.concatenate
     stmt.args = [joined]
-    stmt.kwargs = {} if builder is np.r_ else {"axis": Const(-1)}
+    stmt.kwargs = {"axis": Const(-1)} if columns else {}
 
 
 def _as_array(fn: Function, stmt: Op, k: int, namer: Any) -> None:

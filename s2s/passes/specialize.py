@@ -13,11 +13,11 @@ it meets, and the values inferred after it follow the rewritten code.
 """
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis.global_shapes import key_of
 from s2s.analysis.shapes import _plain, infer, matmul_shape
@@ -40,6 +40,7 @@ from s2s.ir.core import (
     walk,
 )
 from s2s.passes.optimize import changed
+from s2s.rules import registry
 
 _GONE = object()        # a stack whose pushes disagree
 _INT = Abstract((), int)
@@ -53,6 +54,12 @@ def _has_for(block: Block) -> bool:
         if type(stmt) is not Op and (isinstance(stmt, For) or any(_has_for(b) for b in stmt_blocks(stmt))):
             return True
     return False
+
+
+
+def _zeros_like(op: Any) -> bool:
+    """op makes an array of zeros shaped like its argument (np.zeros_like, runtime.zeros_like: record.zeros)."""
+    return op is not None and registry.record(op.prim).zeros == "like"
 
 
 class _Specializer:
@@ -185,7 +192,7 @@ class _Specializer:
         `da[i] += g`: O(1) per iteration instead of a full-size array."""
         owned = {id(c) for c, init in zip(loop.carried, loop.inits)
                  if isinstance(init, Value) and self.uses.get(id(init)) == 1 and (id(init) in self.owned or
-                 getattr(self.defining.get(id(init)), "prim", None) in (runtime.zeros_like, np.zeros_like))}
+                 _zeros_like(self.defining.get(id(init))))}
         self.owned |= owned         # a loop nested in this one may write into them too
         self.owned |= {id(out) for c, out in zip(loop.carried, loop.outs) if id(c) in owned}   # and a later loop
         scatters = {id(st.outs[0]): st for st in loop.body.stmts if isinstance(st, Op)
@@ -203,7 +210,7 @@ class _Specializer:
         return found is not None and found.shape == () and found.dtype is int
 
     def in_place_sum(self, op: Op, owned: set, scatters: dict) -> list[Op] | None:
-        if op.prim is not operator.add or len(op.args) != 2 or op.kwargs or len(op.outs) != 1:
+        if op.prim is not syntax.BINARY["+"] or len(op.args) != 2 or op.kwargs or len(op.outs) != 1:
             return None
         for k in (0, 1):
             acc, part = op.args[k], op.args[1 - k]
@@ -220,8 +227,8 @@ class _Specializer:
             if A.dtype != (runtime._gradient_dtype(X.dtype, G.proto()) if G is not None else
                            np.float64 if X.dtype == np.float64 else None):   # float64 whatever float g is
                 continue
-            item = self.new(operator.getitem, [acc, index], op)
-            total = self.new(operator.add, [item.outs[0], g], op)
+            item = self.new(syntax.SUBSCRIPT, [acc, index], op)
+            total = self.new(syntax.BINARY["+"], [item.outs[0], g], op)
             write = self.new(runtime.setitem, [acc, index, total.outs[0]], op, out=op.outs[0])
             write.in_place = 0                  # acc is this loop's own array, read nowhere else
             owned.add(id(op.outs[0]))
@@ -484,18 +491,18 @@ def _matmul_adjoint(left: bool, dot: bool):
         if left:
             if A.ndim == 2 and B.ndim == 2:
                 t = s.new(getattr, [b, Const("T")], op)
-                return [t, s.new(operator.matmul, [g, t.outs[0]], op, out=out)]
+                return [t, s.new(syntax.BINARY["@"], [g, t.outs[0]], op, out=out)]
             if A.ndim == 2:
                 return [s.new(np.outer, [g, b], op, out=out)]
             if B.ndim == 2:
-                return [s.new(operator.matmul, [b, g], op, out=out)]
-            return [s.new(operator.mul, [g, b], op, out=out)]
+                return [s.new(syntax.BINARY["@"], [b, g], op, out=out)]
+            return [s.new(syntax.BINARY["*"], [g, b], op, out=out)]
         if A.ndim == 2:
             t = s.new(getattr, [a, Const("T")], op)
-            return [t, s.new(operator.matmul, [t.outs[0], g], op, out=out)]
+            return [t, s.new(syntax.BINARY["@"], [t.outs[0], g], op, out=out)]
         if B.ndim == 2:
             return [s.new(np.outer, [a, g], op, out=out)]
-        return [s.new(operator.mul, [g, a], op, out=out)]
+        return [s.new(syntax.BINARY["*"], [g, a], op, out=out)]
     return rule
 
 
@@ -531,7 +538,7 @@ _CONTAINER_PRIMS = {runtime._zeros_like_tree, runtime._scatter, runtime._add, ru
 # better than `range(1, 7)`, and shapes.py knows their values without a constant in the code: Abstract.value)
 _RULES = {
     runtime._shaped_as: _shaped_as,
-    operator.getitem: _constant_item,
+    syntax.SUBSCRIPT: _constant_item,
     runtime._scatter: _scatter,
     runtime._unbroadcast: _unbroadcast,
     runtime._expand: _expand,
@@ -726,12 +733,12 @@ class _Containers:
                 entries[key] = inner
             else:
                 left, right = (self.materialize(x, like.loc, ops) for x in (entries[key], e))
-                made, entries[key] = self.run(operator.add, [left, right], like)
+                made, entries[key] = self.run(syntax.BINARY["+"], [left, right], like)
                 ops.extend(made)
         return _Sparse(a.like, a.items, entries, a.zeros or b.zeros)
 
     def item_of(self, like: Atom, key: Any, op: Op, ops: list[Op]) -> Atom:
-        made, atom = self.run(operator.getitem, [like, Const(key)], op)
+        made, atom = self.run(syntax.SUBSCRIPT, [like, Const(key)], op)
         ops.extend(made)
         return atom
 

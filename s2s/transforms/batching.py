@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import builtins
 import inspect
-import math
-import operator
 from typing import Any, Callable
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis.shapes import infer
 from s2s.analysis.values import Abstract, Items, abstract_of
@@ -160,29 +159,11 @@ def state_of_kind(kind: Any, axes: Any) -> Any:
 
 # ---------------------------------------------------------------- what never produces a NaN or a warning
 
-# a branch made of these alone runs on every example unmasked: finite inputs give finite values and adjoints
-_TOTAL = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos, operator.abs, builtins.abs,
-          operator.matmul, operator.getitem, operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
-          operator.ne, operator.not_, operator.truth, operator.and_, operator.or_, operator.is_, operator.is_not,
-          builtins.max, builtins.min, builtins.float, builtins.int, builtins.bool, builtins.len,
-          np.add, np.subtract, np.multiply, np.negative, np.positive, np.absolute, np.maximum, np.minimum,
-          np.tanh, np.sin, np.cos, np.where, np.sum, np.max, np.min, np.amax, np.amin, np.matmul, np.dot,
-          np.outer, np.inner, np.einsum, np.transpose, np.reshape, np.concatenate, np.stack, np.zeros_like,
-          np.ones_like, np.shape, np.ndim, np.size, np.clip, np.copy, np.asarray, np.array, np.square,
-          np.float64, np.sign, np.greater, np.less, np.equal, np.logical_and, np.logical_or, np.logical_not,
-          math.sin, math.cos, math.tanh, math.fabs,
-          runtime.make_tuple, runtime.make_list, runtime.make_dict, runtime.list_append, runtime.setitem,
-          runtime.push, runtime.pop, runtime.stack_new, runtime.zeros_like, runtime.stop_gradient,
-          runtime._seed, runtime._scatter}
-
-
 def _safe(op: Op) -> bool:
-    try:
-        if op.prim not in _TOTAL:
-            return False
-    except TypeError:
-        return False
-    return not (op.prim in (np.sum, np.max, np.min, np.amax, np.amin) and op.kwargs.get("where") is not None)
+    """A branch made of operations whose records say total runs on every example unmasked: finite inputs give
+    finite values and adjoints (a reduction given where= excepted)."""
+    rec = registry.record(op.prim)
+    return rec.total and not (rec.shape_rule == "reduction" and op.kwargs.get("where") is not None)
 
 
 def masked_inputs(block: Block) -> set[int]:
@@ -214,17 +195,11 @@ def masked_inputs(block: Block) -> set[int]:
 
 
 # elementwise operators that are not declared so (no derivative: comparisons, integer operations)
-_ELEMENTWISE_OPS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.floordiv,
-                    operator.and_, operator.or_, operator.xor, operator.invert, operator.lshift, operator.rshift,
+_ELEMENTWISE_OPS = {syntax.COMPARE["<"], syntax.COMPARE["<="], syntax.COMPARE[">"], syntax.COMPARE[">="], syntax.COMPARE["=="], syntax.COMPARE["!="], syntax.BINARY["//"],
+                    syntax.BINARY["&"], syntax.BINARY["|"], syntax.BINARY["^"], syntax.UNARY["~"], syntax.BINARY["<<"], syntax.BINARY[">>"],
                     runtime._shaped_like}
 
-# what folds when its arguments are known (besides the records' fold=True): the rules' arithmetic on axes
-_FOLD = {isinstance, slice, range, tuple, len, builtins.max, builtins.min, builtins.abs, builtins.int, builtins.bool,
-         builtins.sorted, builtins.list, runtime.make_tuple, np.ndim, np.broadcast_shapes}
-
-# the functions that take a list of arrays: its items made batched alike first
-_JOINS = {np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack, np.dstack, np.array, np.asarray}
-_INDEXING = {operator.getitem, runtime.setitem, runtime._scatter}
+_INDEXING = {syntax.SUBSCRIPT, runtime.setitem, runtime._scatter}
 
 # the helpers of a container's adjoint (derivative code's): batched item by item
 _ADJOINT_TREES = {runtime._add, runtime._zeros_like_tree, runtime._item, runtime._scatter, runtime._fill_tree}
@@ -435,7 +410,7 @@ class _Batcher:
                 item = built[1][k]
             else:
                 key = keys[k] if keys is not None else k
-                item = self.emit(out, operator.getitem, [new, Const(key)], "", loc=loc,
+                item = self.emit(out, syntax.SUBSCRIPT, [new, Const(key)], "", loc=loc,
                                  batched=cur_items is not None and is_batched(cur_items[k]))
             item_fact = fact.items[k] if isinstance(fact, Items) and k < len(fact.items) else None
             c = cur_items[k] if cur_items is not None else None
@@ -581,12 +556,12 @@ class _Batcher:
             return
         if len(op.outs) != 1:
             raise NotBatchable(f"{prim_name(prim)} gives several results", op.loc)
-        if prim in _JOINS and axes and axes[0] is not None and axes[0] is not True:
+        if registry.record(prim).joins and axes and axes[0] is not None and axes[0] is not True:
             args[0], axes[0] = self.uniform(args[0], op.args[0], axes[0], out, op.loc)
         if any(s is not None and s is not True for k, s in enumerate(axes)
-               if not (k == 1 and prim in _INDEXING or k == 0 and prim in _JOINS)):
+               if not (k == 1 and prim in _INDEXING or k == 0 and registry.record(prim).joins)):
             raise NotBatchable(f"{prim_name(prim)} of a container of batched values", op.loc)
-        if prim in (operator.getitem, runtime.setitem) and (isinstance(self.facts.get(id(op.args[0])), Items) or
+        if prim in (syntax.SUBSCRIPT, runtime.setitem) and (isinstance(self.facts.get(id(op.args[0])), Items) or
                                                             isinstance(op.args[0], Const) and
                                                             isinstance(op.args[0].value, (tuple, list, dict))):
             raise NotBatchable("an item of a container chosen by a batched index", op.loc)
@@ -689,7 +664,7 @@ class _Batcher:
         return True
 
     def structural(self, op: Op, axes: list) -> bool:
-        if op.prim in (operator.getitem, runtime.setitem, builtins.len) and axes:
+        if op.prim in (syntax.SUBSCRIPT, runtime.setitem, builtins.len) and axes:
             s = axes[0]
             return s is not None and s is not True
         return False
@@ -710,7 +685,7 @@ class _Batcher:
             for k, (b, d) in enumerate(zip(batched, ndims)):
                 if b and d < top:
                     index = (slice(None),) + (None,) * (top - d)
-                    aligned[k] = self.emit(out, operator.getitem, [args[k], Const(index)],
+                    aligned[k] = self.emit(out, syntax.SUBSCRIPT, [args[k], Const(index)],
                                            args[k].hint if isinstance(args[k], Value) else "", loc=op.loc,
                                            batched=True)
         v = self.emit(out, op.prim, aligned, op.outs[0].hint, {}, op.loc, batched=True,
@@ -727,7 +702,7 @@ class _Batcher:
             else:
                 atom = self.emit(out, np.ndim, [a], "", loc=loc)
                 if b:
-                    atom = self.emit(out, operator.sub, [atom, Const(1)], "", loc=loc)
+                    atom = self.emit(out, syntax.BINARY["-"], [atom, Const(1)], "", loc=loc)
             found = atom if found is None else self.emit(out, builtins.max, [found, atom], "", loc=loc)
         return found
 
@@ -810,13 +785,13 @@ class _Batcher:
         inner = Region(self, size, saved)
         self.region = inner
         try:
-            picked = [self.emit(body, operator.getitem, [a, index], a.hint if isinstance(a, Value) else "",
+            picked = [self.emit(body, syntax.SUBSCRIPT, [a, index], a.hint if isinstance(a, Value) else "",
                                 loc=op.loc) if is_batched(s) else a for a, s in zip(args, axes)]
             kw = {}
             for k, a in kwargs.items():
                 old = op.kwargs[k]
                 s = self.state.get(id(old)) if isinstance(old, Value) else None
-                kw[k] = self.emit(body, operator.getitem, [a, index], "", loc=op.loc) if is_batched(s) else a
+                kw[k] = self.emit(body, syntax.SUBSCRIPT, [a, index], "", loc=op.loc) if is_batched(s) else a
             row = self.emit(body, op.prim, picked, op.outs[0].hint, kw, op.loc)
             appended = self.emit(body, runtime.list_append, [acc, row], "rows", loc=op.loc)
         finally:
@@ -894,7 +869,7 @@ class _Batcher:
             return
         container, index = args[0], args[1]
         s_container, s_index = axes[0], axes[1]
-        if prim is operator.getitem:
+        if prim is syntax.SUBSCRIPT:
             if is_batched(s_index):
                 raise NotBatchable("an item of a container chosen by a batched index", op.loc)
             built = self.built.get(id(container))
@@ -1009,7 +984,7 @@ class _Batcher:
             # masked: the inputs of an example that takes this branch where one does not
             taken = cond if not negate else self.emit(out, np.logical_not, [cond], "c", loc=loc, batched=True)
             first = self.emit(out, np.argmax, [taken], "i", loc=loc)
-            any_taken = self.emit(out, operator.getitem, [taken, first], "", loc=loc)
+            any_taken = self.emit(out, syntax.SUBSCRIPT, [taken, first], "", loc=loc)
             region = Region(self, self.region.size, self.region, _Masked(self, taken, first, loc), tainted)
             made = self.block(block, region)
             # a branch that pushes or pops runs unguarded: its reverse (or forward) sweep must run it too
@@ -1092,7 +1067,7 @@ class _Batcher:
             target = self.runtime_ndim([a_old, b_old], [a, b], [sa is True, sb is True], out, loc)
             c = self.emit(out, _batch_lift(), [cond, target], "c", loc=loc, batched=True)
         elif d > 0:
-            c = self.emit(out, operator.getitem, [cond, Const((slice(None),) + (None,) * d)], "c", loc=loc,
+            c = self.emit(out, syntax.SUBSCRIPT, [cond, Const((slice(None),) + (None,) * d)], "c", loc=loc,
                           batched=True)
         else:
             c = cond
@@ -1107,7 +1082,7 @@ class _Batcher:
         if isinstance(new, Const) and isinstance(new.value, (tuple, list)):
             return [Const(v) for v in new.value]
         keys = state[1] if state[0] == "dict" else range(len(state[1]))
-        return [self.emit(out, operator.getitem, [new, Const(k)], "", loc=loc) for k in keys]
+        return [self.emit(out, syntax.SUBSCRIPT, [new, Const(k)], "", loc=loc) for k in keys]
 
     def placeholders(self, block: Block, loc: Loc | None) -> tuple[list, list] | None:
         """What a branch no example takes yields instead of running: zeros of its results' shapes, or None when
@@ -1254,7 +1229,7 @@ class _Batcher:
                 if is_batched(s) and s is not True:
                     raise NotBatchable("a container carried by a while loop whose trip count differs between "
                                        "examples", loop.loc)
-                picked = self.emit(region.head, operator.getitem, [n, rows.index], n.hint, loc=loop.loc,
+                picked = self.emit(region.head, syntax.SUBSCRIPT, [n, rows.index], n.hint, loc=loop.loc,
                                    batched=True, fact=self.abstract.get(id(n))) if is_batched(s) else n
                 self.bind(c, picked, s if is_batched(s) else None)
             body: list[Stmt] = []
@@ -1318,16 +1293,16 @@ class _Masked:
     def __call__(self, new: Atom, prologue: list) -> Atom:
         b = self.b
         hint = new.hint if isinstance(new, Value) else ""
-        fill = b.emit(prologue, operator.getitem, [new, self.first], "", loc=self.loc)
+        fill = b.emit(prologue, syntax.SUBSCRIPT, [new, self.first], "", loc=self.loc)
         fill = b.emit(prologue, runtime.stop_gradient, [fill], "", loc=self.loc)
         fact = b.abstract.get(id(new))
         ndim = fact.ndim - 1 if isinstance(fact, Abstract) else None
         if ndim is None:
-            target = b.emit(prologue, operator.sub, [b.emit(prologue, np.ndim, [new], "", loc=self.loc), Const(1)],
+            target = b.emit(prologue, syntax.BINARY["-"], [b.emit(prologue, np.ndim, [new], "", loc=self.loc), Const(1)],
                             "", loc=self.loc)
             taken = b.emit(prologue, _batch_lift(), [self.taken, target], "c", loc=self.loc, batched=True)
         elif ndim:
-            taken = b.emit(prologue, operator.getitem, [self.taken, Const((slice(None),) + (None,) * ndim)], "c",
+            taken = b.emit(prologue, syntax.SUBSCRIPT, [self.taken, Const((slice(None),) + (None,) * ndim)], "c",
                            loc=self.loc, batched=True)
         else:
             taken = self.taken
@@ -1343,12 +1318,12 @@ class _ActiveRows:
         saved = batcher.region
         batcher.region = region
         nonzero = batcher.emit(region.head, np.nonzero, [active], "", loc=loc)
-        self.index = batcher.emit(region.head, operator.getitem, [nonzero, Const(0)], "rows", loc=loc)
+        self.index = batcher.emit(region.head, syntax.SUBSCRIPT, [nonzero, Const(0)], "rows", loc=loc)
         batcher.region = saved
 
     def __call__(self, new: Atom, prologue: list) -> Atom:
         fact = self.b.abstract.get(id(new))
-        return self.b.emit(prologue, operator.getitem, [new, self.index], new.hint if isinstance(new, Value) else "",
+        return self.b.emit(prologue, syntax.SUBSCRIPT, [new, self.index], new.hint if isinstance(new, Value) else "",
                            loc=self.loc, batched=True, fact=fact)
 
 
@@ -1366,9 +1341,9 @@ def _as_while(loop: For, namer: Namer) -> While:
         mapping[id(c)] = n
     body = clone_block(loop.body, mapping, lambda v: Value(namer.value(v.hint).name, v.hint))
     step = Value(namer.value(index.hint).name, index.hint)
-    body.stmts.append(Op(operator.add, [index, loop.step], [step], {}, loop.loc))
+    body.stmts.append(Op(syntax.BINARY["+"], [index, loop.step], [step], {}, loop.loc))
     test_value = Value(namer.value("").name)
-    compare = operator.lt if loop.step.value > 0 else operator.gt
+    compare = syntax.COMPARE["<"] if loop.step.value > 0 else syntax.COMPARE[">"]
     test = Block([Op(compare, [index, loop.stop], [test_value], {}, loop.loc)], [test_value])
     last_index = Value(namer.value(index.hint).name, index.hint)
     return While([loop.start] + list(loop.inits), [index] + carried, test, Block(body.stmts, [step] + body.results),
@@ -1504,7 +1479,7 @@ class _Evaluator:
         if folded is not None:
             env[id(op.outs[0])] = folded
             return
-        if op.prim is operator.add and len(args) == 2:      # tuples joined: one tuple of their items
+        if op.prim is syntax.BINARY["+"] and len(args) == 2:      # tuples joined: one tuple of their items
             a, b = self.items(args[0]), self.items(args[1])
             if a is not None and b is not None and isinstance(args[0], (Const, Value)) and not (
                     isinstance(args[0], Const) and isinstance(args[0].value, list)):
@@ -1522,7 +1497,7 @@ class _Evaluator:
             self.b.abstract[id(outs[0])] = infer(new, self.b.full) or _tried(new, self.b.full)
             if op.prim is runtime.make_tuple:
                 self.tuples[id(outs[0])] = list(args)
-            if op.prim is np.shape and len(args) == 1 and not kwargs:      # (the batch size, then known axes)
+            if registry.record(op.prim).size_rule == "shape" and len(args) == 1 and not kwargs:      # (the batch size, then known axes)
                 fact = self.b.full(args[0])
                 if isinstance(fact, Abstract):
                     self.tuples[id(outs[0])] = [self.b.region.size] + [Const(n) for n in fact.shape[1:]]
@@ -1533,28 +1508,26 @@ class _Evaluator:
         if prim is runtime.free_name and args and isinstance(args[0], Const) and args[0].value == "NotImplemented":
             return Const(NotImplemented)        # a rule declining: a loop over the batch
         consts = all(isinstance(a, Const) for a in args) and all(isinstance(a, Const) for a in kwargs.values())
-        try:
-            foldable = prim in _FOLD or registry.record(prim).fold
-        except TypeError:
-            foldable = False
-        if consts and (foldable or prim in (operator.is_, operator.is_not)):
+        rec = registry.record(prim)        # (the rules' arithmetic on axes folds too: axis_fold)
+        foldable = rec.axis_fold or rec.fold
+        if consts and (foldable or prim in (syntax.COMPARE["is"], syntax.COMPARE["is not"])):
             try:
                 return Const(prim(*[a.value for a in args], **{k: a.value for k, a in kwargs.items()}))
             except Exception:           # noqa: BLE001 - what fails when folded fails when it runs: left to it
                 return None
-        if prim in (operator.is_, operator.is_not) and len(args) == 2:
+        if prim in (syntax.COMPARE["is"], syntax.COMPARE["is not"]) and len(args) == 2:
             known = [a for a in args if isinstance(a, Const)]
             other = [a for a in args if isinstance(a, Value)]
             if known and other and known[0].value is None and (
                     id(other[0]) in self.tuples or self.b.full(other[0]) is not None or
                     self.batched.get(id(other[0]), self.b.batched_new.get(id(other[0]), False))):
-                return Const(prim is operator.is_not)       # an array, a number or a tuple: not None
-        if prim is np.ndim and len(args) == 1 and not kwargs:
+                return Const(prim is syntax.COMPARE["is not"])       # an array, a number or a tuple: not None
+        if rec.size_rule == "ndim" and len(args) == 1 and not kwargs:
             fact = self.b.full(args[0])
             if isinstance(fact, Abstract):
                 return Const(fact.ndim)
             self.unknown = True
-        if prim is np.shape and len(args) == 1 and not kwargs:
+        if rec.size_rule == "shape" and len(args) == 1 and not kwargs:
             fact = self.b.full(args[0])
             if isinstance(fact, Abstract):
                 batched = self.batched.get(id(args[0]), self.b.batched_new.get(id(args[0]), False))
@@ -1571,7 +1544,7 @@ class _Evaluator:
                 return Const(False)
             if isinstance(fact, Items):
                 return Const(any(isinstance({"tuple": (), "list": [], "dict": {}}[fact.kind], k) for k in kinds))
-        if prim is operator.getitem and len(args) == 2 and isinstance(args[1], Const):
+        if prim is syntax.SUBSCRIPT and len(args) == 2 and isinstance(args[1], Const):
             items = self.items(args[0])
             if items is not None:
                 key = args[1].value
@@ -1581,7 +1554,7 @@ class _Evaluator:
                     picked = items[key]
                     if all(isinstance(a, Const) for a in picked):
                         return Const(tuple(a.value for a in picked))
-        if prim is operator.add and len(args) == 2:
+        if prim is syntax.BINARY["+"] and len(args) == 2:
             a, b = self.items(args[0]), self.items(args[1])
             if a is not None and b is not None:
                 joined = a + b
@@ -1594,17 +1567,10 @@ class _Evaluator:
         return None
 
 
-_TRIED = {np.swapaxes, np.moveaxis, np.transpose, np.expand_dims, np.einsum, np.outer, np.inner, np.dot,
-          np.matmul, operator.matmul, np.stack, np.concatenate, np.broadcast_to, np.reshape}
-
-
 def _tried(op: Op, full: Callable) -> Any:
     """The abstract value of a shape function's result where the shape rules have none: the function run on
     stand-ins that take no memory (small results only)."""
-    try:
-        if op.prim not in _TRIED:
-            return None
-    except TypeError:
+    if not registry.record(op.prim).shape_by_trial:
         return None
     size = 0
 

@@ -4,10 +4,8 @@ differentiated arguments do not need."""
 from __future__ import annotations
 
 import inspect
-import operator
 from typing import Any
 
-import numpy as np
 
 from s2s import runtime
 from s2s.errors import NoDerivativeRule
@@ -84,35 +82,24 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
                             hint=f"register one with {how}, or add it to {family}")
 
 
-# functions whose adjoint is zero where a branch is not taken (or a side loses)
-MASKING = {np.where, np.maximum, np.minimum, np.fmax, np.fmin, np.clip, np.absolute, np.fabs, abs,
-            operator.abs, max, min}
-
 # elementwise functions whose local derivative is infinite (or NaN) at finite arguments: sqrt and the logarithms
 # at 0, a power below 1 at 0 (and its exponent's derivative, log(0)), a quotient by 0, arcsin at 1... An adjoint
 # (or tangent) exactly zero there, as where the value is discarded (`np.tril(np.sqrt(d ** 2), -1)` drops the
 # diagonal, d zero on it), must contribute zero, not 0 * inf = NaN: each of their contributions to an array goes
 # through runtime._masked, which tests for non-finite values only (scalar code raises ZeroDivisionError instead)
 def singular(op: Any) -> bool:
-    """Whether op is a call of a SINGULAR function whose derivative can be infinite here: not `x ** 2` (a constant
+    """Whether op is a call of a singular function (its record's `singular`) whose derivative can be infinite here: not `x ** 2` (a constant
     exponent of at least 1) nor `x / 2.0` (a constant denominator other than 0)."""
-    prim = op.prim
-    if prim not in SINGULAR:
+    singular = registry.record(op.prim).singular      # (rules/record.py)
+    if singular is None:
         return False
-    if prim in _POWERS and len(op.args) == 2 and isinstance(op.args[1], Const) and isinstance(
+    if singular == "power" and len(op.args) == 2 and isinstance(op.args[1], Const) and isinstance(
             op.args[1].value, (int, float)) and (op.args[1].value >= 1 or op.args[1].value == 0):
         return False
-    if prim in _QUOTIENTS and len(op.args) == 2 and isinstance(op.args[1], Const) and isinstance(
+    if singular == "quotient" and len(op.args) == 2 and isinstance(op.args[1], Const) and isinstance(
             op.args[1].value, (int, float)) and op.args[1].value != 0:
         return False
     return True
-
-
-SINGULAR = {np.sqrt, np.cbrt, np.log, np.log2, np.log10, np.log1p, np.power, np.float_power, operator.pow, pow,
-            np.divide, np.true_divide, operator.truediv, np.reciprocal, np.arcsin, np.arccos, np.arctanh,
-            np.arccosh, np.tan, np.hypot, np.arctan2}
-_POWERS = {np.power, np.float_power, operator.pow, pow}
-_QUOTIENTS = {np.divide, np.true_divide, operator.truediv}
 
 
 # (rule, the arguments differentiated, the registry's sizes) -> (how many statements the rule's straight-line copy

@@ -17,9 +17,9 @@ of rules/python_operators.py (`_scatter`, `_written`, `_overwritten`).
 """
 from __future__ import annotations
 
-import operator
 from typing import Any
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis.values import is_container
 from s2s.ir.core import Atom, Block, Const, For, If, Op, Stmt, Value, While, substitute, uses_in, walk
@@ -48,7 +48,7 @@ def basic_index(index: Atom, kinds: dict[int, Any], defining: dict[int, Op]) -> 
 
 def handles(rev: Any, op: Op) -> bool:
     """Whether op is an element read or write of an array that this module reverses."""
-    if op.kwargs or op.prim not in (operator.getitem, runtime.setitem):
+    if op.kwargs or op.prim not in (syntax.SUBSCRIPT, runtime.setitem):
         return False
     container = op.args[0]
     if not isinstance(container, Value) or rev.kinds.get(id(container)) != "array":
@@ -58,7 +58,7 @@ def handles(rev: Any, op: Op) -> bool:
 
 def reverse(rev: Any, op: Op, g: Atom, needed: list[int], out: list[Stmt]) -> None:
     """Append the adjoint statements of an element read or write (see handles) to out."""
-    if op.prim is operator.getitem:
+    if op.prim is syntax.SUBSCRIPT:
         x, index = op.args
         current = rev.adj.get(id(x))
         if current is None:         # the first contribution: zeros with g in place (one array, as a rule would)
@@ -72,7 +72,7 @@ def reverse(rev: Any, op: Op, g: Atom, needed: list[int], out: list[Stmt]) -> No
     container, index, value = op.args
     if 2 in needed:
         taken = rev.fresh(adjoint_hint(value))
-        out.append(Op(operator.getitem, [g, index], [taken], loc=op.loc))
+        out.append(Op(syntax.SUBSCRIPT, [g, index], [taken], loc=op.loc))
         written = rev.fresh(adjoint_hint(value))
         out.append(Op(runtime._unbroadcast, [taken, value], [written], loc=op.loc))
         rev.accumulate(value, written, out, op.loc)
@@ -85,9 +85,9 @@ def reverse(rev: Any, op: Op, g: Atom, needed: list[int], out: list[Stmt]) -> No
 def add_at(rev: Any, current: Atom, index: Atom, g: Atom, hint: str, out: list[Stmt], loc: Any) -> Value:
     """`current` with g added at a basic index: `t = current[index] + g; current[index] = t`, as values."""
     item = rev.fresh("")            # temporaries: the emitter may write `dx[j] = dx[j] + g` on one line
-    out.append(Op(operator.getitem, [current, index], [item], loc=loc))
+    out.append(Op(syntax.SUBSCRIPT, [current, index], [item], loc=loc))
     total = rev.fresh("")
-    out.append(Op(operator.add, [item, g], [total], loc=loc))
+    out.append(Op(syntax.BINARY["+"], [item, g], [total], loc=loc))
     result = rev.fresh(hint)
     out.append(Op(runtime.setitem, [current, index, total], [result], loc=loc))
     return result
@@ -95,7 +95,7 @@ def add_at(rev: Any, current: Atom, index: Atom, g: Atom, hint: str, out: list[S
 
 # ---------------------------------------------------------------- indices computed again in the reverse sweep
 
-_CHEAP = {operator.add, operator.sub, operator.mul, operator.neg, operator.floordiv, operator.mod}
+_CHEAP = {syntax.BINARY["+"], syntax.BINARY["-"], syntax.BINARY["*"], syntax.UNARY["-"], syntax.BINARY["//"], syntax.BINARY["%"]}
 
 
 def recompute(rev: Any, forward: Block, header: list[Value], needed: dict[int, Value], index: dict[int, Atom],
@@ -128,7 +128,7 @@ def recompute(rev: Any, forward: Block, header: list[Value], needed: dict[int, V
             (op.prim in _CHEAP and all(numbers(x) for x in op.args) and rev.kinds.get(id(a)) == "scalar") or
             (op.prim in (runtime.make_tuple, slice) and all(numbers(x) or isinstance(x, Const) and x.value is None
                                                             for x in op.args)) or
-            (op.prim is operator.getitem and len(op.args) == 2 and isinstance(op.args[0], Value)   # x[i] again,
+            (op.prim is syntax.SUBSCRIPT and len(op.args) == 2 and isinstance(op.args[0], Value)   # x[i] again,
              and rev.kinds.get(id(op.args[0])) == "array" and id(op.args[0]) not in defined)) # x from outside
             and all(cheap(x, depth + 1) for x in op.args))
         chosen[id(a)] = ok
@@ -189,7 +189,7 @@ def restore_overwritten(rev: Any, loop: Any, body: list[Stmt], inits: list[Atom]
             index = write.args[1]
             old = rev.fresh(c.hint)
             forward.stmts.insert(next(p for p, s in enumerate(forward.stmts) if s is write),
-                                 Op(operator.getitem, [versions[k - 1], index], [old], loc=write.loc))
+                                 Op(syntax.SUBSCRIPT, [versions[k - 1], index], [old], loc=write.loc))
             restored = rev.fresh(c.hint)
             restores.append((positions[k], Op(runtime.setitem, [current, index, old], [restored], loc=write.loc)))
             mapping[id(versions[k - 1])] = restored

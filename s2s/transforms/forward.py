@@ -45,7 +45,7 @@ from s2s.ir.core import (
 from s2s.ir.naming import Namer, tangent_hint
 from s2s.rules import registry
 from s2s.transforms import recursion
-from s2s.transforms.common import (MASKING, UNDIFFERENTIATED_KEYWORDS, inner_object, keyword_position, missing_rule,
+from s2s.transforms.common import (UNDIFFERENTIATED_KEYWORDS, inner_object, keyword_position, missing_rule,
                                    rule_dead_code, singular)
 from s2s.transforms.rule_copies import copy_rule
 from s2s.transforms.rule_inline import with_keywords
@@ -176,7 +176,7 @@ class _Forward:
                 masked = self.fresh(tangent_hint(ans))
                 out.append(Op(runtime._masked, [contribution, t], [masked], loc=op.loc))
                 contribution = masked
-            if isinstance(contribution, Value) and (prim in MASKING or (elementwise and id(t) in self.masked)):
+            if isinstance(contribution, Value) and (registry.record(prim).masking or (elementwise and id(t) in self.masked)):
                 self.masked.add(id(contribution))
             lazy = elementwise and not self.is_scalar(ans)
             all_lazy &= lazy

@@ -19,11 +19,11 @@ Control flow is transformed, not unrolled:
 """
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
 
+from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis import complex_values
 from s2s.analysis.activity import active_values, value_kinds
@@ -55,7 +55,7 @@ from s2s.ir.naming import TRIP_COUNT, Namer, adjoint_hint, stack_hint
 from s2s.rules import registry
 from s2s.transforms import elements, recursion
 from s2s.transforms.checkpoint import reverse_loop as reverse_checkpointed
-from s2s.transforms.common import (MASKING, UNDIFFERENTIATED_KEYWORDS, inner_object, keyword_position, missing_rule,
+from s2s.transforms.common import (UNDIFFERENTIATED_KEYWORDS, inner_object, keyword_position, missing_rule,
                                    rule_dead_code)
 from s2s.transforms.common import singular as singular_at
 from s2s.transforms.rule_copies import copy_rule
@@ -180,7 +180,7 @@ class _Reverse:
         lazy_current = current.__class__ is Value and id(current) in lazy
         lazy_contribution = contribution.__class__ is Value and id(contribution) in lazy
         if self.kinds.get(id(v)) in NUMERIC:
-            out.append(Op(operator.add, [current, contribution], [total], loc=loc,
+            out.append(Op(syntax.BINARY["+"], [current, contribution], [total], loc=loc,
                           same_shape=not lazy_current and not lazy_contribution))
         else:             # the adjoints of a container add up entry by entry
             out.append(Op(runtime._add, [current, contribution], [total], loc=loc))
@@ -260,7 +260,7 @@ class _Reverse:
         elementwise = registry.is_elementwise(prim)
         if not elementwise:
             g = self.full(g, op.outs[0], out, op.loc)
-        if (prim is operator.getitem or prim is runtime.setitem) and elements.handles(self, op):
+        if (prim is syntax.SUBSCRIPT or prim is runtime.setitem) and elements.handles(self, op):
             return elements.reverse(self, op, g, needed, out)   # x[i], out[i] = v on an array: O(1) (elements.py)
         if prim is runtime.make_tuple or prim is runtime.make_list or prim is runtime.make_dict:
             # the variadic primitives: an item's adjoint is the container adjoint's item
@@ -290,7 +290,7 @@ class _Reverse:
         if last + 1 > len(results):
             results = results + [None] * (last + 1 - len(results))       # arguments without adjoint
         for i in needed:
-            if results[i] is None and i == 1 and prim in (runtime.setitem, operator.getitem):
+            if results[i] is None and i == 1 and prim in (runtime.setitem, syntax.SUBSCRIPT):
                 continue        # an index or key (`k, v` unpacked from d.items() carries d's activity) has none
             if results[i] is None:
                 # no adjoint for a value that carries one: a zero only where the rule declares it
@@ -301,7 +301,7 @@ class _Reverse:
                                f"which its rule does not differentiate", op.loc,
                                hint="stop_gradient(...) it if that is meant, or register a rule that gives it "
                                     "an adjoint")
-        if prim in (runtime.setitem, operator.getitem) and 1 in needed and results[1] is None:
+        if prim in (runtime.setitem, syntax.SUBSCRIPT) and 1 in needed and results[1] is None:
             needed = [i for i in needed if i != 1]          # the index, skipped above
         keep = [results[i] for i in needed]
         rule_block = Block(stmts, keep)
@@ -309,7 +309,7 @@ class _Reverse:
         out.extend(rule_block.stmts)
         masked, kinds = self.masked, self.kinds
         lazy_results = (elementwise and self.is_lazy(g)) or spreads
-        masking = prim in MASKING
+        masking = registry.record(prim).masking
         singular = elementwise and g.__class__ is Value and singular_at(op) and not self.is_scalar(op.outs[0])
         inputs = None
         for i in needed:
@@ -472,7 +472,7 @@ class _Reverse:
         total = self.fresh(TRIP_COUNT)
         stmt.inits.append(Const(0))
         stmt.carried.append(count)
-        stmt.body.stmts.append(Op(operator.add, [count, Const(1)], [following], loc=stmt.loc))
+        stmt.body.stmts.append(Op(syntax.BINARY["+"], [count, Const(1)], [following], loc=stmt.loc))
         stmt.body.results.append(following)
         stmt.outs.append(total)
         return total
