@@ -3,10 +3,21 @@ import linecache
 import os
 import math
 import operator
+import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+# The suite's folders mirror s2s's stages (tests/frontend, tests/ir, ... tests/programs). Each is on the path, after
+# everything else, so that a test module imports the suite's helpers by name wherever it sits (`from conftest
+# import central`, `import fuzz_programs`, `import golden_cases`, `import test_rules` for its DOMAINS), as when they
+# all sat in tests/; pytest's default import mode already asks every test file's name to be unique.
+TESTS = Path(__file__).resolve().parent
+for _folder in sorted({path.parent for path in TESTS.rglob("*.py")}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 os.environ["S2S_VERIFY"] = "1"          # the IR verifier runs after every pass, in every test
 os.environ.setdefault("S2S_CHECK", "1")  # the checking mode: every derivative's first call is checked against f

@@ -633,7 +633,7 @@ def test_the_readme_feature_table_counts_each_family_from_the_registry():
     import os
     import re
     from s2s.testing import rule_table
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md"), encoding="utf-8").read()
     table = readme.split("## What is supported", 1)[1].split("\n## ", 1)[0]
     counts: dict = {}
     for name, module, modes in rule_table():

@@ -10,7 +10,7 @@ import s2s
 from s2s.rules import registry
 from s2s.cli import main
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SCRIPT = os.path.join(ROOT, "scripts", "rule_catalogue.py")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import random
-import sys
 from pathlib import Path
 
 import astor
@@ -21,10 +20,9 @@ from hypothesis import strategies as strategies
 import s2s
 from s2s.emit import source_text as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fuzz_programs  # noqa: E402
+import fuzz_programs  # tests/programs: conftest puts the suite's folders on the path
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 _BINARY = [(ast.Add, " + ", 47), (ast.Sub, " - ", 47), (ast.Mult, " * ", 49), (ast.Div, " / ", 49),
            (ast.FloorDiv, " // ", 49), (ast.Mod, " % ", 49), (ast.Pow, " ** ", 55), (ast.MatMult, " @ ", 49),

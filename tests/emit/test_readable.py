@@ -15,8 +15,8 @@ import s2s
 import test_control_flow as cf
 import test_programs as programs
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = Path(__file__).resolve().parent / "golden"
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(ROOT / "examples"))
 import euler_ode  # noqa: E402
 import logistic_regression  # noqa: E402

@@ -11,7 +11,7 @@ from conftest import code
 import test_control_flow as cf
 import test_straight_line as sl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import euler_ode  # noqa: E402
 import logistic_regression  # noqa: E402
 import mlp  # noqa: E402

@@ -17,7 +17,7 @@ import s2s  # noqa: E402
 from s2s.errors import S2SError  # noqa: E402
 from s2s.driver.foreign import ForeignArrayError  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 import logistic_regression  # noqa: E402
 import mlp  # noqa: E402

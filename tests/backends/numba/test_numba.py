@@ -372,7 +372,7 @@ def test_a_return_inside_a_loop_is_refused_at_the_loop_with_a_rewrite():
 
 # ---------------------------------------------------------------- differentiating @njit functions
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "examples"))
 from numba_ode import adaptive_heun  # noqa: E402  (an @njit integrator whose while loop stops on a tolerance)
 
 
@@ -445,7 +445,7 @@ def test_unknown_backend_and_missing_numba(monkeypatch):
 @pytest.mark.slow
 def test_the_example_agrees_with_central_differences():
     import subprocess
-    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "numba_ode.py")
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "examples", "numba_ode.py")
     out = subprocess.run([sys.executable, example], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines()[1:3]:
         ours, differences = float(line.split("=")[1].split()[0]), float(line.split("differences")[1])

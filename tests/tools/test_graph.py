@@ -11,7 +11,7 @@ import s2s
 from s2s.cli import load_function, main
 from s2s.tools.graph import Graph, GraphvizUnavailable
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 HAVE_DOT = shutil.which("dot") is not None
 NEEDS_DOT = pytest.mark.skipif(not HAVE_DOT, reason="Graphviz's `dot` program is not installed "
                                                     "(apt-get install graphviz)")

@@ -12,7 +12,7 @@ import s2s
 import sys
 import os
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples"))
 import logistic_regression  # noqa: E402
 import mlp  # noqa: E402
 
