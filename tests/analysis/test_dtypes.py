@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import s2s
+from conftest import agrees
 
 X = 1.7
 
@@ -169,3 +170,44 @@ def test_the_adjoint_of_a_reduction_of_a_python_float_stays_float64():
     assert s2s.grad(sum_of_squares_over_dict, mode="reverse")({"a": v})["a"] == pytest.approx(2 * v, rel=1e-15)
     assert s2s.grad(sum_of_squares_over_list, mode="reverse")([v, 0.3])[0] == pytest.approx(2 * v, rel=1e-15)
 
+
+MODES = ["reverse", "forward"]
+
+
+def casts(x):
+    return np.sum(x.astype(int) * x) + np.sum(np.asarray(x, dtype=bool) * x) + np.sum(np.array(x, dtype=np.int64))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_cast_to_integers_or_booleans_carries_no_derivative(mode):
+    """Outside round 1 (the first outside tester's programs, written in their own style)."""
+    x = np.array([0.3, 1.7, 2.5])
+    got = s2s.grad(casts, mode=mode)(x)
+    np.testing.assert_allclose(got, [0.0 + 1, 1.0 + 1, 2.0 + 1])
+
+
+def into_an_integer_buffer(x):
+    out = np.zeros(3, dtype=int)
+    out[0] = x[0] * 10
+    flags = np.zeros(2, dtype=bool)
+    for k in range(2):
+        flags[k] = x[k] > 0.5
+    floats = np.zeros(3)
+    floats[1] = x[1] * 10
+    return np.sum(out * x) + np.sum(flags * x[:2]) + np.sum(floats * x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_float_written_into_an_integer_array_carries_no_derivative(mode):
+    """Outside round 1 (the first outside tester's programs, written in their own style)."""
+    x = np.array([0.31, 1.7, 2.2])
+    got = agrees(into_an_integer_buffer, (x,), mode=mode)
+    np.testing.assert_allclose(got, [3.0, 1.0 + 20 * 1.7, 0.0])
+
+
+def test_a_float_written_into_an_integer_array_second_order():
+    """Outside round 1 (the first outside tester's programs, written in their own style)."""
+    h = s2s.hessian(into_an_integer_buffer)(np.array([0.31, 1.7, 2.2]))
+    expected = np.zeros((3, 3))
+    expected[1, 1] = 20.0
+    np.testing.assert_allclose(h, expected)

@@ -264,3 +264,48 @@ def test_without_specialization_no_check():
     assert "_global_array" not in text
     g = s2s.grad(heat_global, mode="reverse", optimize=False)
     assert g(0.1) == pytest.approx(central(heat_global, 0.1), rel=1e-6)
+
+
+W = np.array([0.5, -1.0, 2.0, 0.7])
+
+
+_rng = np.random.default_rng(0)
+
+
+FROZEN = [(_rng.standard_normal((3, 4)), _rng.standard_normal(4)), (_rng.standard_normal((4, 2)), _rng.standard_normal(2))]
+
+
+class Rows:
+    reads = 0
+
+    def __init__(self, X):
+        self.X = X
+
+    def __len__(self):
+        return len(self.X)
+
+    def __getitem__(self, i):
+        Rows.reads += 1
+        return self.X[i]
+
+
+ROWS = Rows(_rng.standard_normal((500, 3)))
+
+
+def saliency(x):
+    h = x
+    for W, b in FROZEN:
+        h = np.tanh(h @ W + b)
+    return np.sum(h) + np.sum(np.tanh(ROWS[0] @ x[:, None] * 0.1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_ragged_global_list_and_a_dataset_object_are_read_as_the_code_reads_them(mode):
+    """Outside round 5, K26: a module-level container the function reads may be ragged (a frozen list of (W, b) layers)
+    or an object read item by item (a dataset): s2s looks at what it holds without making an array of it (a ValueError)
+    and without reading every item through __getitem__."""
+    x = np.array([0.3, -0.2, 0.8])
+    Rows.reads = 0
+    got = s2s.grad(saliency, mode=mode)(x)
+    np.testing.assert_allclose(got, central(saliency, x), rtol=1e-6, atol=1e-9)
+    assert Rows.reads < 50              # the function's own reads (each sweep, the checking mode), not 500

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import s2s
-from conftest import central
+from conftest import central, agrees
 
 
 def spring_chain(x):
@@ -68,3 +68,69 @@ def test_a_size_a_loop_changes_is_not_a_constant():
     # w = np.zeros(n) with n = len(v), v doubled each iteration: its shape is unknown, never (2,)
     text = s2s.source(grows, np.ones(2)).split("_grad(", 1)[1]
     assert "_expand(dw, w)" in text
+
+
+MODES = ["reverse", "forward"]
+
+
+def scaled_columns(w, X):
+    n = X.shape[1]
+    scales = np.array([1.0] * n)
+    signs = np.array((1.0, -1.0) * (n // 2) + (1.0,) * (n % 2))
+    grid = np.zeros(X.shape + (2,))
+    return np.sum((X * scales) @ w) + np.sum(signs * w) + np.sum(grid) * np.sum(w) + X.size * w[0] + X.ndim * w[1]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_integers_from_shape_size_and_ndim_repeat_and_join_sequences(mode):
+    """Outside round 1 (the first outside tester's programs, written in their own style)."""
+    w, X = np.array([1.0, 2.0, 3.0]), np.ones((2, 3))
+    assert s2s.value_and_grad(scaled_columns)(w, X)[0] == pytest.approx(scaled_columns(w, X))
+    np.testing.assert_allclose(agrees(scaled_columns, (w, X), mode=mode), [2 + 1 + 6, 2 - 1 + 2, 2 + 1])
+
+
+def squares_into_empty(u, alpha):
+    n = u.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = alpha * u[i] * u[i]
+    s = 0.0
+    for i in range(n):
+        s += out[i]
+    return s
+
+
+def grid_from_len(u):
+    n = len(u)
+    grid = np.zeros((n - 1, 2))
+    for i in range(n - 1):
+        grid[i, 0] = u[i + 1] - u[i]
+        grid[i, 1] = u[i] * u[i + 1]
+    return np.sum(grid ** 2)
+
+
+def weighted_by_arange(x):
+    w = np.arange(x.size) + 1.0
+    acc = np.full(x.size, 0.5)
+    for i in range(x.size):
+        acc[i] = acc[i] + w[i] * x[i] ** 2
+    return np.sum(np.sin(acc)) + np.sum(np.linspace(0.0, 1.0, x.shape[0]) * x)
+
+
+@pytest.mark.parametrize("fn, wrt", [(squares_into_empty, (0, 1)), (grid_from_len, 0), (weighted_by_arange, 0)])
+def test_arrays_sized_by_the_shapes_are_written_in_place(fn, wrt):
+    """Outside round 5, H8: arrays made with sizes the shapes decide (np.empty(n) with n = u.shape[0]) have a known
+    shape, so an element loop over them accumulates in place (it copied the whole adjoint array every iteration:
+    O(n^2))."""
+    u = np.linspace(-0.7, 1.3, 9)
+    args = (u, 0.3) if fn is squares_into_empty else (u,)
+    source = s2s.source(fn, *args, wrt=wrt, mode="reverse")
+    assert "setitem(" not in source and "_unbroadcast(" not in source and "_scatter(" not in source
+    for mode in MODES:
+        got = s2s.grad(fn, wrt=wrt, mode=mode)(*args)
+        got = got[0] if isinstance(wrt, tuple) else got
+        np.testing.assert_allclose(got, central(lambda v: fn(v, *args[1:]), u), rtol=1e-6, atol=1e-9)
+    for n in (4, 12):                   # another length: made anew, and right
+        v = np.linspace(0.1, 0.9, n)
+        got = s2s.grad(fn, wrt=0)(v, *args[1:])
+        np.testing.assert_allclose(got, central(lambda w: fn(w, *args[1:]), v), rtol=1e-6, atol=1e-9)

@@ -8,6 +8,7 @@ import pytest
 
 import s2s
 from s2s.testing.gradcheck import numerical_gradient
+from conftest import agrees
 
 
 def scaled(k):
@@ -84,3 +85,28 @@ def test_a_wrapper_without_functools_wraps_is_refused():
     doubled = plain(np.sin)
     with pytest.raises(s2s.S2SError, match="star-arguments"):
         s2s.grad(doubled)
+
+
+MODES = ["reverse", "forward"]
+
+
+def twice(fn):
+    @functools.wraps(fn)
+    def wrapper(*a, **k):
+        return 2.0 * fn(*a, **k)
+    return wrapper
+
+
+@twice
+def doubled_square(x):
+    return x ** 2
+
+
+def calls_decorated(x):
+    return doubled_square(x) + 1.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_decorated_helper(mode):
+    """Outside round 1 (the first outside tester's programs, written in their own style)."""
+    assert agrees(calls_decorated, (1.5,), mode=mode) == pytest.approx(6.0)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import s2s
-from conftest import code
+from conftest import code, central
 from s2s.analysis.values import kind_of
 from s2s.api import Options, derivative_ir
 from s2s.ir.core import verify
@@ -355,3 +355,63 @@ def test_dead_code_in_one_scan_is_the_fixpoint_of_rescanning(fn, args, wrt):
         _dead_code_by_rescanning(rescanned.body, list(rescanned.body.results))
         assert format_function(once) == format_function(rescanned)
         assert len(format_function(once)) <= len(format_function(raw))
+
+
+MODES = ["reverse", "forward"]
+
+
+def int_array_times_one(x):
+    w = np.arange(3) * 1.0
+    w[0] = x
+    v = np.arange(3) / 1
+    v[1] = x
+    return np.sum(w * w) + np.sum(v * v)
+
+
+def smoothing_weighted_by_position(u, k):
+    u = u.copy()
+    for t in range(2):
+        for i in range(1, u.size - 1):
+            u[i] = 0.5 * (u[i - 1] + u[i + 1])
+    return np.sum(u * np.arange(len(u)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("check", [False, True])
+def test_an_identity_with_a_float_keeps_an_integer_array_a_float_array(mode, check):
+    """Outside round 5, found while fixing H8: `x * 1.0` is x only for a float x (`np.arange(3) * 1.0` is a float
+    array), also when the 1.0 is an adjoint the shapes made a number (the gradient was an int array, its writes
+    truncated)."""
+    assert s2s.grad(int_array_times_one, mode=mode, check=check)(0.7) == pytest.approx(4 * 0.7)
+    u = np.array([-0.293, 0.173, 0.612, -0.586, 0.542, 0.178])
+    got = s2s.grad(smoothing_weighted_by_position, mode=mode, check=check)(u, 0.3)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, central(lambda v: smoothing_weighted_by_position(v, 0.3), u), rtol=1e-6)
+
+
+def horner_carried(x, coefficients):
+    y = 0.0
+    for c in coefficients:
+        y = y * x + c
+    return y
+
+
+def int_start_carried(x):
+    s = np.arange(3)
+    for i in range(2):
+        s = s * 1.0
+        s[i] = x * (i + 1)
+    return np.sum(s * s)
+
+
+def test_an_identity_with_a_float_on_a_loop_carried_value():
+    """Outside round 5: a helper's write into an array or list the caller holds, in a loop that does not carry the
+    caller's variable (a closure appending to the enclosing function's list): refused, never lost; outside a loop,
+    followed."""
+    # y starts as 0.0 and every iteration leaves a float: `1.0 * y` is y (Horner's tangent); s starts as an
+    # integer array: `s * 1.0` stays, or s[i] = x would truncate
+    source = code(s2s.source(horner_carried, 0.9, [0.5, -1.0, 2.0]))
+    assert "1.0 *" not in source
+    assert s2s.grad(horner_carried)(0.9, [0.5, -1.0, 2.0]) == pytest.approx(2 * 0.5 * 0.9 - 1.0)
+    for mode in MODES:
+        assert s2s.grad(int_start_carried, mode=mode, check=False)(0.7) == pytest.approx(2 * 0.7 + 8 * 0.7)

@@ -21,7 +21,7 @@ f's own and the derivative must match central differences. A program s2s refuses
 "refused"; `ReadingMismatch` (the checking mode saw another value) and a mismatch are "wrong"; any other
 exception is a "crash".
 
-`python tests/fuzz_programs.py -n 10000 -j 2` runs a batch and prints the counts per category and mode;
+`python tests/programs/fuzz_programs.py -n 10000 -j 2` runs a batch and prints the counts per category and mode;
 `--show SEED --category C` prints one program; `--reduce` shrinks each failure class to a small program.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A fuzzer of programs: random small functions with branches, loops, break/continue, helper functions
 and NumPy broadcasting; reverse mode, forward mode and central differences must agree on each.
 
-CI runs a bounded number of examples; `pytest tests/test_fuzz.py --fuzz-examples=2000` (or the
+CI runs a bounded number of examples; `pytest tests/programs/test_fuzz.py --fuzz-examples=2000` (or the
 environment variable S2S_FUZZ_EXAMPLES) runs more. Every program it ever failed on is kept in
 REGRESSIONS below and checked on every run.
 """
@@ -191,7 +191,7 @@ def test_regression(source, arrays, seed):
 
 
 # ---------------------------------------------------------------- programs as users write them (issue 12)
-# tests/fuzz_programs.py generates them: containers (concatenation, repetition, slicing, lists of tuples,
+# tests/programs/fuzz_programs.py generates them: containers (concatenation, repetition, slicing, lists of tuples,
 # containers as arguments and helper results, np.sum of lists), containers of arrays (layers, RNN steps),
 # element loops over arrays (stencils, recurrences, swaps, row updates, views), helpers (shared local names,
 # functools.wraps, calls of s2s derivatives) and names that look like generated ones. Each program is checked
@@ -206,7 +206,7 @@ import fuzz_programs as fp  # noqa: E402  (tests/ is on the path, as for conftes
 def test_user_style_programs(category, examples):
     """examples // 4 programs in all (each is compiled in five modes), split over the categories:
     50 by default, 2,500 with --fuzz-examples=10000 (or S2S_FUZZ_EXAMPLES). Batches of thousands with the
-    counts per category and mode: `python tests/fuzz_programs.py -n 1700 -j 2`."""
+    counts per category and mode: `python tests/programs/fuzz_programs.py -n 1700 -j 2`."""
     count = max(1, examples // (4 * len(fp.CATEGORIES)))
     checked, failures = 0, []
     for seed in range(count):
@@ -355,7 +355,7 @@ def test_unrolled_loops_over_tuples_keep_the_values_they_map_alive():
     """F21 (session 3): s2s/passes/unroll.py keyed its map from a dropped loop's results to their unrolled values by id()
     while nothing held the dropped loop, so a value made later could reuse an id and be replaced (InvalidIR in
     optimized modes). The fuzzer's program, as it found it; the same in a fresh process:
-    `python tests/fuzz_programs.py -n 1 --start 70062 --category helpers`."""
+    `python tests/programs/fuzz_programs.py -n 1 --start 70062 --category helpers`."""
     program = fp.generate("helpers", 70062)
     outcomes = fp.run_program(program)
     assert outcomes is not None

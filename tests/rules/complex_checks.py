@@ -1,4 +1,4 @@
-"""Checks of derivatives with complex numbers (tests/test_complex.py, tests/test_fft.py).
+"""Checks of derivatives with complex numbers (tests/rules/test_complex.py, tests/rules/test_fft.py).
 
 The convention (autograd's): the gradient of a real f(z), z = x + iy, is df/dx - i df/dy; of a complex-valued f,
 the gradient of its real part (for a holomorphic f: f'(z)). The references are central differences taken on the

@@ -1,7 +1,7 @@
 """Complex numbers, autograd's convention: the gradient of a real f(z) is df/dx - i df/dy (a holomorphic f: f'(z)).
 
 Each function is checked in reverse mode, forward mode and second order (forward over reverse) against central
-differences taken on the real and imaginary parts separately (tests/complex_checks.py), and against autograd
+differences taken on the real and imaginary parts separately (tests/rules/complex_checks.py), and against autograd
 where it is installed. The fence: what s2s does not model exactly for complex values is refused.
 """
 import numpy as np

@@ -1,7 +1,7 @@
 """numpy.fft: the 12 transforms with their n / s, axis / axes and norm arguments, real and complex arguments.
 
 A real loss of each transform's result is checked in reverse mode, forward mode and second order against
-central differences on the real and imaginary parts (tests/complex_checks.py), and against autograd where it is
+central differences on the real and imaginary parts (tests/rules/complex_checks.py), and against autograd where it is
 installed. The default run takes a spread of the cases; `-m slow` runs the whole grid.
 """
 
@@ -10,6 +10,7 @@ import pytest
 
 import s2s
 from complex_checks import check, define
+from conftest import agrees
 
 rng = np.random.default_rng(1)
 X2 = rng.standard_normal((4, 6))
@@ -129,3 +130,23 @@ def test_against_autograd(case):
     x = ARRAYS[a]
     np.testing.assert_allclose(s2s.grad(_function(fn, kw))(x), autograd.grad(_function(fn, kw, "anp"))(x),
                                rtol=1e-9, atol=1e-10)
+
+
+MODES = ["reverse", "forward"]
+
+
+def hermitian_signal(x):
+    return np.sum(np.fft.hfft(x) ** 2) + np.sum(np.fft.hfft(x, 5, norm="ortho") * np.arange(5.0))
+
+
+def hermitian_spectrum(x):
+    return np.sum(np.abs(np.fft.ihfft(x)) ** 2) + np.sum(np.real(np.fft.ihfft(x, norm="forward")) ** 3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f, x", [(hermitian_signal, np.array([1.0, 2.0, -0.5])),
+                                  (hermitian_spectrum, np.array([1.0, 2.0, 3.0, -4.0, 0.5]))])
+def test_hfft_and_ihfft(f, x, mode):
+    """Outside round 2, reasonable code that was refused."""
+    assert s2s.value_and_grad(f)(x)[0] == pytest.approx(f(x))
+    agrees(f, (x,), mode=mode, rtol=1e-5)

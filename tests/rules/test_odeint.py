@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import s2s
+from s2s.testing.gradcheck import numerical_gradient
 
 scipy_integrate = pytest.importorskip("scipy.integrate", reason="odeint's rule is registered when SciPy is installed")
 odeint = scipy_integrate.odeint
@@ -195,3 +196,54 @@ def test_a_nested_function_closing_over_an_active_value_gets_it_through_args():
     expected = -np.sum(TIMES * np.exp(-0.5 * TIMES))          # y = exp(-k t)
     for mode in ("reverse", "forward"):
         assert s2s.grad(f, wrt=1, mode=mode)(np.array([1.0]), 0.5) == pytest.approx(expected, rel=1e-5)
+
+
+MODES = ["reverse", "forward"]
+
+
+TS = np.linspace(0.0, 1.0, 5)
+
+
+DECAY_RATE = 0.5
+
+
+def ode_constant_rhs(y0):
+    return np.sum(odeint(lambda y, t: -DECAY_RATE * y, y0, TS))
+
+
+def ode_rate_through_args(y0, k):
+    return np.sum(odeint(lambda y, t, kk: -kk * y, y0, TS, args=(k,)) ** 2)
+
+
+def ode_rate_through_closure(k):
+    return np.sum(odeint(lambda y, t: -k * y, np.array([1.0]), TS))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_odeint_with_a_lambda_that_reads_no_variable(mode):
+    """Outside round 2: crashes that became results or located refusals."""
+    y0 = np.array([1.0, 2.0])
+    expected = np.sum(np.exp(-DECAY_RATE * TS))              # d/dy0_i of sum_t y0_i exp(-DECAY_RATE t)
+    assert ode_constant_rhs(y0) == pytest.approx(3 * expected, rel=1e-6)
+    np.testing.assert_allclose(s2s.grad(ode_constant_rhs, mode=mode)(y0), [expected, expected], rtol=1e-5)
+    got = s2s.grad(ode_rate_through_args, wrt=1, mode=mode)(np.array([1.0]), 0.7)
+    assert got == pytest.approx(numerical_gradient(ode_rate_through_args, (np.array([1.0]), 0.7), 1, 1e-6),
+                                rel=1e-4)
+
+
+def ode_nested_rhs(y0, k):
+    def rhs(y, t):
+        return -k * y + np.sin(t) * y0[0]
+    return np.sum(odeint(rhs, y0, TS, rtol=1e-10, atol=1e-10))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", [ode_rate_through_closure, ode_nested_rhs])
+def test_odeint_rhs_reading_the_functions_variables_gets_them_through_args(f, mode):
+    """Outside round 2: crashes that became results or located refusals."""
+    args = (0.7,) if f is ode_rate_through_closure else (np.array([1.0, 2.0]), 0.7)
+    if f is ode_rate_through_closure:        # sum_t exp(-k t): its derivative -sum_t t exp(-k t)
+        assert s2s.grad(f, mode=mode)(0.7) == pytest.approx(-np.sum(TS * np.exp(-0.7 * TS)), rel=1e-5)
+    for i in range(len(args)):
+        got = s2s.grad(f, wrt=i, mode=mode)(*args)
+        np.testing.assert_allclose(got, numerical_gradient(f, args, i, 1e-6), rtol=1e-4, atol=1e-7)

@@ -422,7 +422,7 @@ if scipy is not None:
         scipy.signal.convolve: [(A(4), A(2)), ("scipy.signal.convolve(x, y, 'valid')", (A(3, 4), A(2, 2))),
                                 ("scipy.signal.convolve(x, y, 'same')", (A(5), A(4)))],
         scipy.signal.correlate: [(A(4), A(3)), ("scipy.signal.correlate(x, y, 'same')", (A(3, 3), A(2, 2)))],
-        # scipy.integrate: the adjoint ODE and forward sensitivities (more in tests/test_odeint.py)
+        # scipy.integrate: the adjoint ODE and forward sensitivities (more in tests/rules/test_odeint.py)
         scipy.integrate.odeint: [("scipy.integrate.odeint(decay, x, np.array([0.0, 0.5, 1.2]), args=(y,), rtol=1e-10, "
                                   "atol=1e-10)", (A(2), 0.7))],
         st.multivariate_normal.entropy: [("scipy.stats.multivariate_normal.entropy(y, x @ x.T + np.eye(3))", (A(3, 3), A(3)))],
@@ -490,7 +490,7 @@ def test_rule_against_central_differences(prim, case, make_fn):
         assert np.asarray(fw) == pytest.approx(np.asarray(r), rel=1e-9, abs=1e-12)
 
 
-# rules checked with complex points by their own tests (tests/test_complex.py, tests/test_fft.py)
+# rules checked with complex points by their own tests (tests/rules/test_complex.py, tests/rules/test_fft.py)
 _COMPLEX_RULE_MODULES = ("s2s.rules.fft", "s2s.rules.complex_numbers")
 _COMPLEX_FUNCTIONS = {np.linalg.eig, np.linalg.eigvals, np.vdot} | {getattr(np.fft, n) for n in (
     "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn")}
@@ -592,7 +592,7 @@ ISSUE_14_SCIPY = (
     "stats.multivariate_normal.logpdf stats.multivariate_normal.entropy linalg.sqrtm linalg.solve_triangular "
     "linalg.cho_solve linalg.cho_factor linalg.solve_sylvester linalg.solve_banded linalg.expm signal.convolve "
     "integrate.odeint").split()
-# the complex engineer's (tests/test_complex.py, tests/test_fft.py), and the ones that have no derivative
+# the complex engineer's (tests/rules/test_complex.py, tests/rules/test_fft.py), and the ones that have no derivative
 ISSUE_14_ELSEWHERE = {"fft.fft", "linalg.eig", "special.gammasgn"}
 
 

@@ -1,10 +1,13 @@
 """Edge cases of rules against closed forms (issue 12, item 9): values where a rule used to give NaN, a
-zero gradient, a transposed gradient or the wrong axes. tests/test_rules.py checks every rule against
+zero gradient, a transposed gradient or the wrong axes. tests/rules/test_rules.py checks every rule against
 central differences; these pin the exact values at the edges."""
+import math
+
 import numpy as np
 import pytest
 
 import s2s
+from conftest import central
 
 BOTH = ("reverse", "forward")
 
@@ -167,3 +170,117 @@ def test_complete_qr_of_a_tall_matrix_is_refused(make_fn):
     f = make_fn("def f(x):\n    q, r = np.linalg.qr(x, mode='complete')\n    return np.sum(q) + np.sum(r)\n")
     with pytest.raises(NotImplementedError, match="mode='complete' of a matrix with more rows"):
         s2s.grad(f)(np.array([[1.0, 2.0], [0.5, -1.0], [0.0, 3.0]]))
+
+
+MODES = ["reverse", "forward"]
+
+
+def polynomial_features(x):
+    return np.sum(x[:, None] ** np.arange(4))
+
+
+def vandermonde(x):
+    return np.sum(np.vander(x, 3) @ np.array([0.5, -1.0, 2.0]))
+
+
+def power(x, n):
+    return x ** n
+
+
+def math_power(x, n):
+    return math.pow(x, n) + x
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_zero_power_has_derivative_zero_at_zero(mode):
+    """Outside round 5, K12: d/dx x ** 0 is 0 at x = 0 too (it was 0 * inf = nan, or ZeroDivisionError for floats)."""
+    x = np.array([0.0, 0.5, -1.5])
+    np.testing.assert_allclose(s2s.grad(polynomial_features, mode=mode)(x), 1 + 2 * x + 3 * x ** 2, rtol=1e-12)
+    np.testing.assert_allclose(s2s.grad(vandermonde, mode=mode)(x), x - 1.0, rtol=1e-12)
+    for n, expected in [(0, 0.0), (1, 1.0), (2.0, 0.0), (3, 0.0)]:
+        assert s2s.grad(power, mode=mode)(0.0, n) == expected
+        assert s2s.grad(math_power, mode=mode)(0.0, float(n)) == expected + 1.0
+    assert s2s.grad(power, mode=mode)(2.0, 3) == pytest.approx(12.0)
+    assert s2s.grad(power, wrt=(0, 1), mode=mode)(2.0, 0.0) == pytest.approx((0.0, math.log(2.0)))
+
+
+def test_a_zero_power_at_zero_to_second_order():
+    """Outside round 5, K12: d/dx x ** 0 is 0 at x = 0 too (it was 0 * inf = nan, or ZeroDivisionError for floats)."""
+    x = np.array([0.0, 0.5])
+    np.testing.assert_allclose(s2s.hessian(polynomial_features)(x), np.diag(2 + 6 * x), rtol=1e-12)
+    np.testing.assert_allclose(s2s.hvp(polynomial_features)(x, np.array([1.0, -1.0])), (2 + 6 * x) * [1, -1],
+                               rtol=1e-12)
+
+
+def masked_residuals(x):
+    r = np.where(x > -10.0, x - 1.0, 0.0)
+    return np.sum(r ** 2)
+
+
+def clipped_residuals(x):
+    return np.sum(np.clip(x - 1.0, -10.0, 10.0) ** 2) + np.sum(np.maximum(x - 1.0, -10.0) ** 3)
+
+
+def shifted_abs(x):
+    return np.sum(np.abs(x + 5.0) ** 2 * (x - 1.0))
+
+
+def sqrt_where_defined(x):
+    return np.sum(np.where(x > 0, np.sqrt(np.abs(x) * (x > 0) + (x <= 0) * -1.0), 0.0) * x)
+
+
+def scalar_max(x):
+    return max(x - 1.0, -10.0) ** 2
+
+
+@pytest.mark.parametrize("fn, diagonal", [(masked_residuals, lambda x: 2.0 + 0 * x),
+                                          (clipped_residuals, lambda x: 2.0 + 6.0 * (x - 1.0)),
+                                          (shifted_abs, lambda x: 6.0 * x + 18.0)])
+def test_second_derivatives_where_the_adjoint_is_zero_on_the_branch_taken(fn, diagonal):
+    """Outside round 5, H1: a second derivative through np.where, maximum, clip, abs or min where the adjoint is exactly
+    0 on the branch taken (a residual exactly 0): the mask that keeps NaN out of the branch not taken dropped g_dot *
+    local."""
+    x = np.array([0.0, 1.0, 2.0])                   # x = 1: the residual x - 1 is exactly 0
+    expected = np.diag(diagonal(x))
+    np.testing.assert_allclose(s2s.hessian(fn)(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(s2s.hvp(fn)(x, np.array([0.0, 1.0, 0.0])), expected[:, 1], rtol=1e-12)
+    np.testing.assert_allclose(central(lambda v: s2s.grad(fn)(v)[1], x), expected[1], rtol=1e-6, atol=1e-6)
+    assert s2s.grad(s2s.grad(scalar_max, mode="reverse"))(1.0) == pytest.approx(2.0)
+    assert s2s.grad(s2s.grad(scalar_max))(1.0) == pytest.approx(2.0)
+
+
+def test_the_branch_not_taken_still_gives_no_nan_to_second_order():
+    """Outside round 5, H1: a second derivative through np.where, maximum, clip, abs or min where the adjoint is exactly
+    0 on the branch taken (a residual exactly 0): the mask that keeps NaN out of the branch not taken dropped g_dot *
+    local."""
+    x = np.array([-1.0, 4.0])                       # sqrt of -1 on the branch not taken
+    H = s2s.hessian(sqrt_where_defined)(x)
+    assert np.all(np.isfinite(H))
+    np.testing.assert_allclose(H, np.diag([0.0, 0.75 / 2.0]), rtol=1e-12)     # d2/dx2 x^1.5 = 0.75 / sqrt(x)
+
+
+def test_rules_found_wrong_once():
+    """Independent review: a case found silently wrong once, now right or refused."""
+    def prod(x):
+        return np.prod(x)
+
+    def clamp(x):
+        return min(x, 1.0) + max(x, 1.0)
+
+    def ramp(x):
+        return max(x, 0.0)
+
+    def repeated_write(x):
+        y = np.zeros(3)
+        y[np.array([1, 1])] = x
+        return y[1]
+
+    assert s2s.grad(prod)(np.array([0.0, 2.0, 3.0])) == pytest.approx([6.0, 0.0, 0.0])
+    assert s2s.grad(prod)(np.array([0.0, 0.0, 3.0])) == pytest.approx([0.0, 0.0, 0.0])
+    assert s2s.grad(clamp)(1.0) == 1.0 and isinstance(s2s.grad(ramp)(2.0), float)
+    assert s2s.grad(repeated_write)(np.array([1.0, 2.0])) == pytest.approx([0.0, 1.0])
+    assert s2s.grad(lambda_free_copysign)(1.5) == -1.0
+
+
+def lambda_free_copysign(x):
+    return math.copysign(x, -1.0)

@@ -165,7 +165,7 @@ def test_rule_table_lists_rules_with_their_modes():
 
 
 def test_the_rules_domains_table_serves_as_sample_points():
-    """tests/test_rules.py's DOMAINS rows have the format sample_points takes (multi-line cases included)."""
+    """tests/rules/test_rules.py's DOMAINS rows have the format sample_points takes (multi-line cases included)."""
     import operator
     import test_rules
     picked = [np.sum, np.linalg.solve, s2s.runtime.list_append, operator.getitem, np.clip]

@@ -314,3 +314,62 @@ def test_long_euler_in_two_percent_of_the_memory():
         tracemalloc.stop()
     np.testing.assert_allclose(results[1], results[0], rtol=1e-12)
     assert peaks[1] <= 0.02 * peaks[0]
+
+
+def central_difference(f, x, *rest, eps=1e-6):
+    return (f(x + eps, *rest) - f(x - eps, *rest)) / (2 * eps)
+
+
+def complex_loop(w):
+    z = 0.3 + 0.1j
+    for _ in range(6):
+        z = z * z * w + 0.1j
+    return abs(z)
+
+
+def phasor(a):
+    z = 0.0 + 0.0j
+    for k in range(3):
+        z = z + a * np.exp(1j * k)
+    return abs(z) ** 2
+
+
+@pytest.mark.parametrize("f", [complex_loop, phasor], ids=lambda f: f.__name__)
+def test_checkpointed_loops_carrying_complex_values(f):
+    """Outside round 3, F18: the checkpointed step's copies of the body had lost which values may be complex."""
+    for snapshots in (2, 5):
+        g = s2s.grad(f, mode="reverse", checkpoint=snapshots)(0.8)
+        assert isinstance(g, float) or np.isrealobj(g)
+        assert g == pytest.approx(central_difference(f, 0.8), rel=1e-6)
+
+
+def draws_in_a_loop(mu):
+    r = np.random.default_rng(1)
+    s = 0.0
+    for _ in range(4):
+        s = s + mu * r.normal()
+    return s * s
+
+
+def test_a_checkpointed_loop_that_draws_is_refused():
+    """Outside round 4, G11's program under checkpoint=."""
+    with pytest.raises(s2s.UnsupportedSyntax, match=r"test_checkpoint\.py:\d+:\d+: checkpoint= runs the loop"):
+        s2s.grad(draws_in_a_loop, mode="reverse", checkpoint=2)(0.3)
+
+
+def two_sums(x, y):
+    s = 0.0
+    for i in range(3):
+        s = s + x * x
+    t = 0.0
+    for i in range(3):
+        t = t + np.exp(y)
+    return s + t
+
+
+@pytest.mark.parametrize("snapshots", [2, 3, 5])
+def test_checkpointed_loops_with_the_same_range_and_start(snapshots):
+    """Outside round 4, G10: the two loops' schedules were merged as one common subexpression; the first loop's adjoint
+    was lost."""
+    gradient = s2s.grad(two_sums, wrt=(0, 1), mode="reverse", checkpoint=snapshots)(0.3, 0.5)
+    assert gradient == pytest.approx((1.8, 3 * np.exp(0.5)), rel=1e-12)

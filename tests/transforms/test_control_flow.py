@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import s2s
-from conftest import code
+from conftest import code, agrees, assert_gradient
 from s2s import runtime
 from s2s.analysis.values import kind_of
 from s2s.api import Options, derivative_ir
@@ -410,3 +410,137 @@ def test_a_loop_over_an_iterator_of_indices_reads_it_whole(fn, x, mode):
         e[k] = eps
         numeric[k] = (fn(x + e) - fn(x - e)) / (2 * eps)
     np.testing.assert_allclose(s2s.grad(fn, mode=mode)(x), numeric, rtol=1e-6, atol=1e-8)
+
+
+MODES = ["reverse", "forward"]
+
+
+def first_above(x, t):
+    total = 0.0
+    for k in range(len(x)):
+        if x[k] > t:
+            total = total + x[k] * 2.0
+            break
+        total = total + np.sin(x[k])
+    else:
+        total = total * 10.0
+    return total
+
+
+def newton_sqrt(a):
+    x = a
+    n = 0
+    while n < 50:
+        x = 0.5 * (x + a / x)
+        if abs(x * x - a) < 1e-12:
+            break
+        n += 1
+    else:
+        x = -1.0
+    return x
+
+
+def else_without_break(x):
+    s = 0.0
+    for k in range(3):
+        for j in range(2):
+            if j > 5:
+                break
+        else:
+            s = s + x * k
+    else:
+        s = s * x
+    return s
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_else_on_loops(mode):
+    """Outside round 1 (the first outside tester's programs, written in their own style)."""
+    agrees(first_above, (np.array([0.1, 0.2, 0.9]), 0.5), mode=mode)
+    agrees(first_above, (np.array([0.1, 0.2, 0.3]), 0.5), mode=mode)
+    assert agrees(newton_sqrt, (2.0,), mode=mode) == pytest.approx(0.5 / np.sqrt(2.0))
+    assert agrees(else_without_break, (1.5,), mode=mode) == pytest.approx(9.0)
+
+
+def scalar_becomes_array(x):
+    a = x[0]
+    for k in range(2):
+        a = np.sin(x) * np.sum(a)
+    return np.sum(a)
+
+
+def array_becomes_scalar(x):
+    b = x * 2.0
+    for k in range(2):
+        c = np.sum(b) * 0.5
+        b = -1.22 + c * 0.0
+    return b + np.sum(x)
+
+
+def test_loop_variables_that_change_shape():
+    """Independent review: a case found silently wrong once, now right or refused."""
+    x = np.array([0.5, 1.0, 1.5])
+    s2s.check_grad(scalar_becomes_array, x)
+    s2s.check_grad(array_becomes_scalar, x)
+    assert s2s.grad(scalar_becomes_array, mode="forward")(x) == pytest.approx(s2s.grad(scalar_becomes_array)(x))
+
+
+def rebinds_tuple_argument(b):
+    if b[0] > -5.0:
+        b = (0.5,)
+    return b[0]
+
+
+def loop_variable_rebinds_parameter(x, y):
+    for k in range(2):
+        for y in (y, 1.0):
+            x = x * y
+    return x - y
+
+
+def test_branches_and_loop_variables():
+    """Issue 12 (classes of silently wrong gradients), crashes found."""
+    assert s2s.jvp(rebinds_tuple_argument, ([-0.169],), ([1.0],)) == (0.5, 0.0)
+    for mode in ("reverse", "forward"):
+        assert s2s.grad(loop_variable_rebinds_parameter, mode=mode)(-0.453, 0.291) == pytest.approx(0.291)
+        assert s2s.grad(loop_variable_rebinds_parameter, wrt=1, mode=mode)(-0.453, 0.291) == pytest.approx(-0.453)
+
+
+def predict(x, ws):
+    for w in ws:
+        h = math.tanh(w * x)
+        x = h + 0.1
+    return h * w + x
+
+
+def last_index(x):
+    for i in range(3):
+        y = x * i
+    return y + i
+
+
+def last_in_while(x):
+    k = 0
+    while k < 3:
+        z = x * k
+        k += 1
+    return z
+
+
+def last_after_break(x):
+    for i in range(10):
+        y = x * i
+        if i >= 4:
+            break
+    return y * i
+
+
+@pytest.mark.parametrize("f, args", [(predict, (0.3, [0.5, -1.2, 0.7])), (last_index, (0.7,)),
+                                     (last_in_while, (0.7,)), (last_after_break, (0.7,))])
+def test_variables_of_a_loop_keep_their_last_value(f, args):
+    """Issue 12 (classes of silently wrong gradients), the last value of a loop's variables."""
+    assert_gradient(f, *args)
+    h = 1e-5
+    gradient = s2s.grad(f)
+    second = (gradient(args[0] + h, *args[1:]) - gradient(args[0] - h, *args[1:])) / (2 * h)
+    assert s2s.grad(s2s.grad(f))(*args) == pytest.approx(second, abs=1e-5)

@@ -10,6 +10,7 @@ import pytest
 
 import s2s
 from s2s.testing import check_grads
+from conftest import agrees, assert_gradient, central, numeric
 
 rng = np.random.default_rng(7)
 
@@ -350,3 +351,177 @@ def rows_read_whole(A):
 
 def test_rows_written_while_the_whole_array_is_read_all_modes():
     check_grads(rows_read_whole, (rng.normal(size=(3, 4)),), order=2)
+
+
+MODES = ["reverse", "forward"]
+
+
+def gauss_seidel_with_an_accumulator(b, A):
+    x = np.zeros(3)
+    for sweep in range(4):
+        for i in range(3):
+            s = b[i]
+            for j in range(3):
+                if j != i:
+                    s -= A[i, j] * x[j]
+            x[i] = s / A[i, i]
+    return np.sum(x * x)
+
+
+MATRIX = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gauss_seidel_with_a_scalar_accumulator(mode):
+    """Outside round 1 (the first outside tester's programs, written in their own style)."""
+    b = np.array([1.0, 2.0, -0.5])
+    agrees(gauss_seidel_with_an_accumulator, (b, MATRIX), 0, mode=mode)
+    agrees(gauss_seidel_with_an_accumulator, (b, MATRIX), 1, mode=mode)
+
+
+def test_gauss_seidel_with_a_scalar_accumulator_second_order():
+    """Outside round 1 (the first outside tester's programs, written in their own style)."""
+    b = np.array([1.0, 2.0, -0.5])
+    h = s2s.hessian(lambda v: gauss_seidel_with_an_accumulator(v, MATRIX))(b)
+    g = s2s.grad(lambda v: gauss_seidel_with_an_accumulator(v, MATRIX))
+    rows = [(g(b + e * 1e-5) - g(b - e * 1e-5)) / 2e-5 for e in np.eye(3)]
+    np.testing.assert_allclose(h, np.array(rows), rtol=1e-5, atol=1e-7)
+
+
+def cholesky_sum(A):
+    n = A.shape[0]
+    L = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                L[i, j] = np.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    return np.sum(L * np.arange(1.0, n * n + 1.0).reshape(n, n))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cholesky_with_a_two_dimensional_running_sum(mode):
+    """Outside round 2, reasonable code that was refused."""
+    A = np.array([[4.0, 2.0, 0.6], [2.0, 3.0, 0.4], [0.6, 0.4, 2.0]])
+    assert cholesky_sum(A) == pytest.approx(np.sum(np.linalg.cholesky(A) * np.arange(1.0, 10.0).reshape(3, 3)))
+    agrees(cholesky_sum, (A,), mode=mode, rtol=1e-5)
+
+
+def gauss_seidel_with_edges(b, k):
+    u = np.zeros_like(b)
+    n = b.shape[0]
+    for sweep in range(3):
+        for i in range(n):
+            left = u[i - 1] if i > 0 else 0.0
+            if i < n - 1:
+                right = u[i + 1]
+            else:
+                right = 0.0
+            u[i] = (b[i] + left + right) / (2.0 + k)
+    return np.sum(u ** 2)
+
+
+def rows_gauss_seidel(B, k):
+    U = np.zeros_like(B)
+    for i in range(B.shape[0]):
+        above = U[i - 1] if i > 0 else 0.0
+        U[i] = (B[i] + above) / (2.0 + k)
+    return np.sum(U ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_conditional_element_read_before_a_write(mode):
+    """Outside round 5, K13/H5: an element read under a condition (`left = u[i - 1] if i > 0 else 0.0`) is a number read
+    from u, as a plain `left = u[i - 1]` is: a Gauss-Seidel sweep is differentiated (a row of a 2-D array: refused when
+    run)."""
+    b = np.array([0.3, -0.4, 1.1, 0.7, 0.2])
+    db, dk = s2s.grad(gauss_seidel_with_edges, wrt=(0, 1), mode=mode)(b, 0.5)
+    np.testing.assert_allclose(db, central(lambda v: gauss_seidel_with_edges(v, 0.5), b), rtol=1e-6, atol=1e-9)
+    assert dk == pytest.approx(central(lambda k: gauss_seidel_with_edges(b, k), 0.5), rel=1e-6)
+    with pytest.raises(s2s.RefusedWhenRun, match="above"):
+        s2s.grad(rows_gauss_seidel, wrt=1, mode=mode)(np.ones((3, 2)), 0.5)
+
+
+def stencil_from_the_old_array(u, k):
+    for t in range(2):
+        v = u.copy()
+        for i in range(1, 3):
+            v[i] = u[i] + k * u[i - 1]
+        u = v
+    return np.sum(u * u)
+
+
+def heat(u, k):
+    for t in range(5):
+        v = u.copy()
+        for i in range(1, len(u) - 1):
+            v[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u = v
+    return np.sum(u * u)
+
+
+def test_stencil_reads_the_old_array():
+    """Issue 12 (classes of silently wrong gradients), 7 and 8. names of values alive at once."""
+    u = np.array([0.3, -0.7, 1.1, 0.4])
+    for opt in (True, False):
+        value, (du, dk) = s2s.value_and_grad(stencil_from_the_old_array, wrt=(0, 1), optimize=opt)(u, 0.5)
+        assert value == pytest.approx(stencil_from_the_old_array(u, 0.5))
+        np.testing.assert_allclose(du, numeric(stencil_from_the_old_array, (u, 0.5), 0), rtol=1e-6)
+        assert dk == pytest.approx(numeric(stencil_from_the_old_array, (u, 0.5), 1), rel=1e-6)
+    assert s2s.grad(stencil_from_the_old_array)(u, 0.5)[1] == pytest.approx(0.15)
+
+
+def test_heat_equation():
+    """Issue 12 (classes of silently wrong gradients), 7 and 8. names of values alive at once."""
+    u = np.sin(np.linspace(0, np.pi, 200))
+    dk = s2s.grad(heat, wrt=1)(u, 0.2)
+    assert dk == pytest.approx(numeric(heat, (u, 0.2), 1), rel=1e-5)
+
+
+def lower_triangle_sums(u, k):
+    w = np.zeros(len(u))
+    for i in range(len(u)):
+        for j in range(i + 1):
+            w[i] += u[j] * k
+    u = w
+    return np.sum(u * np.arange(len(u)))
+
+
+def gauss_seidel_sweeps(u, f):
+    u = u * 1.0
+    for t in range(3):
+        for i in range(1, len(u) - 1):
+            u[i] = 0.5 * (u[i - 1] + u[i + 1] + f[i])
+    return np.sum(u * u)
+
+
+def swap_then_sweep(u, v):
+    for t in range(2):
+        u, v = v, u
+    u = u * 1.0
+    for i in range(1, len(u)):
+        u[i] = 0.4 * u[i - 1] + u[i]
+    return np.sum(u)
+
+
+def swap_through_temporary(y):
+    y = y.copy()
+    t = y[0]
+    y[0] = y[2]
+    y[2] = t
+    return np.sum(y * np.arange(4.0))
+
+
+@pytest.mark.parametrize("f, args", [
+    (lower_triangle_sums, (np.array([0.3, -1.0, 2.0]), 0.5)), (gauss_seidel_sweeps, (np.linspace(0, 1, 5), np.ones(5))),
+    (swap_then_sweep, (np.array([1.0, 2.0, 3.0]), np.array([-1.0, 0.5, 2.0]))),
+    (swap_through_temporary, (np.array([1.0, 2.0, 3.0, 4.0]),)),
+])
+def test_element_loops_and_swaps(f, args):
+    """Issue 12 (classes of silently wrong gradients), element code that is correct is not refused."""
+    for wrt in range(len(args)):
+        assert_gradient(f, *args, wrt=wrt)

@@ -102,3 +102,35 @@ def test_second_derivative_source_is_readable_python():
 def test_derivative_of_derivative_along_an_array_is_refused_with_advice():
     with pytest.raises(s2s.S2SError, match="hessian"):
         s2s.grad(s2s.grad(rosenbrock))(np.array([1.0, 2.0]))
+
+
+def list_read_twice(x):
+    ys = []
+    for i in range(2):
+        ys.append(x)
+    return ys[0] * ys[1]
+
+
+def list_parameter(ws, x):
+    return ws[0] * ws[1] * x + ws[0] * ws[0]
+
+
+def dict_in_loop(x):
+    d = {"a": x, "b": 1.0}
+    for i in range(3):
+        d["b"] = d["b"] * d["a"] + x
+    return d["b"]
+
+
+def test_second_derivatives_through_containers():
+    """Independent review: a case found silently wrong once, now right or refused."""
+    assert s2s.grad(s2s.grad(list_read_twice))(3.0) == pytest.approx(2.0)
+    assert s2s.hessian(list_read_twice)(3.0) == pytest.approx(2.0)
+    product = s2s.hvp(list_parameter)([1.0, 2.0], 0.5, [1.0, 0.0])
+    assert product == pytest.approx([2.0 + 0.0, 0.5])
+    x, eps = 0.7, 1e-5
+    gradient = s2s.grad(dict_in_loop)
+    assert s2s.hessian(dict_in_loop)(x) == pytest.approx((gradient(x + eps) - gradient(x - eps)) / (2 * eps),
+                                                         rel=1e-6)
+    with pytest.raises(s2s.BadArgument, match="hessian differentiates a float or an array"):
+        s2s.hessian(list_parameter)([1.0, 2.0], 0.5)

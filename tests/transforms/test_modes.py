@@ -128,3 +128,26 @@ def test_defaults_in_every_mode():
     value, pullback = s2s.vjp(with_default, x)
     assert pullback(1.0)[0] == 30.0
     assert "def with_default_jvp(x, c, x_dot):" in s2s.source(with_default, mode="forward")
+
+
+def test_forward_mode_with_lists_and_infinities():
+    """Independent review: a case found silently wrong once, now right or refused."""
+    def appended(x):
+        xs = []
+        for i in range(3):
+            xs.append(x * i)
+        return sum(xs, 5.0)
+
+    def masked_sqrt(x):
+        return np.sum(np.sqrt(np.maximum(x, 0.0)))
+
+    assert s2s.grad(appended, mode="forward")(1.5) == 3.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert s2s.grad(masked_sqrt, mode="forward")(np.array([0.0, 4.0]))[1] == 0.25
+    with pytest.raises(s2s.NonScalarOutput):
+        s2s.grad(tuple_output, mode="forward")(1.0)
+    assert s2s.grad(s2s.grad(appended, mode="forward"))(1.5) == 0.0
+
+
+def tuple_output(x):
+    return x, x * x

@@ -450,3 +450,42 @@ def test_the_example_agrees_with_central_differences():
     for line in out.splitlines()[1:3]:
         ours, differences = float(line.split("=")[1].split()[0]), float(line.split("differences")[1])
         assert ours == pytest.approx(differences, rel=1e-6, abs=1e-8)
+
+
+def sine_energy(x):
+    return np.sum(np.sin(x) ** 2)
+
+
+def test_forward_mode_with_the_numba_backend_runs_one_compiled_jvp_per_direction():
+    """Outside round 2, messages."""
+    pytest.importorskip("numba", reason="the Numba backend needs numba")
+    x = np.array([0.3, -1.2, 2.0])
+    got = s2s.grad(sine_energy, mode="forward", backend="numba")(x)
+    np.testing.assert_allclose(got, 2 * np.sin(x) * np.cos(x), rtol=1e-13)      # d/dx sin^2 = sin 2x
+
+
+def test_numba_refusals_name_the_python_backend():
+    """Outside round 2, messages."""
+    pytest.importorskip("numba")
+    from s2s.backends.numba.lines import refuse
+    error = refuse("`{1: x}`", {}, 1)
+    assert "backend='python'" in str(error) and error.hint
+
+
+def numba_einsum(x):
+    return np.sum(np.einsum("i,i->", x, x))
+
+
+def numba_list(xs):
+    return xs[0] * xs[1]
+
+
+@pytest.mark.parametrize("f, arg, phrase", [(numba_einsum, np.ones(3), "write the contraction with @"),
+                                            (numba_list, [1.0, 2.0], "separate float or array arguments")])
+def test_numba_refusals_are_located_and_say_what_to_do(f, arg, phrase):
+    """Outside round 2, reasonable code that was refused."""
+    pytest.importorskip("numba")
+    with pytest.raises(s2s.S2SError) as info:
+        s2s.grad(f, backend="numba")(arg)
+    text = str(info.value)
+    assert "test_numba.py:" in text and phrase in text and "backend='python'" in text
