@@ -105,14 +105,16 @@ def numeric(f, args, i, eps=1e-6):
     return (hi - lo) / (2 * eps)
 
 
-def assert_gradient(f, *args, wrt=0, modes=("reverse", "forward"), optimize=(True, False)):
-    """s2s.grad of f along argument wrt against central differences, with and without the optimizing passes."""
+def assert_gradient(f, *args, wrt=0, modes=("reverse", "forward", "auto"), optimize=(True, False)):
+    """s2s.grad of f along argument wrt against central differences, with and without the optimizing passes, in
+    each mode (mode="auto", the default, is forward mode seeded with 1.0 along one float, reverse mode otherwise)."""
     expected = numeric(f, args, wrt)
     for opt in optimize:
-        got = s2s.grad(f, wrt=wrt, optimize=opt)(*args)
-        assert type(got) is type(expected) or isinstance(expected, float)
-        np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float),
-                                   rtol=1e-5, atol=1e-6)
+        for mode in [m for m in ("auto", "reverse") if m in modes]:
+            got = s2s.grad(f, wrt=wrt, optimize=opt, mode=mode)(*args)
+            assert type(got) is type(expected) or isinstance(expected, float)
+            np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float),
+                                       rtol=1e-5, atol=1e-6)
         if "forward" in modes and isinstance(args[wrt], (float, np.ndarray)):
             got = s2s.grad(f, wrt=wrt, optimize=opt, mode="forward")(*args)
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

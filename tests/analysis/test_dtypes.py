@@ -81,7 +81,7 @@ CASES = [arange_copy, zeros_like_int, full_int, full_dtype_int, int_list, reshap
          float_in_loop]
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_writes_into_integer_arrays_keep_no_derivative(f, mode):
     assert s2s.grad(f, mode=mode)(X) == pytest.approx(central(f, X), rel=1e-6, abs=1e-6)
@@ -148,7 +148,7 @@ def test_forward_mode_gives_the_complex_derivative_of_a_real_argument(mode):
     assert s2s.grad(complex_of_real, mode=mode)(0.9) == pytest.approx(central(complex_of_real, 0.9), rel=1e-7)
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_a_real_output_through_complex_values_is_still_differentiated(mode):
     assert s2s.grad(real_of_complex, mode=mode)(0.9) == pytest.approx(central(real_of_complex, 0.9), rel=1e-7)
 
@@ -171,7 +171,7 @@ def test_the_adjoint_of_a_reduction_of_a_python_float_stays_float64():
     assert s2s.grad(sum_of_squares_over_list, mode="reverse")([v, 0.3])[0] == pytest.approx(2 * v, rel=1e-15)
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def casts(x):

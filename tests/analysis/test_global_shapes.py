@@ -14,7 +14,7 @@ import s2s
 import s2s.driver.pipeline
 from conftest import central
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 GENERIC = ("_scatter(", "_written(", "_overwritten(", "_shaped_like(", "_unbroadcast(", "setitem(",
            "_broadcast_back(", "_matmul_left(", "_matmul_right(", "_expand(", "_add(")
 

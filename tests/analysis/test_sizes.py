@@ -51,7 +51,7 @@ def grows(x):
                                   (weighted, np.array([0.3, -0.2, 1.5, 0.7])),
                                   (grows, np.array([0.5, -1.0]))])
 def test_gradients_of_arrays_made_from_sizes_match_central_differences(f, x):
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         got = s2s.grad(f, mode=mode)(x)
         assert got.dtype == np.float64
         np.testing.assert_allclose(got, central(f, x), rtol=1e-7, atol=1e-8)
@@ -70,7 +70,7 @@ def test_a_size_a_loop_changes_is_not_a_constant():
     assert "_expand(dw, w)" in text
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def scaled_columns(w, X):

@@ -13,7 +13,7 @@ import s2s
 from conftest import agrees
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def doubled(x):
@@ -96,7 +96,7 @@ def scalar_to_one_element(x):
     return np.array([x ** 3])
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_an_output_of_one_element_is_a_scalar_output_in_both_modes(mode):
     """Outside round 3, F10: forward mode crashed setting an array element with a sequence."""
     x = np.array([0.7, -1.3, 2.1])

@@ -19,7 +19,7 @@ import pytest
 import s2s
 from s2s.errors import S2SError
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def central(f, x, eps=1e-6):

@@ -86,7 +86,7 @@ class Quartic:
         return self.e(x) * 2
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_a_method_replaced_after_the_derivative_was_made(mode, monkeypatch):
     """Outside round 3, F8: the derivative of q.tot kept the old q.e after `q.e = lambda ...` (silently)."""
     q = Quartic()

@@ -9,7 +9,7 @@ import s2s
 from conftest import assert_gradient
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 _broadcast_back = np.array([1.0, 2.0, 3.0])

@@ -47,7 +47,7 @@ def test_every_operation_keeps_its_location_through_the_passes():
     from s2s.analysis.values import kind_of
     from s2s.api import Options, derivative_ir
     from s2s.ir.core import Op, walk
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         fn = derivative_ir(cf.nested_break_continue, Options((0,), mode=mode), [kind_of(1.2)])
         ops = [s for s in walk(fn.body) if isinstance(s, Op) and s.prim.__module__ != "s2s.runtime"]
         assert ops and all(op.loc is not None and op.loc.file.endswith("test_control_flow.py") for op in ops)

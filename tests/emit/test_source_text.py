@@ -236,7 +236,7 @@ def test_every_golden_function_is_a_fixed_point_of_astor(golden):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(category=strategies.sampled_from(fuzz_programs.CATEGORIES), seed=strategies.integers(0, 10 ** 6),
-       mode=strategies.sampled_from(["reverse", "forward"]))
+       mode=strategies.sampled_from(["reverse", "forward", "auto"]))
 def test_fuzzed_programs_derivatives_are_fixed_points_of_astor(category, seed, mode):
     program = fuzz_programs.generate(category, seed)
     f = fuzz_programs.define(program.source)

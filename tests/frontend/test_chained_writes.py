@@ -7,7 +7,7 @@ import s2s
 from conftest import agrees
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 COEFFICIENTS = np.array([[1.0, 2.0], [3.0, 4.0]])

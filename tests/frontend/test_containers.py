@@ -26,7 +26,7 @@ def config_items(x):
     return t
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 @pytest.mark.parametrize("f", [config_get, config_items], ids=lambda f: f.__name__)
 def test_methods_of_a_global_configuration_dict(f, mode, monkeypatch):
     """Outside round 3, F5: `.get()`, `.values()`, `.items()` on a module-level dict were refused ("call the NumPy
@@ -53,7 +53,7 @@ def written_comprehension(w0):
     return m["a"] ** 2 + ms[1] * m["a"]
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 @pytest.mark.parametrize("f", [adam_like, written_comprehension], ids=lambda f: f.__name__)
 def test_items_written_into_a_container_a_comprehension_made(f, mode):
     """Outside round 4, G1: refused as "'m' is the same object as 'table'" (the comprehension's own name), and then the

@@ -42,7 +42,7 @@ X = np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.3]])
 T = np.array([0.2, -0.4, 1.0])
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_the_decorator_scales_the_gradient(mode):
     x, y = np.array([0.3, 0.5]), np.array([1.1, 0.7])
     dx, dy = s2s.grad(energy, wrt=(0, 1), mode=mode)(x, y)
@@ -52,7 +52,7 @@ def test_the_decorator_scales_the_gradient(mode):
     np.testing.assert_allclose(dy3, 3 * np.sin(x) * 3 * y ** 2)
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_a_passthrough_wrapper_against_central_differences(mode):
     w = np.array([0.3, -0.7])
     got = s2s.grad(loss, mode=mode)(w, X, T)
@@ -87,7 +87,7 @@ def test_a_wrapper_without_functools_wraps_is_refused():
         s2s.grad(doubled)
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def twice(fn):

@@ -7,7 +7,7 @@ import s2s
 from conftest import agrees, central
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def by_magnitude(xs):
@@ -46,7 +46,7 @@ def sorted_by_abs(v):
     return sum(k * a for k, a in enumerate(sorted(v, key=abs)))
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 @pytest.mark.parametrize("f", [sorted_pairs_by_key, sorted_pairs, sorted_by_abs], ids=lambda f: f.__name__)
 def test_sorted_lists_of_tuples_and_arrays(f, mode):
     """Outside round 4, G2: sorting tuples without a key crashed in the order helper (a 2-D argsort); an array's

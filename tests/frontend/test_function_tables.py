@@ -8,7 +8,7 @@ import s2s
 from conftest import agrees, central
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def through_local_names(x):
@@ -51,7 +51,7 @@ def local_function_list_changed(x):
     return t
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_functions_held_in_a_local_list(mode):
     """Outside round 3, F6: `fs = [np.sin, np.cos]; for g in fs:` was refused, while a global list or a tuple display
     worked."""
@@ -77,7 +77,7 @@ class Dispatching:
         return np.sum(self.fns[self.kind](x))
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_functions_held_in_a_dict_by_a_known_key(mode, monkeypatch):
     """Outside round 4, G5: `LOSSES["mse"](x)` and `self.fns[self.kind](x)` were refused as "not named statically"."""
     x = np.array([0.3, -1.2, 0.8])

@@ -7,7 +7,7 @@ import s2s
 from conftest import agrees
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def imports_inside(mu, sigma):

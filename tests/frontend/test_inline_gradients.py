@@ -50,7 +50,7 @@ def gradient_dot(w):
     return D_REGULARIZED(w, 0.3) @ np.array([1.0, 0.5, -0.5])
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 @pytest.mark.parametrize("f", [two_steps, steps_in_a_loop, steps_with_the_default], ids=lambda f: f.__name__)
 def test_gradient_steps_inside_a_differentiated_function(f, mode):
     """Outside round 3, F16: reverse mode met s2s's own helpers without rules; forward mode evaluated a tangent for
@@ -58,7 +58,7 @@ def test_gradient_steps_inside_a_differentiated_function(f, mode):
     assert s2s.grad(f, mode=mode)(0.3) == pytest.approx(central_difference(f, 0.3), rel=1e-6)
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_a_jax_style_hessian_vector_product(mode):
     """Outside round 3, F16's functions: a JAX-style Hessian-vector product."""
     w = np.array([0.2, -0.3, 0.1])
@@ -79,7 +79,7 @@ def test_second_order_through_an_inner_jvp_is_refused_by_what_it_is():
     assert "s2s.hvp" in info.value.hint and "@s2s.tangent" not in info.value.hint
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def check(f, x, mode, *rest, rtol=1e-6, atol=1e-8):

@@ -8,7 +8,7 @@ import s2s
 from conftest import agrees, central
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 class Base:
@@ -94,7 +94,7 @@ def accumulated_then_totalled(x):
     return a.total()
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_methods_of_objects_made_inside_the_function(mode, monkeypatch):
     """Outside round 4, G13: `s.mean(x)` was read as numpy.mean(s, x) and `a.add(v)` as numpy.add (the appends lost:
     value 0, gradient 0, silently with the checking mode off)."""

@@ -7,7 +7,7 @@ import s2s
 from conftest import central
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def list_pop(x):

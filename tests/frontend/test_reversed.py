@@ -9,7 +9,7 @@ import s2s
 from conftest import agrees
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def horner(x, coeffs):

@@ -7,7 +7,7 @@ import s2s
 from conftest import central
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def check(f, x, mode, *rest, rtol=1e-6, atol=1e-8):

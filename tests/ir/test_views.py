@@ -8,7 +8,7 @@ import s2s
 from conftest import agrees, central
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def accumulate_from_an_element(b):
@@ -138,7 +138,7 @@ def written_into_argument_array(v0):
     return np.sum(v ** 2)
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_augmented_assignment_of_a_float_argument_in_a_loop(mode):
     """Outside round 3, F1's variants: refused as "may be the same array as x0" although x0 is a number."""
     stepper = Stepper()

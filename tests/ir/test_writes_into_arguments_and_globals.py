@@ -54,7 +54,7 @@ def test_appending_to_a_global_list_is_refused_clearly():
         s2s.grad(logs_to_a_global)(np.ones(2))
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 RUNNING = np.zeros(3)
@@ -207,5 +207,5 @@ def test_a_helper_writing_into_an_array_it_is_given_is_seen_by_the_caller():
     # scale_first(y) writes y[0] * 10 into the caller's y, as Python shows it (outside tester H4)
     x = np.array([1.0, 2.0])
     expected = np.array([2 * 10.0 * x[0], 2 * x[1]])           # sum(y * x) with y = [10 x0, x1]
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         np.testing.assert_allclose(s2s.grad(helper_writes_argument, mode=mode)(x), expected, rtol=1e-12)

@@ -26,7 +26,7 @@ def test_every_pass_alone_keeps_the_numbers(fn, args, wrt):
 def test_the_ir_verifies_after_every_pass(fn, args, wrt):
     wrt = wrt if isinstance(wrt, tuple) else (wrt,)
     kinds = [kind_of(a) for a in args]
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         for name in PASSES:           # derivative_ir verifies after each pass; check the result once more
             verify(derivative_ir(fn, Options(wrt, mode=mode, optimize=(name,)), kinds))
 
@@ -81,7 +81,7 @@ def test_loop_invariants_are_computed_once_and_not_saved_every_iteration():
     assert body[1].count(".append(") == 4       # y and the three values the adjoints of -k * (...) read: not h / 2
     h = 1e-6
     expected = [(_rk4(0.5 + h, 1.0) - _rk4(0.5 - h, 1.0)) / (2 * h), (_rk4(0.5, 1.0 + h) - _rk4(0.5, 1.0 - h)) / (2 * h)]
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         assert s2s.grad(_rk4, wrt=(0, 1), mode=mode)(0.5, 1.0) == pytest.approx(expected, rel=1e-7)
     assert s2s.grad(_rk4, wrt=(0, 1), mode="reverse")(0.5, 1.0, 0.1, 0) == (0.0, 1.0)      # a loop that never runs
 
@@ -103,7 +103,7 @@ def test_a_global_read_in_a_loop_is_read_once_and_not_saved_every_iteration():
     body = code(s2s.source(_descent, 0.1, np.array([0.5, -0.5]), wrt=(0, 1)))
     assert "_A_stack" not in body and "_B_stack" not in body
     w0 = np.array([0.5, -0.5])
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         dlr, dw = s2s.grad(_descent, wrt=(0, 1), mode=mode)(0.1, w0)
         assert dlr == pytest.approx((_descent(0.1 + 1e-6, w0) - _descent(0.1 - 1e-6, w0)) / 2e-6, rel=1e-6)
         for i in range(2):
@@ -348,7 +348,7 @@ def test_dead_code_in_one_scan_is_the_fixpoint_of_rescanning(fn, args, wrt):
     from s2s.ir.core import clone_function, format_function
     wrt = wrt if isinstance(wrt, tuple) else (wrt,)
     kinds = [kind_of(a) for a in args]
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         raw = derivative_ir(fn, Options(wrt, mode=mode, optimize=()), kinds)
         once, rescanned = (clone_function(raw, lambda v: type(v)(v.name, v.hint)) for _ in range(2))
         optimize.eliminate_dead_code(once)
@@ -357,7 +357,7 @@ def test_dead_code_in_one_scan_is_the_fixpoint_of_rescanning(fn, args, wrt):
         assert len(format_function(once)) <= len(format_function(raw))
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def int_array_times_one(x):

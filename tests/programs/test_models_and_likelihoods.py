@@ -93,14 +93,14 @@ CASES = [(model_loss, (rng.randn(5, 3),)), (least_squares, (rng.randn(3),)), (ov
 
 
 @pytest.mark.parametrize("f, args", CASES, ids=["model_forward", "lambda_loss", "over_layers", "recurrence"])
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_against_central_differences(f, args, mode):
     for i in range(len(args)):
         got = s2s.grad(f, wrt=i, mode=mode, check=True)(*args)
         np.testing.assert_allclose(got, numeric(f, args, i), rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_scipy_log_likelihood(mode):
     if scipy is None:
         pytest.skip("scipy is an optional dependency (its rules)")

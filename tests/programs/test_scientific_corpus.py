@@ -2,8 +2,8 @@
 with `forward` methods and parameters on `self`, losses as lambdas, comprehensions over layers, SciPy
 log-likelihoods, RandomState draws, star-arguments, predict loops reading the loop's last value.
 
-Each case is differentiated unchanged, in reverse mode, in forward mode where it applies, and to second
-order for about a third of them, against central differences.
+Each case is differentiated unchanged, in reverse mode, in the default mode="auto", in forward mode where it
+applies, and to second order for about a third of them, against central differences.
 """
 from __future__ import annotations
 
@@ -476,6 +476,13 @@ def _check(got, fn, args, wrt, rtol=1e-5, atol=1e-6):
 
 @pytest.mark.parametrize("case", CASES, ids=[_name(c) for c in CASES])
 def test_reverse_mode_against_central_differences(case):
+    fn, args, wrt, _, _ = case
+    _check(s2s.grad(fn, wrt=wrt, mode="reverse")(*args), fn, args, wrt)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_name(c) for c in CASES])
+def test_the_default_mode_against_central_differences(case):
+    """mode="auto": forward mode seeded with 1.0 along one float argument, reverse mode otherwise."""
     fn, args, wrt, _, _ = case
     _check(s2s.grad(fn, wrt=wrt)(*args), fn, args, wrt)
 

@@ -60,11 +60,13 @@ def direction(x, seed=1):
 
 
 def check(f, args, i=0, second=True, rtol=1e-5, atol=1e-6):
-    """Reverse mode, forward mode and (second=True) forward over reverse against central differences;
+    """Reverse mode, mode="auto", forward mode and (second=True) forward over reverse against central differences;
     the gradient keeps its argument's dtype. Returns the gradient."""
     gradient = s2s.grad(f, wrt=i, mode="reverse")
     g = gradient(*args)
     np.testing.assert_allclose(g, numerical_gradient(f, args, i), rtol=rtol, atol=atol, err_msg="reverse mode")
+    auto = s2s.grad(f, wrt=i)(*args)        # the default: forward mode seeded with 1.0 along one real float
+    np.testing.assert_allclose(auto, numerical_gradient(f, args, i), rtol=rtol, atol=atol, err_msg="mode='auto'")
     if isinstance(args[i], np.ndarray):
         assert g.dtype == args[i].dtype, (g.dtype, args[i].dtype)
     else:

@@ -5,7 +5,7 @@ import pytest
 from conftest import agrees
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def weighted(x):

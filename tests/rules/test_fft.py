@@ -132,7 +132,7 @@ def test_against_autograd(case):
                                rtol=1e-9, atol=1e-10)
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def hermitian_signal(x):

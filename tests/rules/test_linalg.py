@@ -7,7 +7,7 @@ import s2s
 from conftest import agrees
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def det(a):
@@ -95,7 +95,7 @@ def test_cholesky_tangents_are_symmetrized_as_its_adjoints(f):
     if f is cho_solved:
         pytest.importorskip("scipy", reason="cho_factor and cho_solve are SciPy's")
     expected = symmetric_central(f, SPD)
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         assert np.allclose(s2s.grad(f, mode=mode)(SPD), expected, rtol=1e-6, atol=1e-8), mode
     E01 = np.zeros((3, 3))
     E01[0, 1] = 1.0

@@ -136,7 +136,7 @@ def test_reduction_adjoints_spread_lazily_count_every_copy(expression, make_fn):
         assert np.asarray(fw) == pytest.approx(np.asarray(r), rel=1e-9, abs=1e-12)
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 IDX = np.array([0, 1, 1, 2])

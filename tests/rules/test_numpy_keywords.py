@@ -8,7 +8,7 @@ import s2s
 from conftest import agrees, central
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def fortran_ravel(x):

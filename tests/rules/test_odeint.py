@@ -10,7 +10,7 @@ from s2s.testing.gradcheck import numerical_gradient
 scipy_integrate = pytest.importorskip("scipy.integrate", reason="odeint's rule is registered when SciPy is installed")
 odeint = scipy_integrate.odeint
 
-BOTH = ("reverse", "forward")
+MODES = ("reverse", "forward", "auto")
 
 TIMES = np.array([0.0, 0.3, 0.8, 1.5])
 WEIGHTS = np.array([[1.0, 0.5], [-0.7, 2.0], [0.3, 1.1], [1.4, -0.6]])
@@ -82,7 +82,7 @@ CASES = [(loss_oscillator, (np.array([1.0, -0.5]), 2.0, 0.3)),
          (loss_no_args, (np.array([0.5, 1.0]),))]
 
 
-@pytest.mark.parametrize("mode", BOTH)
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("f, args", CASES, ids=[f"{f.__name__}{k}" for k, (f, _) in enumerate(CASES)])
 def test_odeint_gradient_against_central_differences(f, args, mode):
     wrt = tuple(range(len(args)))
@@ -194,11 +194,11 @@ def test_a_nested_function_closing_over_an_active_value_gets_it_through_args():
             return -k * y
         return np.sum(odeint(rhs, y0, TIMES))
     expected = -np.sum(TIMES * np.exp(-0.5 * TIMES))          # y = exp(-k t)
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         assert s2s.grad(f, wrt=1, mode=mode)(np.array([1.0]), 0.5) == pytest.approx(expected, rel=1e-5)
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 TS = np.linspace(0.0, 1.0, 5)

@@ -484,10 +484,12 @@ def test_rule_against_central_differences(prim, case, make_fn):
     for i in range(len(point) if len(point) > 1 else 0):     # each argument alone: the others are constants
         s2s.check_grad(f, *point, wrt=i, rtol=1e-5, atol=1e-7)
     wrt = tuple(range(len(point)))
-    reverse = s2s.grad(f, wrt=wrt)(*point)
+    reverse = s2s.grad(f, wrt=wrt, mode="reverse")(*point)
     forward = s2s.grad(f, wrt=wrt, mode="forward")(*point)      # the same rule in forward mode
-    for r, fw in zip(reverse, forward):
+    auto = s2s.grad(f, wrt=wrt)(*point)     # mode="auto" (check_grad's): along one float, forward mode seeded with 1.0
+    for r, fw, a in zip(reverse, forward, auto):
         assert np.asarray(fw) == pytest.approx(np.asarray(r), rel=1e-9, abs=1e-12)
+        assert np.asarray(a) == pytest.approx(np.asarray(r), rel=1e-9, abs=1e-12)
 
 
 # rules checked with complex points by their own tests (tests/rules/test_complex.py, tests/rules/test_fft.py)
@@ -563,7 +565,7 @@ def test_rule_keeps_float32(prim, case, make_fn):
         pytest.skip("no float64 array argument to turn into float32")
     if np.asarray(f(*point)).dtype != np.float32:
         pytest.skip("the expression itself promotes float32 to float64 (a float64 constant)")
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         gradients = s2s.grad(f, wrt=arrays, mode=mode)(*point)
         for i, g in zip(arrays, gradients):
             assert np.asarray(g).dtype == np.float32, f"argument {i} in {mode} mode"

@@ -7,7 +7,7 @@ import s2s
 from conftest import agrees, assert_gradient, numeric
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 try:

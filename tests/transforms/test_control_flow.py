@@ -401,7 +401,7 @@ def _over_product(v):
 @pytest.mark.parametrize("fn, x", [(_over_reversed_indices, np.array([0.7, -1.3, 2.1])),
                                    (_over_ndindex, np.array([[0.7], [-1.3], [2.1]])),
                                    (_over_product, np.array([0.7, -1.3, 2.1]))])
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_a_loop_over_an_iterator_of_indices_reads_it_whole(fn, x, mode):
     eps = 1e-6
     numeric = np.zeros_like(x)
@@ -412,7 +412,7 @@ def test_a_loop_over_an_iterator_of_indices_reads_it_whole(fn, x, mode):
     np.testing.assert_allclose(s2s.grad(fn, mode=mode)(x), numeric, rtol=1e-6, atol=1e-8)
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def first_above(x, t):
@@ -501,7 +501,7 @@ def loop_variable_rebinds_parameter(x, y):
 def test_branches_and_loop_variables():
     """Issue 12 (classes of silently wrong gradients), crashes found."""
     assert s2s.jvp(rebinds_tuple_argument, ([-0.169],), ([1.0],)) == (0.5, 0.0)
-    for mode in ("reverse", "forward"):
+    for mode in ("reverse", "forward", "auto"):
         assert s2s.grad(loop_variable_rebinds_parameter, mode=mode)(-0.453, 0.291) == pytest.approx(0.291)
         assert s2s.grad(loop_variable_rebinds_parameter, wrt=1, mode=mode)(-0.453, 0.291) == pytest.approx(-0.453)
 

@@ -149,6 +149,8 @@ WRT = {"swap": (0,)}
 def test_against_central_differences_all_modes(name):
     f, args = CASES[name]
     check_grads(f, args, order=2, wrt=WRT.get(name))
+    for i in [k for k, a in enumerate(args) if isinstance(a, float)]:
+        s2s.check_grad(f, *args, wrt=i)     # mode="auto" along one float: forward mode seeded with 1.0
 
 
 @pytest.mark.parametrize("name", ["running_sum", "recurrence", "gauss_seidel", "matrix_writes", "branch_writes"])
@@ -353,7 +355,7 @@ def test_rows_written_while_the_whole_array_is_read_all_modes():
     check_grads(rows_read_whole, (rng.normal(size=(3, 4)),), order=2)
 
 
-MODES = ["reverse", "forward"]
+MODES = ["reverse", "forward", "auto"]
 
 
 def gauss_seidel_with_an_accumulator(b, A):

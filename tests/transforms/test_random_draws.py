@@ -35,7 +35,7 @@ def draws_in_a_loop(mu):
     return s * s
 
 
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 @pytest.mark.parametrize("f", [two_draws, legacy_draws, draws_in_a_loop], ids=lambda f: f.__name__)
 def test_draws_from_a_generator_object_are_effects(f, mode, monkeypatch):
     """Outside round 4, G11: two draws of the same call were merged (common subexpressions): a silently wrong
