@@ -1,8 +1,10 @@
 import itertools
+import json
 import linecache
 import os
 import math
 import operator
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -49,6 +51,87 @@ def code(source: str) -> str:
 @pytest.fixture
 def make_fn():
     return function_from_source
+
+
+# A Python process the suite starts once and runs command lines in (`python -m s2s ...`, `python example.py ...`),
+# each with its own sys.argv, working directory, stdout, stderr and exit status: starting Python and importing
+# NumPy and s2s for each of them was most of the time of the command-line tests. What needs a process of its own
+# (the installed console script, `python -I`, an environment of its own, a command that registers rules) still
+# starts one. S2S_TEST_FRESH_PROCESSES=1 runs every command line in a fresh process instead.
+_WORKER = r"""
+import contextlib, io, json, os, runpy, sys, traceback
+channel = os.fdopen(int(sys.argv[1]), "w")
+for line in sys.stdin:
+    argv, cwd = json.loads(line)
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    here, path, modules = os.getcwd(), list(sys.path), set(sys.modules)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            os.chdir(cwd)
+            if argv[0] == "-m":
+                sys.argv = [argv[1], *argv[2:]]
+                sys.path.insert(0, cwd)
+                runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+            else:
+                sys.argv = list(argv)
+                sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
+                runpy.run_path(argv[0], run_name="__main__")
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            if not isinstance(exc.code, (int, type(None))):
+                print(exc.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            os.chdir(here)
+            sys.path[:] = path
+    for name in set(sys.modules) - modules:      # the user's modules the command imported: afresh next time
+        file = getattr(sys.modules[name], "__file__", None) or ""
+        if file and not file.startswith((sys.prefix, sys.base_prefix)) and not name.startswith("s2s"):
+            del sys.modules[name]
+    channel.write(json.dumps([code, out.getvalue(), err.getvalue()]) + "\n")
+    channel.flush()
+"""
+
+
+class PythonWorker:
+    """run(*argv, cwd=...): `python *argv` in the suite's worker process, as a subprocess.CompletedProcess."""
+
+    def __init__(self):
+        self.process = None
+
+    def run(self, *argv, cwd=None):
+        argv = [str(a) for a in argv]
+        cwd = str(cwd or os.getcwd())
+        if os.environ.get("S2S_TEST_FRESH_PROCESSES"):
+            return subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=cwd)
+        if self.process is None or self.process.poll() is not None:
+            read, write = os.pipe()
+            self.process = subprocess.Popen([sys.executable, "-c", _WORKER, str(write)], stdin=subprocess.PIPE,
+                                            stdout=subprocess.DEVNULL, pass_fds=(write,), text=True)
+            os.close(write)
+            self.responses = os.fdopen(read)
+        self.process.stdin.write(json.dumps([argv, cwd]) + "\n")
+        self.process.stdin.flush()
+        line = self.responses.readline()
+        if not line:
+            raise RuntimeError(f"the worker process died running {argv}")
+        code, out, err = json.loads(line)
+        return subprocess.CompletedProcess([sys.executable, *argv], code, out, err)
+
+    def close(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait(timeout=60)
+            self.responses.close()
+
+
+PYTHON = PythonWorker()         # PYTHON.run("-m", "s2s", "file.py:f", cwd=...): the session's shared process
+
+
+def pytest_sessionfinish(session, exitstatus):
+    PYTHON.close()
 
 
 def pytest_addoption(parser):

@@ -1,4 +1,5 @@
-"""The s2s command, run as a user runs it: in a subprocess."""
+"""The s2s command, run as a user runs it: `python -m s2s ...` in another process (the suite's shared one), and the
+installed console script in a process of its own."""
 import os
 import subprocess
 import sys
@@ -6,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import PYTHON
+
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart.py"
 
 
 def run(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "s2s", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    return PYTHON.run("-m", "s2s", *args, cwd=cwd)
 
 
 def test_prints_runnable_derivative_source(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 
 import golden_cases as cases
 import s2s
+from conftest import PYTHON
 import test_control_flow as cf
 import test_programs as programs
 
@@ -139,12 +140,11 @@ def test_export_is_deterministic_and_includes_called_functions(tmp_path):
 
 def test_export_command(tmp_path):
     target = tmp_path / "out.py"
-    command = [sys.executable, "-m", "s2s", "export", f"{ROOT / 'examples' / 'newton_sqrt.py'}:newton_sqrt",
-               "-o", str(target)]
-    result = subprocess.run(command, capture_output=True, text=True)
+    command = ["-m", "s2s", "export", f"{ROOT / 'examples' / 'newton_sqrt.py'}:newton_sqrt", "-o", str(target)]
+    result = PYTHON.run(*command)
     assert result.returncode == 0, result.stderr
     first = target.read_bytes()
-    subprocess.run(command, capture_output=True, text=True, check=True)
+    PYTHON.run(*command).check_returncode()
     assert target.read_bytes() == first
     out = _run_blocked(tmp_path, "out", "newton_sqrt_grad(2.0)")
     assert float(out) == pytest.approx(1 / (2 * math.sqrt(2.0)))

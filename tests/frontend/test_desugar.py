@@ -18,6 +18,7 @@ from s2s.frontend.desugar import closures, comprehensions, containers, objects, 
 from s2s.frontend.desugar.context import Context
 from s2s.frontend.tree import Facts
 from s2s.frontend.source import read_function
+from conftest import PYTHON
 def rewritten(fn, *rewrites, facts=None) -> str:
     """fn's body after the given rewrites alone, as Python text."""
     parsed = read_function(fn)
@@ -397,10 +398,9 @@ def test_a_list_of_layers_changed_after_the_derivative_was_made_is_refused():
                                            ("CONSTANT", "'CONSTANT' is a constant (float), not a function"),
                                            ("missing", "no function named 'missing'")])
 def test_cli_names_what_is_not_a_function_in_one_line(tmp_path, name, message):     # issue 12
-    import subprocess
     path = tmp_path / "target.py"
     path.write_text("import numpy as np\nCONSTANT = 2.0\n\ndef f(x):\n    return x * CONSTANT\n")
-    result = subprocess.run([sys.executable, "-m", "s2s", f"{path}:{name}"], capture_output=True, text=True)
+    result = PYTHON.run("-m", "s2s", f"{path}:{name}")
     assert result.returncode != 0 and message in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 

@@ -45,7 +45,7 @@ def _same(a, b, path="tree"):
 
 
 def _sources() -> list[pathlib.Path]:
-    files = sorted(ROOT.rglob("*.py")) + sorted((ROOT.parent / "tests").glob("*.py"))
+    files = sorted(ROOT.rglob("*.py")) + sorted((ROOT.parent / "tests").rglob("*.py"))
     return [f for f in files if f.is_file()]
 
 

@@ -1,7 +1,5 @@
 """Lean derivatives: fixed-length containers unrolled (no container helpers), temporaries that do not outlive
 their use (peak memory against the hand-written gradient), shape checks of exported code."""
-import subprocess
-import sys
 import tracemalloc
 
 import numpy as np
@@ -9,6 +7,7 @@ import pytest
 
 import s2s
 from s2s.testing import check_grads
+from conftest import PYTHON
 
 HELPERS = ("_zeros_like_tree", "_scatter", "_add(", "_item", "_fill_tree", "_unbroadcast", "_broadcast_back",
            "_reduced_size", "_expand", "_fill(", "_matmul_", "_shaped_like")
@@ -249,8 +248,7 @@ def test_exported_specialized_module_checks_shapes_on_entry(tmp_path):
 def test_cli_source_is_specialized_on_args(tmp_path):
     module = tmp_path / "lean_cli_case.py"
     module.write_text("import numpy as np\n\n\ndef loss(w, X):\n    return np.sum(np.tanh(X @ w) ** 2)\n")
-    result = subprocess.run([sys.executable, "-m", "s2s", f"{module}:loss", "--args", "np.ones(3), np.ones((4, 3))"],
-                            capture_output=True, text=True, cwd=tmp_path)
+    result = PYTHON.run("-m", "s2s", f"{module}:loss", "--args", "np.ones(3), np.ones((4, 3))", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "shape (4, 3)" in result.stdout and "X.T @" in result.stdout and "_matmul_right" not in result.stdout
 

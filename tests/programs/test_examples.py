@@ -1,15 +1,15 @@
-"""The examples run and print what they promise."""
-import subprocess
-import sys
+"""The examples run and print what they promise (`python example.py`, in the suite's shared process)."""
 from pathlib import Path
 
 import pytest
+
+from conftest import PYTHON
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run_example(name, *args):
-    result = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True)
+    result = PYTHON.run(EXAMPLES / name, *args)
     assert result.returncode == 0, result.stderr
     return result.stdout
 

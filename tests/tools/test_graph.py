@@ -2,7 +2,6 @@
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 import s2s
 from s2s.cli import load_function, main
 from s2s.tools.graph import Graph, GraphvizUnavailable
+from conftest import PYTHON
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 HAVE_DOT = shutil.which("dot") is not None
@@ -179,7 +179,6 @@ def test_cli_prints_and_writes_the_graph(tmp_path, capsys):
 @NEEDS_DOT
 def test_cli_writes_svg(tmp_path):
     out = tmp_path / "graph.svg"
-    result = subprocess.run([sys.executable, "-m", "s2s", "graph", os.path.join(EXAMPLES, "quickstart.py") + ":f",
-                             "-o", str(out)], capture_output=True, text=True)
+    result = PYTHON.run("-m", "s2s", "graph", os.path.join(EXAMPLES, "quickstart.py") + ":f", "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert "<svg" in out.read_text() and "dx1" in out.read_text()

@@ -5,7 +5,6 @@ derivatives with central differences; the generated code is read for what it pro
 masked branches, values that do not depend on the batch computed once)."""
 import math
 import os
-import subprocess
 import sys
 import warnings
 
@@ -21,6 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 sys.path.insert(0, HERE)
 
 import vmap_bench  # noqa: E402
+from conftest import PYTHON  # noqa: E402
 
 rng = np.random.default_rng(2028)
 
@@ -399,8 +399,7 @@ def test_source_export_and_the_command_line(tmp_path):
     module = tmp_path / "model.py"
     module.write_text("import numpy as np\n\ndef f(w, x):\n    return np.tanh(x @ w)\n\n"
                       "W = np.ones((3, 2))\nX = np.ones((5, 3))\n")
-    done = subprocess.run([sys.executable, "-m", "s2s", f"{module}:f", "--vmap", "(None, 0)", "--args", "W, X"],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = PYTHON.run("-m", "s2s", f"{module}:f", "--vmap", "(None, 0)", "--args", "W, X", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "def f_vmap(w, x):" in done.stdout and "np.tanh(x @ w)" in done.stdout
 
