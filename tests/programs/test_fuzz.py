@@ -1,9 +1,9 @@
 """A fuzzer of programs: random small functions with branches, loops, break/continue, helper functions
 and NumPy broadcasting; reverse mode, forward mode and central differences must agree on each.
 
-CI runs a bounded number of examples; `pytest tests/programs/test_fuzz.py --fuzz-examples=2000` (or the
-environment variable S2S_FUZZ_EXAMPLES) runs more. Every program it ever failed on is kept in
-REGRESSIONS below and checked on every run.
+The default run checks 50 examples, `pytest -m slow` at least 2,000 (SLOW_EXAMPLES);
+`pytest tests/programs/test_fuzz.py --fuzz-examples=5000` (or the environment variable S2S_FUZZ_EXAMPLES) runs more.
+Every program it ever failed on is kept in REGRESSIONS below and checked on every run.
 """
 from __future__ import annotations
 
@@ -153,7 +153,19 @@ def examples(request) -> int:
     return fuzz_examples(request.config)
 
 
+SLOW_EXAMPLES = 2000        # what the slow tests check at least (the default run checked 200 before it took 50)
+
+
 def test_random_programs(examples):
+    _random_programs(examples)
+
+
+@pytest.mark.slow
+def test_random_programs_by_the_thousand(examples):
+    _random_programs(max(examples, SLOW_EXAMPLES))
+
+
+def _random_programs(examples):
     checked = []
 
     @settings(max_examples=examples, deadline=None, derandomize=True,
@@ -204,10 +216,20 @@ import fuzz_programs as fp  # noqa: E402  (tests/ is on the path, as for conftes
 
 @pytest.mark.parametrize("category", fp.CATEGORIES)
 def test_user_style_programs(category, examples):
-    """examples // 4 programs in all (each is compiled in five modes), split over the categories:
-    50 by default, 2,500 with --fuzz-examples=10000 (or S2S_FUZZ_EXAMPLES). Batches of thousands with the
-    counts per category and mode: `python tests/programs/fuzz_programs.py -n 1700 -j 2`."""
-    count = max(1, examples // (4 * len(fp.CATEGORIES)))
+    """examples // 4 programs in all (each is compiled in five modes), split over the categories, two at least in
+    each: 14 by default, about 500 with the slow tests, 2,500 with --fuzz-examples=10000 (or S2S_FUZZ_EXAMPLES).
+    Batches of thousands with the counts per category and mode: `python tests/programs/fuzz_programs.py -n 1700 -j 2`."""
+    _user_style_programs(category, examples)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("category", fp.CATEGORIES)
+def test_user_style_programs_by_the_hundred(category, examples):
+    _user_style_programs(category, max(examples, SLOW_EXAMPLES))
+
+
+def _user_style_programs(category, examples):
+    count = max(2, examples // (4 * len(fp.CATEGORIES)))
     checked, failures = 0, []
     for seed in range(count):
         program = fp.generate(category, seed)
