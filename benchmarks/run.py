@@ -194,7 +194,7 @@ def chain(lines: int) -> str:
 
 def mixed(lines: int) -> str:
     """A function of `lines` lines with a loop or a branch every few lines, each value read by the next (issue 29's
-    5,000-line function; tests/test_transform_cost.py counts its work at two sizes)."""
+    5,000-line function; tests/transforms/test_transform_cost.py counts its work at two sizes)."""
     out = ["def model(c, y):", "    a0 = c * y"]
     i = 0
     while len(out) < lines - 1:

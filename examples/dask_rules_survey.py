@@ -1,6 +1,6 @@
 """Which derivative rules of rules/ run on Dask arrays, and what happens with the others.
 
-For every case of the rules' test table (tests/test_rules.py: DOMAINS), the gradient is taken with every
+For every case of the rules' test table (tests/rules/test_rules.py: DOMAINS), the gradient is taken with every
 float array argument a chunked Dask array, and sorted into:
   no Dask  -- the function itself does not run on Dask arrays without computing them (Dask lacks the NumPy
               function, or the call, as numpy.dot of a float and a Dask array): not a question of derivatives;
@@ -105,7 +105,7 @@ def survey():
 
 def report(outcomes, verbose=False):
     counts = ", ".join(f"{len(outcomes[k])} {k}" for k in ("lazy", "refused", "no Dask", "WRONG", "skipped"))
-    print(f"cases of tests/test_rules.py on Dask arrays: {counts}")
+    print(f"cases of tests/rules/test_rules.py on Dask arrays: {counts}")
     for kind in ("refused", "no Dask", "WRONG") + (("lazy", "skipped") if verbose else ()):
         by_function = defaultdict(list)
         for case_id, name, detail in outcomes[kind]:

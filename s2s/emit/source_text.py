@@ -11,7 +11,7 @@ comments that quote the user's line above the code each one comes from, and the 
 tracebacks). Two things astor does that are not reproduced here are handed to astor itself, on that statement
 only: a line longer than 79 columns (astor wraps it), and a string constant it may write in triple quotes (one
 with a line break, or at the start of a statement). The text is parsed back into a tree and printed by astor at
-the same indentation, so the result is astor's by construction (`tests/test_source_text.py` checks that every
+the same indentation, so the result is astor's by construction (`tests/emit/test_source_text.py` checks that every
 emitted module is a fixed point of astor's printer).
 """
 from __future__ import annotations

@@ -146,7 +146,40 @@ def synthetic_of(fn: Any) -> Synthetic | None:
 
 
 def clone_tree(node: Any) -> Any:
-    """A deep copy of a gast tree that shares the objects its constants hold (a model, a function)."""
+    """A deep copy of a gast tree that shares the objects its constants hold (a model, a function).
+
+    copy.deepcopy's copy, made directly for nodes and lists (a node shared in the tree is shared in the copy, as
+    deepcopy's memo keeps it); anything else a node holds goes to copy.deepcopy with the same memo."""
     roots = node if isinstance(node, list) else [node]
     memo = {id(sub.value): sub.value for root in roots for sub in parsing.walk(root) if isinstance(sub, gast.Constant)}
-    return copy.deepcopy(node, memo)
+    return _clone(node, memo)
+
+
+_ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes})
+_NODE_KINDS: dict = {}        # type -> whether _clone copies it as a node (its state is its __dict__)
+
+
+def _clone(value: Any, memo: dict) -> Any:
+    kind = type(value)
+    if kind in _ATOMIC:
+        return value
+    seen = memo.get(id(value), memo)
+    if seen is not memo:
+        return seen
+    if kind is list:
+        copied: Any = []
+        memo[id(value)] = copied
+        copied.extend([_clone(item, memo) for item in value])
+    else:
+        node = _NODE_KINDS.get(kind)
+        if node is None:
+            node = _NODE_KINDS[kind] = issubclass(kind, gast.AST) and kind.__reduce_ex__ is gast.AST.__reduce_ex__
+        if not node:
+            return copy.deepcopy(value, memo)
+        copied = kind.__new__(kind)
+        memo[id(value)] = copied
+        state = copied.__dict__
+        for key, item in value.__dict__.items():
+            state[key] = item if type(item) in _ATOMIC else _clone(item, memo)
+    copy._keep_alive(value, memo)       # (as deepcopy does: value's id is not reused while memo lives)
+    return copied

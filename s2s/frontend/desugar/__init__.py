@@ -103,6 +103,7 @@ def desugar(parsed: "ParsedFunction") -> None:
     ctx = Context(parsed)
     check = os.environ.get("S2S_VERIFY") == "1"
     changed = False
+    before = None       # (S2S_VERIFY) the tree as text, while no rewrite has changed it
     for rewrite in REWRITES:
         if changed:
             ctx.scan()
@@ -111,24 +112,30 @@ def desugar(parsed: "ParsedFunction") -> None:
         if changed:
             rewrite(ctx)
             ctx.fresh_scan = False
+            before = None
         elif check:
-            _check_skipped(ctx, rewrite)
+            before = _check_skipped(ctx, rewrite, before)
 
 
-def _check_skipped(ctx: "Context", rewrite: Callable) -> None:
-    """A rewrite skipped (its `applies` said no) changes nothing: run it on a copy of the tree and compare."""
+def _as_text(node) -> str:
     import ast
 
     import gast
+    return ast.unparse(gast.gast_to_ast(node))
 
+
+def _check_skipped(ctx: "Context", rewrite: Callable, before: str | None = None) -> str:
+    """A rewrite skipped (its `applies` said no) changes nothing: run it on a copy of the tree and compare. `before`
+    is the tree as text if it is known (no rewrite ran since the last check); the text is returned for the next."""
     from s2s.frontend.tree import clone_tree
     parsed = ctx.parsed
-    before = ast.unparse(gast.gast_to_ast(parsed.node))
+    if before is None:
+        before = _as_text(parsed.node)
     kept, parsed.node = parsed.node, clone_tree(parsed.node)
     fresh, ctx.fresh_scan = ctx.fresh_scan, False        # (the scan's calls are the original's, not the copy's)
     try:
         rewrite(ctx)
-        after = ast.unparse(gast.gast_to_ast(parsed.node))
+        after = _as_text(parsed.node)
     except Exception as exc:
         after = f"raised {exc!r}"
     finally:
@@ -137,3 +144,4 @@ def _check_skipped(ctx: "Context", rewrite: Callable) -> None:
     if after != before:
         raise AssertionError(f"desugaring skipped {rewrite.__module__}.rewrite for {parsed.fn.__qualname__}, which "
                              f"would have changed it: its applies() is wrong")
+    return before

@@ -1,6 +1,0 @@
-"""A module whose data a test changes between two calls (see test_adversarial.py)."""
-scale = 2.0
-
-
-class Config:
-    scale = 3.0
