@@ -198,3 +198,27 @@ def test_a_callees_defaults_replaced_make_the_derivative_anew():
     finally:
         scaled_by.__defaults__ = saved
     assert g(1.5) == pytest.approx(6.0)
+
+
+import threading  # noqa: E402
+
+_LOCAL = threading.local()
+_DEFAULTS = {"scale": 3.0}
+
+
+def _config():
+    if not hasattr(_LOCAL, "config"):       # scikit-learn's lazy thread-local configuration
+        _LOCAL.config = dict(_DEFAULTS)
+    return _LOCAL.config
+
+
+def configured(x):
+    return _config()["scale"] * x ** 2
+
+
+def test_a_lazy_initialization_already_done_is_folded_away():
+    """`if not hasattr(obj, "n"): obj.n = ...` with the attribute there when the derivative is made: the branch
+    cannot run (a thread-local's attributes read too), so its write is not refused; the fold is watched."""
+    _config()
+    for mode in MODES:
+        assert s2s.grad(configured, mode=mode)(0.5) == pytest.approx(3.0)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import threading
 import operator
 import types
 from typing import Any
@@ -402,6 +403,8 @@ def _static_attribute(obj: Any, name: str) -> Any:
     it has none, or _DYNAMIC when only running code could tell (a property, a __getattr__, a slot)."""
     try:
         value = inspect.getattr_static(obj, name, MISSING)
+        if value is MISSING and type(obj) is threading.local:     # (its attributes are this thread's: not seen)
+            value = obj.__dict__.get(name, MISSING)
     except Exception:           # noqa: BLE001
         return _DYNAMIC
     if value is MISSING:
@@ -459,14 +462,28 @@ def _path(node: Any) -> str:
 
 
 def _written_attributes(ctx: Context) -> set:
-    """(id(object), name) of each attribute this function writes (`self.n = ...`, `self.nfev += 1`): never folded."""
+    """(id(object), name) of each attribute this function writes (`self.n = ...`, `self.nfev += 1`): never folded.
+    Not a write only in the body of `if not hasattr(obj, "n"):` (a lazy initialization): folded, the test keeps it
+    out of the path when the attribute is there (and the fold is watched)."""
     out = set()
+    lazy: set = set()           # id(a write's node) in such a body, of that attribute
+    for node in gast.walk(ctx.node):
+        test = node.test if isinstance(node, gast.If) else None
+        if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not) and isinstance(test.operand, gast.Call) \
+                and len(test.operand.args) == 2 and isinstance(test.operand.args[1], gast.Constant) \
+                and ctx.names(test.operand.func, builtins.hasattr):
+            found, holder = ctx.static(test.operand.args[0])
+            for stmt in node.body:
+                for sub in gast.walk(stmt):
+                    if isinstance(sub, gast.Attribute) and isinstance(sub.ctx, gast.Store) and found and \
+                            sub.attr == test.operand.args[1].value and ctx.static(sub.value) == (True, holder):
+                        lazy.add(id(sub))
     for node in gast.walk(ctx.node):
         targets = node.targets if isinstance(node, gast.Assign) else [node.target] if isinstance(
             node, (gast.AugAssign, gast.AnnAssign)) else []
         for t in targets:
             for sub in gast.walk(t):
-                if isinstance(sub, gast.Attribute) and isinstance(sub.ctx, gast.Store):
+                if isinstance(sub, gast.Attribute) and isinstance(sub.ctx, gast.Store) and id(sub) not in lazy:
                     found, base = ctx.static(sub.value)
                     if found:
                         out.add((id(base), sub.attr))
