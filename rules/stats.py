@@ -220,17 +220,29 @@ def dirichlet_pdf(g, ans, x, alpha):
     return dx, dalpha
 
 
-# ---- multivariate normal: x is (k,) or (N, k); cov is read as symmetric (the adjoint is symmetric)
+# ---- multivariate normal: x is (k,) or (N, k); SciPy reads cov's lower triangle only (scipy.linalg.eigh(cov,
+# lower=True) in its _PSD), as the symmetric matrix _mvn_read gives: the upper triangle's adjoint is zero, and each
+# entry below the diagonal stands for itself and its mirror (_mvn_onto_lower)
+
+
+def _mvn_read(cov):
+    """The symmetric matrix SciPy reads from cov: its lower triangle, mirrored."""
+    return np.tril(cov) + np.swapaxes(np.tril(cov, -1), -1, -2)
+
+
+def _mvn_onto_lower(s):
+    """The adjoint of cov from s, the (symmetric) adjoint of _mvn_read(cov)."""
+    return np.tril(s + np.swapaxes(s, -1, -2)) - s * np.eye(np.shape(s)[-1])
 
 
 def _mvn_partials(g, x, mean, cov):
     """g times d logpdf / d(x, mean, cov), with g of logpdf's shape (a number, or N of them)."""
-    precision = np.linalg.inv(cov)
+    precision = np.linalg.inv(_mvn_read(cov))
     r = x - mean
     pr = r @ precision                               # (k,) or (N, k)
     gx = -np.expand_dims(g, -1) * pr if np.ndim(x) == 2 else -g * pr
     outer = np.einsum("n,ni,nj->ij", g, pr, pr) if np.ndim(x) == 2 else g * (np.expand_dims(pr, -1) * np.expand_dims(pr, -2))
-    gcov = 0.5 * (outer - np.sum(g) * precision)
+    gcov = _mvn_onto_lower(0.5 * (outer - np.sum(g) * precision))
     return gx, gcov
 
 
@@ -248,7 +260,7 @@ def mvn_pdf(g, ans, x, mean=None, cov=1, allow_singular=False):
 
 @adjoint(st.multivariate_normal.entropy)
 def mvn_entropy(g, ans, mean=None, cov=1):   # 0.5 log det(2 pi e cov): the mean does not enter
-    return 0.0 * mean, 0.5 * g * np.linalg.inv(cov)
+    return 0.0 * mean, _mvn_onto_lower(0.5 * g * np.linalg.inv(_mvn_read(cov)))
 
 
 # ---- forward mode for the functions that are not elementwise: the adjoint rule contracted with t
@@ -275,10 +287,11 @@ def dirichlet_pdf_tangent(t, ans, x, alpha):
 
 def _mvn_tangents(t, x, mean, cov):
     """The tangents of multivariate_normal.logpdf along t, for x, mean and cov."""
-    precision = np.linalg.inv(cov)
+    precision = np.linalg.inv(_mvn_read(cov))
     pr = (x - mean) @ precision
     tx = -np.sum(pr * t, axis=-1)
-    tcov = 0.5 * (np.sum((pr @ t) * pr, axis=-1) - np.trace(precision @ t))
+    ts = _mvn_read(t) if np.shape(t) == np.shape(cov) else t     # (the tangent of cov as SciPy reads it)
+    tcov = 0.5 * (np.sum((pr @ ts) * pr, axis=-1) - np.trace(precision @ ts))
     return tx, -tx, tcov
 
 
@@ -295,11 +308,12 @@ def mvn_pdf_tangent(t, ans, x, mean=None, cov=1, allow_singular=False):
 
 @tangent(st.multivariate_normal.entropy)
 def mvn_entropy_tangent(t, ans, mean=None, cov=1):
-    return 0.0 * ans, 0.5 * np.trace(np.linalg.solve(cov, t))
+    return 0.0 * ans, 0.5 * np.trace(np.linalg.solve(_mvn_read(cov), _mvn_read(t)))
 
 
 from s2s.runtime import _unbroadcast  # noqa: E402
 
 # shared parts of the formulas above, inlined into the rules that call them (second order differentiates them)
-for _part in (_t_logpdf_partials, _beta_partials, _gamma_partials, _chi2_partials, _mvn_partials, _dirichlet_tangents, _mvn_tangents):
+for _part in (_t_logpdf_partials, _beta_partials, _gamma_partials, _chi2_partials, _mvn_partials, _dirichlet_tangents, _mvn_tangents,
+              _mvn_read, _mvn_onto_lower):
     template(_part)

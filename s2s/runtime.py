@@ -408,6 +408,8 @@ def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    if ndim == 0:       # a number reduced over axis 0 or -1 (scipy.special.logsumexp allows it): nothing to put back
+        return ()
     return tuple(sorted(a % ndim for a in axes))
 
 
@@ -434,6 +436,8 @@ def _broadcast_back(g, x, axis=None, keepdims=False):
         return np.full_like(x, g, dtype=dtype, shape=(1,) * len(shape))
     axes = _axes(axis, len(shape))
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    if not shape and np.size(g) == 1:       # a number reduced with keepdims (scipy's logsumexp gives it a shape)
+        return np.reshape(g, ()).astype(dtype, copy=False)
     if not keepdims:
         g = np.broadcast_to(g, tuple(n for i, n in enumerate(shape) if i not in axes))
     return np.reshape(np.broadcast_to(g, kept) if keepdims else g, kept).astype(dtype, copy=False)

@@ -270,8 +270,9 @@ for _name, _call, _arg in [
         ("solve_arg1", "np.linalg.solve({0}, B43)", (R(4, 4) + 10.0 * np.eye(4),)),
         ("solve_arg1_1d", "np.linalg.solve({0}, B4)", (R(4, 4) + 10.0 * np.eye(4),)),
         ("solve_arg2", "np.linalg.solve(A44, {0})", (R(4, 3),)),
-        ("solve_arg1_3d", "np.linalg.solve({0}, B54)", (R(5, 4, 4) + 5 * np.eye(4),)),
-        ("solve_arg1_3d_3d", "np.linalg.solve({0}, B546)", (R(5, 4, 4) + 5 * np.eye(4),)),
+        # (NumPy 2 reads a 2-D b as a matrix: autograd's stack of vectors is b[..., None], its (5, 4, 6) b a swap)
+        ("solve_arg1_3d", "np.linalg.solve({0}, B54[..., None])[..., 0]", (R(5, 4, 4) + 5 * np.eye(4),)),
+        ("solve_arg1_3d_3d", "np.linalg.solve({0}, np.swapaxes(B546, -1, -2))", (R(5, 4, 4) + 5 * np.eye(4),)),
         ("det", "np.linalg.det({0})", (R(4, 4),)), ("det_3d", "np.linalg.det({0})", (R(3, 3, 3),)),
         ("slogdet", "np.linalg.slogdet({0})[1]", (R(4, 4),)), ("slogdet_neg", "np.linalg.slogdet(-{0})[1]", (R(4, 4),)),
         ("slogdet_3d", "np.linalg.slogdet({0})[1]", (np.stack([_psd(3) for _ in range(3)]),)),
