@@ -41,7 +41,7 @@ from s2s.frontend.desugar.properties import GETTERS
 from s2s.frontend.parse import parse_function
 from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
 from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, DefaultsOf, ParsedFunction, PartsOf, synthetic_of
-from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, walk
+from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
 from s2s.ir import syntax
@@ -476,6 +476,13 @@ class Lowerer:
     # ---------------------------------------------------------------- function
 
     def lower_function(self) -> Function:
+        # the tables below are keyed by id(): a value dropped while lowering (a loop lowered again) must not hand
+        # its id to a new one, which would read as sharing the old one's memory. Lowering outside a derivative
+        # (the early refusals, a method's verdict) keeps its values alive itself
+        with values_kept():
+            return self._lower_function()
+
+    def _lower_function(self) -> Function:
         node = self.parsed.node
         if node.args.kwonlyargs or node.args.posonlyargs:
             raise self.error("s2s does not support keyword-only or positional-only parameters yet", node,
