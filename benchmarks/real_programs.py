@@ -1,6 +1,6 @@
 """The cheap-gradient bound on real programs (issue 29, item 4): for every program of the code-as-shipped corpus
 (tests/corpus/cases.py: scipy, statsmodels, scikit-learn, lifelines, numpy-ml, numpy, as installed) and of the
-user-style corpus of programs (tests/test_user_style.py and tests/test_outside_style.py), the time of the function,
+user-style corpus of programs (tests/programs/test_scientific_corpus.py and test_models_and_likelihoods.py), the time of the function,
 of its cached s2s gradient (`s2s.grad(f, wrt)`, mode="auto", after the first call) and, where the library has one,
 of the library's own gradient (statsmodels' `score`, scipy's `rosen_der` and `fprime`s, numpy-ml's `grad` and
 `backward`, lifelines' autograd gradient, ...), printed sorted by gradient / function, worst first.
@@ -73,10 +73,10 @@ def corpus_programs(libraries: tuple) -> tuple[list[Program], dict]:
 
 
 def user_programs() -> list[Program]:
-    """The programs of tests/test_user_style.py (CASES) and tests/test_outside_style.py (CASES, in every
+    """The programs of tests/programs/test_scientific_corpus.py (CASES) and tests/programs/test_models_and_likelihoods.py (CASES, in every
     argument)."""
-    import test_outside_style as outside
-    import test_user_style as user
+    from programs import test_models_and_likelihoods as outside
+    from programs import test_scientific_corpus as user
     found = []
     for fn, args, wrt, _, _ in user.CASES:
         found.append(Program("user-style", user._name((fn,)), fn, args, wrt))

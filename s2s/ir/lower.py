@@ -98,6 +98,9 @@ _MASKS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, opera
 _METHODS = {"flatten": "ravel"}
 _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
 _CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
+# values whose methods all leave them unchanged and depend on nothing else: `names.index("c")` on a tuple of
+# strings, `"x,y".split(",")`, computed when the derivative is made (the result is known, so is its kind)
+_IMMUTABLE = (tuple, str, bytes, frozenset, int, float, complex, bool)
 _MUTATING_FUNCTIONS = {np.copyto, np.place, np.put, np.fill_diagonal, np.put_along_axis, np.putmask}       # array methods whose NumPy function has another name
 _ATTRIBUTES = {"T": np.transpose, "mT": np.matrix_transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
                "real": np.real, "imag": np.imag, "dtype": np.result_type}
@@ -291,6 +294,10 @@ class Lowerer:
             self.state.used([*args, *(kwargs or {}).values()], node)
             if getattr(prim, "_s2s_effect", False) and prim is not runtime.state_check:
                 self.state.opaque_call(node)         # a method run as Python runs it: it may change any object
+        if n_outs == 1 and not kwargs and len(args) >= 2 and prim is method_call(len(args) - 2):
+            known = _known_method_result(args)
+            if known is not None:
+                return known
         outs = [self.namer.value(hint) for _ in range(n_outs)]
         if prim in _MASKS:
             self.masks.update(id(o) for o in outs)
@@ -1556,6 +1563,16 @@ class Lowerer:
                              node, hint="build the list in a variable of the function (`vals = []`, then "
                                         "`vals.append(v)`) and pass it or return it; on an object of your class, "
                                         "return the new value from the method instead of storing it")
+        base = self.expr(node.func.value) if _may_be_immutable(node.func.value) else None
+        if base is not None:
+            if isinstance(base, Const) and type(base.value) in _IMMUTABLE:
+                # `label.split("-")` on a string is str.split, not numpy.split: Python's method, known now if it can be
+                args = [self.expr(a) for a in node.args]
+                known = None if node.keywords else _known_method_result([base, Const(node.func.attr), *args])
+                if known is not None:
+                    return known
+                if not node.keywords:
+                    return self.op(method_call(len(args)), [base, Const(node.func.attr), *args], node, hint)
         attr = _METHODS.get(node.func.attr, node.func.attr)
         function = runtime.item if attr == "item" and not node.args and not node.keywords else getattr(np, attr, None)
         if attr == "copy" and not node.args and not node.keywords:
@@ -1569,7 +1586,8 @@ class Lowerer:
                              f"could be read as)", node,
                              hint=f"on a list or dict, bind the name to a new one: {list_way}; on an object of "
                                   f"your class, pass the object to the function as an argument")
-        base = self.expr(node.func.value)
+        if base is None:
+            base = self.expr(node.func.value)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if attr in ("reshape", "transpose") and len(args) > 1:       # x.reshape(2, 3) is np.reshape(x, (2, 3))
@@ -1588,6 +1606,34 @@ class _ArrayAPI(types.ModuleType):
 
 
 _ARRAY_API = _ArrayAPI("numpy")
+
+
+def _known_method_result(args: list[Atom]) -> Const | None:
+    """`obj.name(*rest)` computed now, when obj is a constant of an immutable type and every argument and the
+    result are literal values (numbers, strings, None, tuples of them); None when not, or when it raises (it
+    raises when the derivative runs, as in Python)."""
+    if not all(isinstance(a, Const) for a in args):
+        return None
+    obj, name, *rest = (a.value for a in args)
+    if not (type(obj) in _IMMUTABLE and _literal(obj) and isinstance(name, str) and not name.startswith("_")
+            and all(_literal(r) for r in rest)):
+        return None
+    try:
+        result = getattr(obj, name)(*rest)
+    except Exception:
+        return None
+    return Const(result) if _literal(result) else None
+
+
+def _may_be_immutable(node: Any) -> bool:
+    """Whether a method's receiver may be a constant (a literal, or a name that may hold one): it is lowered first."""
+    return isinstance(node, (gast.Constant, gast.Name))
+
+
+def _literal(value: Any) -> bool:
+    if type(value) in (tuple, frozenset):
+        return all(_literal(v) for v in value)
+    return type(value) in (type(None), bool, int, float, complex, str, bytes)
 
 
 def _literal_key(key: Any) -> bool:
