@@ -102,7 +102,11 @@ class Record:
     into when nothing else reads it (a constructor, a copy, a list or dict made or written)."""
     zeros: str | None = None
     """Makes an array of zeros: "like" (shaped like its argument: np.zeros_like, runtime.zeros_like) or "made"
-    (of a shape given: np.zeros): an adjoint accumulator the passes may add into in place."""
+    (of a shape given: np.zeros): an adjoint accumulator the passes may add into in place; "tree" (a container's
+    adjoint, new: runtime._zeros_like_tree)."""
+    scatter_into: Callable | None = None
+    """For the adjoint of reading one item (runtime._scatter(x, index, g)): the function that adds g at index into
+    an adjoint of the container's own, in place (`into(own, x, index, g)`: s2s/passes/accumulate_items.py)."""
     copies_reads: bool = False
     """Reads its arguments without keeping a reference to them (a reduction, a product into new memory)."""
     metadata: bool = False
@@ -192,7 +196,8 @@ class Record:
     # ---------------------------------------------------------------- the IR's own operators
     algebra: str | None = None
     """Which of the IR's arithmetic operators it is, for algebraic identities ("add", "sub", "mul", "truediv",
-    "pow", "neg", "pos", "getitem"...): the lowering writes Python's operators as these primitives."""
+    "pow", "neg", "pos", "getitem"...): the lowering writes Python's operators as these primitives. "add_items":
+    the sum of two containers' adjoints, item by item (runtime._add)."""
     comparison: bool = False
     """A comparison (its result is True or False)."""
     commutative: bool | None = None

@@ -209,6 +209,18 @@ def _scatter(x, index, g):
     return out
 
 
+def _scatter_into(g_all, x, index, g):
+    """_add(g_all, _scatter(x, index, g)) where g_all is an adjoint of x's own, which nothing else reads (made by
+    _zeros_like_tree, handed from one sum to the next): g added at index in place (s2s/passes/accumulate_items.py)."""
+    if type(g_all) is list and isinstance(index, (int, np.integer)):
+        g_all[index] = _add(g_all[index], g)
+        return g_all
+    if type(g_all) is dict and type(x) is dict:
+        g_all[index] = _add(g_all[index], g) if index in g_all else g
+        return g_all
+    return _add(g_all, _scatter(x, index, g))
+
+
 def _add(a, b):
     """The sum of two adjoints of a container (dicts by key, lists and tuples item by item); 0.0 is no adjoint."""
     if isinstance(a, (int, float)) and a == 0:
@@ -658,7 +670,7 @@ def _shaped_as(x, like):
 
 
 # Helpers whose source the emitter copies into the generated module when it uses them.
-EMITTED_HELPERS = {copy_method, _assert_number, _assert_inexact, _real_output, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
+EMITTED_HELPERS = {copy_method, _scatter_into, _assert_number, _assert_inexact, _real_output, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
                    _unbroadcast, _expand, _fill, _seed, _scatter, _broadcast_back, _reduced_size, _matmul_left, _matmul_right, _dot_left,
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,

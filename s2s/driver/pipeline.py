@@ -43,6 +43,7 @@ from s2s.ir.lower import clear_callee_cache
 from s2s.kept import FunctionTable
 from s2s.passes import sequences, type_tests
 from s2s.passes.accumulate_in_place import accumulate_in_place
+from s2s.passes.accumulate_items import accumulate_items
 from s2s.passes.contractions import contract_accumulations
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
@@ -316,6 +317,7 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
             fn, float_values(fn, wrt))))        # a real array is not written with complex results
         fn = checked(write_elements_in_place(fn, shapes, free))      # out[i] = v in O(1): s2s/passes/in_place.py
         fn = checked(accumulate_in_place(fn))          # dW += g across a loop, into the adjoint's own zeros
+        fn = checked(accumulate_items(fn))             # dxs[i] += dv into a list's adjoint of its own
     return fn
 
 
