@@ -353,6 +353,8 @@ def _item(g, key):
 
 
 def _zeros_like_tree(x):
+    if type(x) is float:                    # (the common case first: a number's adjoint, in a loop's reverse sweep)
+        return 0.0
     if isinstance(x, dict):
         return {key: _zeros_like_tree(value) for key, value in x.items()}
     if isinstance(x, (list, tuple)):
