@@ -9,7 +9,8 @@ import s2s
 
 
 def ode_rhs_given_elsewhere(y0, k):
-    return functools.reduce(lambda acc, v: acc + v * k, [y0[0], y0[1]], 0.0)     # (sorted's key= is read since round 5)
+    # (sorted's key= is read since round 5, functools.reduce as its loop since stop 33)
+    return np.sum(np.apply_along_axis(lambda v: v * k, 0, y0))
 
 
 def test_a_lambda_closing_over_a_variable_given_to_another_function_is_refused_with_a_fix():

@@ -23,6 +23,7 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `odeint_closures`: the variables odeint's right-hand side reads passed through its `args=`;
 - `keyed_extrema`: `max(xs, key=f)` / `min(xs, key=f)` as the loop Python runs;
 - `partials`: a `functools.partial` made in the function and only called: calls of the function it wraps;
+- `reduce_calls`: `functools.reduce(f, items, start)` as the loop it runs;
 - `closures`: nested `def` and `lambda` become functions of their own (lifted,
   their free variables passed as arguments at each call); `map` a loop;
 - `comprehensions`: list comprehensions and generator expressions become the
@@ -69,6 +70,7 @@ from s2s.frontend.desugar import (
     partials,
     pops,
     properties,
+    reduce_calls,
     reductions,
     reversed_items,
     signature,
@@ -86,7 +88,8 @@ if TYPE_CHECKING:
 # iteration as in Python.)
 REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rewrite, known_values.rewrite,
             properties.rewrite, function_choice.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
-            odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, closures.rewrite, containers.rewrite,
+            odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, reduce_calls.rewrite, closures.rewrite,
+            containers.rewrite,
             comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
             reductions.rewrite, inline_gradients.rewrite, objects.rewrite)

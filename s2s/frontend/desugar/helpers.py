@@ -63,6 +63,14 @@ def assert_array(value: Any, function: str) -> None:
                          f"y = operator.{function.removeprefix('i')}(y, ...) instead")
 
 
+def diagonal_index(a: Any) -> tuple:
+    """The positions np.fill_diagonal(a, v) writes (wrap=False): a[i, i, ..., i] for i below the smallest side."""
+    return (np.arange(min(np.shape(a))),) * np.ndim(a)
+
+
+registry.nondifferentiable(diagonal_index)
+
+
 # the method name of `f(x)` on a variable f that holds no function s2s can name: its class's __call__ where the
 # variable's kind names the class (an argument object: s2s/passes/methods.py), refused otherwise
 CALL_OF_A_VALUE = "__s2s_call__"

@@ -6,6 +6,7 @@
     np.copyto(y, x)                ->  y[...] = x               (where=w: y[...] = np.where(w, x, y))
     np.place(y, mask, v)           ->  y[mask] = v
     np.put(y, ind, v)              ->  y[np.unravel_index(ind, np.shape(y))] = v
+    np.fill_diagonal(y, v)         ->  y[diagonal_index(y)] = v (wrap=False: the positions NumPy writes)
 
 where y is a variable of the function: lowering then follows the write as it follows `y[i] = v`, and refuses it
 where Python would show it through another name. An in-place operator writes into an array; on a number Python's
@@ -28,7 +29,7 @@ from s2s.frontend.desugar.context import Context, constant, located, map_stateme
 _IN_PLACE = {operator.iadd: gast.Add, operator.isub: gast.Sub, operator.imul: gast.Mult,
              operator.itruediv: gast.Div, operator.ifloordiv: gast.FloorDiv, operator.ipow: gast.Pow,
              operator.imatmul: gast.MatMult}
-_WRITERS = (operator.setitem, np.copyto, np.place, np.put, *_IN_PLACE)
+_WRITERS = (operator.setitem, np.copyto, np.place, np.put, np.fill_diagonal, *_IN_PLACE)
 
 
 def applies(ctx: Context) -> bool:
@@ -87,6 +88,15 @@ def _statement(ctx: Context, stmt: Any) -> list | None:
         if len(call.args) != 3 or keywords:
             return None
         index, value = call.args[1], call.args[2]
+    elif writer is np.fill_diagonal:
+        # (wrap=True, or a value NumPy would repeat along a longer diagonal, is left to lowering's refusal; a value
+        # of another length than the diagonal fails in the assignment, as it would not in NumPy)
+        if len(call.args) != 2 or set(keywords) - {"wrap"} or "wrap" in keywords and not (
+                isinstance(keywords["wrap"], gast.Constant) and keywords["wrap"].value is False):
+            return None
+        index = located(gast.Call(func=constant(helpers.diagonal_index, call), args=[name(array.id, array)],
+                                  keywords=[]), call)
+        value = call.args[1]
     else:                           # np.put, in its default mode: positions in the flattened array
         if len(call.args) != 3 or keywords:
             return None
