@@ -1,7 +1,5 @@
 """Nested functions and lambdas: recursion through a closure or a lambda is refused as
 recursion; a lambda closing over a variable and given to another function is refused with the fix."""
-import functools
-
 import numpy as np
 import pytest
 
