@@ -4,7 +4,7 @@ Forward mode over the code of a gradient (a Hessian-vector product, a second der
 these helpers; they are linear in the adjoint they spread, sum or move.
 """
 from s2s import runtime
-from s2s.rules.registry import linear, nondifferentiable, tangent
+from s2s.rules.registry import adjoint, linear, nondifferentiable, tangent
 from s2s.runtime import _einsum_adjoint
 
 linear(runtime._unbroadcast, runtime._expand, runtime._fill, runtime._broadcast_back, runtime._cumsum_adjoint,
@@ -19,6 +19,19 @@ linear(runtime._written, argnums=(0,))
 @tangent(runtime._add)
 def add_tangent(t, ans, a, b):
     return t, t
+
+
+# _add(own, _scatter(x, index, v)) written into own (s2s/passes/accumulate_items.py): linear in own and v together,
+# differentiated as that sum when a derivative's code is differentiated again (it reads none of own's values)
+# (x, the container read, is read for its length: no adjoint, 0.0)
+@tangent(runtime._scatter_into)
+def scatter_into_tangent(t, ans, own, x, index, v):
+    return t, 0.0, None, runtime._scatter(x, index, t)
+
+
+@adjoint(runtime._scatter_into)
+def scatter_into_adjoint(g, ans, own, x, index, v):
+    return g, 0.0, None, runtime._item(g, index)
 linear(runtime._matmul_left, runtime._dot_left, argnums=(0, 2))
 linear(runtime._matmul_right, runtime._dot_right, argnums=(0, 1))
 
@@ -233,7 +246,8 @@ declare(runtime.zeros_like, zeros="like")
 declare(runtime._zeros_like_tree, zeros="tree")
 declare(runtime._add, algebra="add_items")
 declare(runtime._scatter, scatter_into=runtime._scatter_into)
-declare(runtime._scatter_into, effect=True)     # (writes into its first argument: never merged, moved or dropped)
+declare(runtime._scatter_into, effect=True, shape_reader=(1,))   # (writes into its first argument: never merged,
+#   moved or dropped; reads x for its length)
 declare(runtime._broadcast_back, runtime._expand, runtime._fill, shape_reader=(1,))
 declare(runtime._unbroadcast, shape_reader=(1, 2))
 declare(runtime._reduced_size, runtime.zeros_like, runtime._scatter, shape_reader=(0,))

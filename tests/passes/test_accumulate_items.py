@@ -73,6 +73,21 @@ def test_the_loop_adds_into_the_adjoint_of_its_own():
     assert "_scatter_into" not in s2s.source(running_sum_of_a_list, wrt=(0, 1), optimize=False)
 
 
+@pytest.mark.parametrize("inner", ["auto", "reverse", "forward"])
+@pytest.mark.parametrize("outer", ["auto", "reverse", "forward"])
+@pytest.mark.parametrize("f, args", [(running_sum_of_a_list, (0.7, -1.3)), (neighbours, (0.4, 1.1)),
+                                     (largest, (0.8, -1.7)), (dict_items_in_a_loop, (0.9, -0.6))],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_a_gradient_with_an_in_place_sum_differentiated_again(f, args, inner, outer):
+    """The derivative's code, with `_scatter_into`, differentiated once more (grad of grad): its rules read it as
+    the sum it stands for."""
+    g = s2s.grad(f, wrt=0, mode=inner)
+    second = s2s.grad(g, wrt=0, mode=outer)(*args)
+    eps = 1e-5
+    expected = (g(args[0] + eps, *args[1:]) - g(args[0] - eps, *args[1:])) / (2 * eps)
+    np.testing.assert_allclose(second, expected, rtol=1e-5, atol=1e-7)
+
+
 def test_second_order_reads_no_in_place_sum():
     hvp = s2s.hvp(running_sum_of_a_list, wrt=0)
     eps = 1e-5
