@@ -283,6 +283,9 @@ DOMAINS = {
                                    ("ys = [x, x * y, y]\nys.pop()\nys[0] * ys[-1]", (1.5, -0.5))],
     s2s.runtime._r_item: [("np.r_[x, y, 2.0]", (A(2), A(3)))], s2s.runtime._c_item: [("np.c_[x, y]", (A(2), A(2, 2)))],
     s2s.runtime._element_read: [("a = x * 1.0\na[0], a[1] = a[1], a[0]\na * np.arange(3.0)", (A(3),))],
+    # (what s2s/passes/accumulate_items.py writes into a derivative: a gradient differentiated again meets it)
+    s2s.runtime._scatter_into: [("v = s2s.runtime._scatter_into([x * 0.5, x * y], [x, y], 1, y * y)\nv[0] * v[1]",
+                                 (1.5, -0.5))],
     # more NumPy: ufuncs
     np.deg2rad: [(A(3),)], np.radians: [(A(2, 3),)], np.rad2deg: [(A(3),)], np.degrees: [(A(3),)],
     np.logaddexp2: [(A(2, 3), A(3)), (0.5, A(2))],
