@@ -620,6 +620,7 @@ def caller(fn: Callable, spec: BatchSpec) -> Callable:
     the general path."""
     fast: dict = {}             # the arguments' shapes and dtypes -> compiled code
     watch: list = [None]        # the names fn reads, as they were when the fast path was filled
+    unchanged = [lambda: False]  # watch's guard, compiled once when the fast path is filled (not at every call)
 
     def general(args: tuple, kwargs: dict) -> Any:
         if kwargs and hasattr(fn, "__s2s__"):
@@ -647,13 +648,14 @@ def caller(fn: Callable, spec: BatchSpec) -> Callable:
         if key is not None and not dispatch._numeric_globals(root) and given is spec and not kwargs:
             fast[key] = function
             watch[:] = dispatch._watch_list(root)       # (a derivative batched: its function's names)
+            unchanged[0] = dispatch.compiled_watch(watch)
         return pipeline.call(function, args)
 
     def batched(*args: Any, **kwargs: Any) -> Any:
         if not kwargs:
             key = _fast_key(args)
             function = fast.get(key) if key is not None else None
-            if function is not None and dispatch._unchanged(watch):
+            if function is not None and unchanged[0]():
                 try:
                     return function(*args)
                 except Exception as exc:

@@ -296,12 +296,6 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
     return scope["unchanged"]
 
 
-def _unchanged(watch: list) -> bool:
-    """Whether every name in watch still names its object (a global, or a builtin not shadowed since), and every
-    function read still has its code and defaults."""
-    return compiled_watch(watch)()
-
-
 # ---------------------------------------------------------------- the dispatcher
 
 def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
@@ -323,7 +317,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     cache: dict = {}            # (the arguments' types, shapes and dtypes) -> generated function
     table: dict = {}            # the fast path: the arguments' types -> generated function, or a router
     shaped: dict = {}           # the arguments' types -> the router's table (shapes, dtypes -> function)
-    watch: list = []            # the bare names fn's code reads, checked cheaply on every call (_unchanged)
+    watch: list = []            # the bare names fn's code reads, checked cheaply on every call (compiled_watch)
     fast = pipeline.FastPath(fn, cache, table, shaped)      # emptied when a derivative of fn leaves the cache
     generation = [_GENERATION.get(root, 0)]      # fn's derivatives made stale so far (by any derivative of fn)
 

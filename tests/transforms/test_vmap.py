@@ -471,3 +471,22 @@ def test_random_programs_against_a_loop(category, seed):
 @pytest.mark.parametrize("seed", list(range(100)))
 def test_many_random_programs_against_a_loop(category, seed):
     _fuzz_case(category, seed)
+
+
+def test_a_batched_function_follows_a_helper_rebound_between_calls(make_fn):
+    """The fast path's guard (the names the function reads) is compiled once, when the path is filled, and checked
+    at every call: a helper rebound after the first calls makes the batched function anew (it compiled the guard at
+    every call, 100 us a call, before)."""
+    f = make_fn("""
+        def f(x, w):
+            return helper(x) @ w
+        def helper(v):
+            return np.tanh(v)
+    """, name="f")
+    batched = s2s.vmap(f, in_axes=(0, None))
+    X, w = np.arange(6.0).reshape(3, 2) / 4, np.array([0.5, -1.0])
+    for _ in range(3):
+        np.testing.assert_allclose(batched(X, w), np.tanh(X) @ w)
+    f.__globals__["helper"] = lambda v: v * v
+    np.testing.assert_allclose(batched(X, w), (X * X) @ w)
+    np.testing.assert_allclose(batched(X, w), (X * X) @ w)
