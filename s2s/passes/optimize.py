@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from s2s.analysis.dataflow import Domain, solve
 from s2s.ir import syntax
 from s2s import runtime
 from s2s.ir.core import (
@@ -710,62 +711,58 @@ def _is(atom: Atom, number: float) -> bool:
     return isinstance(atom, Const) and type(atom.value) in (int, float) and atom.value == number
 
 
-def _is_float(atom: Atom, floats: set[int], joined: bool = False) -> bool:
+def _is_float(atom: Atom, floats: dict, joined: bool = False) -> bool:
     """atom is a float; joined: or, as one side of a branch's result, undefined there (never read on that path)."""
     if isinstance(atom, Const):
         return type(atom.value) is float or joined and atom.value is UNDEFINED
-    return id(atom) in floats
+    return atom in floats
+
+
+class _KnownFloats(Domain):
+    """The values known to be floats (or float arrays, or complex): a domain of s2s/analysis/dataflow.py (facts:
+    value -> True). The parameters float_params, what _floats_made says an operation makes of them, a branch's
+    result that is a float on both sides, and a loop's carried value that starts as one and that every iteration
+    leaves as one (assumed, then checked: an assumption that fails is dropped for good, and the engine sweeps
+    again, the facts worked out anew)."""
+
+    def __init__(self, float_params: Sequence[int]):
+        super().__init__()
+        self.float_params = float_params
+        self.dropped: set[Value] = set()          # carried values an iteration left something else
+
+    def sweep(self, fn: Function) -> None:
+        self.facts = {fn.params[i]: True for i in self.float_params if i < len(fn.params)}
+
+    def op(self, op: Op) -> None:
+        if len(op.outs) == 1 and _floats_made(op, self.facts):
+            self.facts[op.outs[0]] = True
+
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        if _is_float(then, self.facts, True) and _is_float(orelse, self.facts, True):
+            self.facts[out] = True
+
+    def enter(self, loop: While | For) -> None:
+        for c, i in zip(loop.carried, loop.inits):
+            if c not in self.dropped and _is_float(i, self.facts, True):
+                self.facts[c] = True
+
+    def leave(self, loop: While | For) -> None:
+        for c, r, o in zip(loop.carried, loop.body.results, loop.outs):
+            if c in self.facts:
+                if _is_float(r, self.facts, True):
+                    self.facts[o] = True
+                else:
+                    self.dropped.add(c)
+                    self.changed = True
 
 
 def _known_floats(fn: Function, float_params: Sequence[int]) -> set[int]:
-    """The values known to be floats (or float arrays, or complex): the parameters float_params, what
-    _floats_made says an operation makes of them, a branch's result that is a float on both sides, and a loop's
-    carried value that starts as one and that every iteration leaves as one (assumed, then checked: an assumption
-    that fails is dropped and the loop's body looked at again)."""
-    floats: set[int] = {id(fn.params[i]) for i in float_params if i < len(fn.params)}
-    added: list[int] = []           # what was added to floats, in order (a failed assumption takes back its part)
-
-    def add(key: int) -> None:
-        if key not in floats:
-            floats.add(key)
-            added.append(key)
-
-    def block(b: Block) -> None:
-        for stmt in b.stmts:
-            if type(stmt) is Op:
-                if len(stmt.outs) == 1 and _floats_made(stmt, floats):
-                    add(id(stmt.outs[0]))
-            elif isinstance(stmt, If):
-                block(stmt.then)
-                block(stmt.orelse)
-                for out, one, other in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    if _is_float(one, floats, True) and _is_float(other, floats, True):
-                        add(id(out))
-            else:
-                loop(stmt)
-
-    def loop(stmt: While | For) -> None:
-        assumed = [k for k, i in enumerate(stmt.inits) if _is_float(i, floats, True)]
-        mark = len(added)
-        while True:
-            for k in assumed:
-                add(id(stmt.carried[k]))
-            for inner in stmt_blocks(stmt):
-                block(inner)
-            held = [k for k in assumed if _is_float(stmt.body.results[k], floats, True)]
-            if held == assumed:
-                break
-            assumed = held
-            floats.difference_update(added[mark:])      # what the failed assumption made: looked at again
-            del added[mark:]
-        for k in assumed:
-            add(id(stmt.outs[k]))
-
-    block(fn.body)
-    return floats
+    """Ids of the values known to be floats (_KnownFloats)."""
+    domain, = solve(fn, _KnownFloats(float_params))
+    return {id(v) for v in domain.facts}
 
 
-def _floats_made(op: Op, floats: set[int]) -> bool:
+def _floats_made(op: Op, floats: dict) -> bool:
     """Whether op's result is a float (or a float array) for sure: true division, a math function with a float
     result, a ufunc with float results only, or arithmetic with a float operand (an int array times 0.5)."""
     rec = registry.record(op.prim)     # (rules/record.py)
