@@ -534,3 +534,9 @@ def float_values(fn: Function, float_params: list[int]) -> set[int]:
     """Ids of the values known to be floats (Floats)."""
     domain, = dataflow.solve(fn, Floats(float_params))
     return {id(v) for v in domain.facts}
+
+
+def scalars_and_floats(fn: Function, param_kinds: list[Kind], float_params: list[int]) -> tuple[set[int], set[int]]:
+    """scalar_values and float_values of fn, solved in one walk (Kinds and Floats together)."""
+    kinds, floats = dataflow.solve(fn, Kinds(param_kinds), Floats(float_params))
+    return {id(v) for v, k in kinds.facts.items() if k == "scalar"}, {id(v) for v in floats.facts}

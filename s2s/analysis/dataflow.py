@@ -8,8 +8,8 @@ An analysis is a *domain*: facts about values (kept in `domain.facts`, keyed by 
 - forward, it sweeps the function in program order (a `While`'s test, then its body; a `For`'s body), calling
   the domains' transfers; an `If`'s results are merged after both branches;
 - backward (domains with `backward = True`), it sweeps from the results back: a block's statements last to first,
-  an `If`'s merge before its branches, a loop's `enter` (from its results to its carried values) before its body
-  and `leave` after it (a `While`'s test too, unless a domain says `reads_tests = False`);
+  an `If`'s merge before its branches and its `fork` after them, a loop's `enter` (from its results to its
+  carried values) before its body and `leave` after it (a `While`'s test too, unless a domain says `reads_tests = False`);
 - without loops one sweep settles every fact (each value is read after its definition, or backward, before it);
   with loops it sweeps again while a domain says a fact changed (`Domain.set` notes a change; a domain may note
   only the changes a later sweep must see: a mark that reaches back). A domain that works its facts out anew on
@@ -23,17 +23,18 @@ the same operation's arguments); fn may be a function or a block. The domains on
 - s2s/analysis/complex_values.py: `_Bits`, what may be complex;
 - s2s/analysis/activity.py: `Kinds` (scalar, array, container structure), `Varied` (depends on the
   differentiated parameters), `Useful` (backward: reaches the result), `Floats` (known floats, for writing in
-  place);
-- s2s/passes/optimize.py: `_KnownFloats` (floats, assumed at loops and dropped when an iteration says otherwise:
-  which identities `x * 1.0` keep the type);
+  place; the in-place pass gets it and the kinds from one walk, `scalars_and_floats`);
+- s2s/passes/optimize.py: `_Live` (backward: the values and statements the results and the effects need, the
+  dead-code pass's marks) and `_KnownFloats` (floats, assumed at loops and dropped when an iteration says
+  otherwise: which identities `x * 1.0` keep the type);
 - s2s/transforms/batching.py: `_ReachesWarning` (backward: what a branch reads that reaches a log or a division);
 - s2s/transforms/recursion.py: `_Needed` (backward: what a recursion's record needs bound on every path).
 
 Not on it yet: the shapes and sizes (s2s/analysis/shapes.py's `infer`, s2s/analysis/sizes.py's `Sizes` and the
 global arrays of s2s/analysis/global_shapes.py) are transfers read by s2s/passes/specialize.py's own walk, which
-rewrites the helpers as it infers (its loops' facts go through `fixpoint`, at most 4 sweeps); the dead-code pass's
-liveness (s2s/passes/optimize.py) rescans a loop by itself. tests/analysis/test_dataflow.py lists every other loop
-under s2s/ that could repeat a sweep, with why it is not an analysis on the engine.
+rewrites the helpers as it infers (its loops' facts go through `fixpoint`, at most 4 sweeps).
+tests/analysis/test_dataflow.py lists every other loop under s2s/ that could repeat a sweep, with why it is not an
+analysis on the engine.
 """
 from __future__ import annotations
 
@@ -90,6 +91,9 @@ class Domain:
     def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
         """An If's result, merged from its branches' results."""
         self.set(out, self.join(self.of(then), self.of(orelse)))
+
+    def fork(self, stmt: If) -> None:
+        """Backward: where an If's branches part, after both were walked (what its condition is needed for)."""
 
     def enter(self, loop: While | For) -> None:
         """Before a loop's body: its carried values start from (are joined with) their initial values."""
@@ -155,6 +159,8 @@ class _Walk:
                     d.merge(stmt)
                 self.back(stmt.then)
                 self.back(stmt.orelse)
+                for d in domains:
+                    d.fork(stmt)
             else:
                 self.loops = True
                 for d in domains:

@@ -101,81 +101,86 @@ def eliminate_dead_code(fn: Function) -> Function:
     return fn
 
 
-def eliminate_dead_code_in(block: Block, roots: list[Atom]) -> None:
-    """Mark what the roots and the effects need, then sweep the rest.
+class _Live(Domain):
+    """What the roots and the effects need (a backward domain of s2s/analysis/dataflow.py): facts, the values
+    needed (value -> True); `stmts`, the statements kept: an operation with an effect or a needed result, a branch
+    or loop with a needed result or a statement kept inside (and then its condition, or its bounds). In a block
+    every reader comes after what it reads, so one backward sweep sees a value's readers before its definition;
+    only a loop reads values back (its carried values and, for a while loop, its test): a carried value the body
+    turned out to read, or a test's result needed once the loop is, asks the engine for another sweep."""
 
-    One backward scan: in a block every reader comes after what it reads, so scanning backwards sees a value's
-    readers before its definition. Only a loop reads values back (its carried values and, for a while loop, its
-    test), so a loop alone is scanned again until nothing new is needed in it (the same least fixpoint as
-    rescanning the whole function)."""
-    live: set[int] = {id(a) for a in roots if isinstance(a, Value)}
-    live_stmts: set[int] = set()
-    pure = _purity()
+    backward = True
 
-    def scan(b: Block) -> None:
-        for stmt in reversed(b.stmts):
-            kind = type(stmt)
-            if kind is Op:
-                if id(stmt) in live_stmts:
-                    continue
-                for o in stmt.outs:
-                    if id(o) in live:
-                        break
-                else:
-                    if pure(stmt.prim):
-                        continue
-                live_stmts.add(id(stmt))
-                for a in stmt.args:
-                    if isinstance(a, Value):
-                        live.add(id(a))
-                for a in stmt.kwargs.values():
-                    if isinstance(a, Value):
-                        live.add(id(a))
-            elif kind is If:
-                for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    if id(o) in live:
-                        for x in (a, b_):
-                            if isinstance(x, Value):
-                                live.add(id(x))
-                scan(stmt.then)
-                scan(stmt.orelse)
-                if id(stmt) not in live_stmts and (any(id(o) in live for o in stmt.outs)
-                                                   or _has_live_stmt(stmt.then, live_stmts)
-                                                   or _has_live_stmt(stmt.orelse, live_stmts)):
-                    live_stmts.add(id(stmt))
-                    if isinstance(stmt.cond, Value):
-                        live.add(id(stmt.cond))
-            else:
-                loop(stmt)
+    def __init__(self, roots: list[Atom]):
+        super().__init__()
+        self.facts = {a: True for a in roots if isinstance(a, Value)}
+        self.stmts: set[Stmt] = set()
+        self.pure = _purity()
+        self.carried: list[int] = []        # per loop being walked: how many of its carried values are needed
 
-    def loop(stmt: While | For) -> None:
-        blocks = stmt_blocks(stmt)
-        while True:
-            carried = []            # the carried values needed before the body is scanned
-            for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
-                if id(o) in live or id(c) in live:
-                    carried.append(c)
-                    for x in (c, r, i):
-                        if isinstance(x, Value):
-                            live.add(id(x))
-            for inner in blocks:
-                scan(inner)
-            again = False
-            if id(stmt) not in live_stmts and (any(id(o) in live for o in stmt.outs)
-                                               or any(_has_live_stmt(inner, live_stmts) for inner in blocks)):
-                live_stmts.add(id(stmt))
-                bounds = stmt.test.results if isinstance(stmt, While) else [stmt.start, stmt.stop, stmt.step]
-                for x in bounds:
-                    if isinstance(x, Value) and id(x) not in live:
-                        live.add(id(x))
-                        again = isinstance(stmt, While)     # the test's result: computed in the test block
-            # a carried value the body turned out to read: its update and start are needed, scanned again
-            if not again and sum(1 for c, o in zip(stmt.carried, stmt.outs)
-                                 if id(o) in live or id(c) in live) == len(carried):
+    def mark(self, atom: Atom) -> bool:
+        if isinstance(atom, Value) and atom not in self.facts:
+            self.facts[atom] = True
+            return True
+        return False
+
+    def op(self, op: Op) -> None:
+        if op in self.stmts:
+            return
+        for o in op.outs:
+            if o in self.facts:
+                break
+        else:
+            if self.pure(op.prim):
                 return
+        self.stmts.add(op)
+        for a in op.args:
+            self.mark(a)
+        for a in op.kwargs.values():
+            self.mark(a)
 
-    scan(block)
-    _sweep(block, live, live_stmts)
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        if out in self.facts:
+            self.mark(then)
+            self.mark(orelse)
+
+    def fork(self, stmt: If) -> None:
+        if stmt not in self.stmts and (any(o in self.facts for o in stmt.outs) or _has_live_stmt(stmt.then, self.stmts)
+                                       or _has_live_stmt(stmt.orelse, self.stmts)):
+            self.stmts.add(stmt)
+            self.mark(stmt.cond)
+
+    def needed(self, loop: While | For) -> int:
+        return sum(1 for c, o in zip(loop.carried, loop.outs) if o in self.facts or c in self.facts)
+
+    def enter(self, loop: While | For) -> None:
+        """The carried values needed before the body is walked: their updates and starts too."""
+        needed = 0
+        for c, o, r, i in zip(loop.carried, loop.outs, loop.body.results, loop.inits):
+            if o in self.facts or c in self.facts:
+                needed += 1
+                self.mark(c)
+                self.mark(r)        # (an update may be another carried value: counted once walked again)
+                self.mark(i)
+        self.carried.append(needed)
+
+    def leave(self, loop: While | For) -> None:
+        if loop not in self.stmts and (any(o in self.facts for o in loop.outs)
+                                       or any(_has_live_stmt(inner, self.stmts) for inner in stmt_blocks(loop))):
+            self.stmts.add(loop)
+            bounds = loop.test.results if isinstance(loop, While) else [loop.start, loop.stop, loop.step]
+            for x in bounds:
+                if self.mark(x) and isinstance(loop, While):
+                    self.changed = True     # the test's result: computed in the test block, walked again
+        # a carried value the body turned out to read: its update and start are needed, walked again
+        if self.needed(loop) != self.carried.pop():
+            self.changed = True
+
+
+def eliminate_dead_code_in(block: Block, roots: list[Atom]) -> None:
+    """Mark what the roots and the effects need (_Live, on the dataflow engine), then sweep the rest."""
+    live, = solve(block, _Live(roots))
+    _sweep(block, live.facts, live.stmts)
 
 
 def eliminate_dead_stacks(fn: Function) -> Function:
@@ -223,25 +228,25 @@ def _makes_stacks(block: Block) -> bool:
     return False
 
 
-def _has_live_stmt(block: Block, live_stmts: set[int]) -> bool:
-    return any(id(s) in live_stmts for s in block.stmts)
+def _has_live_stmt(block: Block, live_stmts: set[Stmt]) -> bool:
+    return any(s in live_stmts for s in block.stmts)
 
 
-def _sweep(block: Block, live: set[int], live_stmts: set[int]) -> None:
+def _sweep(block: Block, live: dict[Value, Any], live_stmts: set[Stmt]) -> None:
     kept: list[Stmt] = []
     for stmt in block.stmts:
-        if id(stmt) not in live_stmts:
+        if stmt not in live_stmts:
             continue
         if type(stmt) is Op:
             kept.append(stmt)
             continue
         if isinstance(stmt, If):
-            keep = [j for j, o in enumerate(stmt.outs) if id(o) in live]
+            keep = [j for j, o in enumerate(stmt.outs) if o in live]
             stmt.outs = [stmt.outs[j] for j in keep]
             stmt.then.results = [stmt.then.results[j] for j in keep]
             stmt.orelse.results = [stmt.orelse.results[j] for j in keep]
         elif isinstance(stmt, (While, For)):
-            keep = [j for j, (c, o) in enumerate(zip(stmt.carried, stmt.outs)) if id(c) in live or id(o) in live]
+            keep = [j for j, (c, o) in enumerate(zip(stmt.carried, stmt.outs)) if c in live or o in live]
             stmt.inits = [stmt.inits[j] for j in keep]
             stmt.carried = [stmt.carried[j] for j in keep]
             stmt.outs = [stmt.outs[j] for j in keep]

@@ -197,9 +197,6 @@ LOOPS = {
     "passes/dtype_guards.py:guard_writes.written_from": (1, NOT_A_FIXPOINT),
     "passes/dtype_guards.py:guard_writes.origin": (1, NOT_A_FIXPOINT),
     "passes/methods.py:_inline_methods": (1, REWRITE),
-    "passes/optimize.py:eliminate_dead_code_in.loop": (1, "liveness, the dead-code pass's mark phase: a backward "
-                                                         "analysis not moved onto the engine yet (a loop rescanned "
-                                                         "alone)"),
     "passes/optimize.py:replace_shape_only_values": (1, REWRITE),
     "passes/optimize.py:sink_pure_operations.block.place": (1, NOT_A_FIXPOINT),
     "passes/optimize.py:simplify.sub": (1, NOT_A_FIXPOINT),

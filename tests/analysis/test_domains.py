@@ -123,3 +123,10 @@ def test_a_branch_masks_what_reaches_an_operation_that_may_warn():
     masked = masked_inputs(branch.then)
     y, x = fn.params[1], fn.params[0]
     assert id(y) in masked and id(x) not in masked       # log(y) may warn where the branch is not taken
+
+
+def test_kinds_and_floats_solved_in_one_walk_are_what_each_finds_alone():
+    for fn, kinds in ((lowered(widened), ["array", "scalar"]), (lowered(looped), ["scalar"] * 3)):
+        scalars, floats = activity.scalars_and_floats(fn, kinds, [0])
+        assert scalars == activity.scalar_values(fn, kinds) and floats == activity.float_values(fn, [0])
+        assert floats and scalars
