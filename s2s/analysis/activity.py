@@ -9,6 +9,9 @@ result: only they get adjoints or tangents. Constants, integers from `len` or
 `scalar_values(fn, param_kinds)` the values known to be Python or
 NumPy scalars, so the transforms can write `0.0` instead of `np.zeros_like(x)`
 and skip unbroadcasting where no broadcasting can happen.
+
+Each is a domain of s2s/analysis/dataflow.py (`Varied`, `Useful` backward, `Kinds`, `Floats`), keyed by Value;
+the functions here solve one and give its facts by id, as the transforms read them.
 """
 from __future__ import annotations
 
@@ -22,10 +25,10 @@ from s2s import runtime
 from s2s.analysis import dtypes
 from s2s.analysis.global_shapes import global_is_array
 from s2s.analysis import dataflow
-from s2s.analysis.dataflow import fixpoint
+from s2s.analysis.dataflow import Domain
 from s2s.analysis.values import NUMERIC, SCALAR_TYPES, Kind, is_container, kind_of  # noqa: F401  (kind_of: reached here)
 from s2s.errors import S2SError
-from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, stmt_blocks
+from s2s.ir.core import UNDEFINED, Atom, Const, For, Function, Op, Value, While
 from s2s.rules import registry
 
 
@@ -56,124 +59,144 @@ def integer_arrays(fn: Function) -> set[int]:
     return dtypes.integer_arrays(fn)
 
 
-def varied_values(fn: Function, wrt: list[int]) -> set[int]:
-    """Values that depend on the parameters wrt through differentiable primitives. One sweep in program order
-    marks a value where it is defined, after everything it reads; only a mark that reaches back (a loop's
-    update to its carried value, a push onto a stack) makes another sweep necessary."""
-    varied = {id(fn.params[i]) for i in wrt}
-    integers = integer_arrays(fn)
-    differentiable: dict[int, bool] = {}      # id(prim) -> not declared nondifferentiable (prims outlive the call)
-    push, setitem, free_name = runtime.push, runtime.setitem, runtime.free_name
+class Varied(Domain):
+    """The values that depend on the parameters wrt through differentiable primitives (a domain of
+    s2s/analysis/dataflow.py; facts: value -> True). A value is marked where it is defined, after everything it
+    reads; only a mark that reaches back (a loop's update to its carried value, a push onto a stack) asks the
+    engine for another sweep."""
 
-    def is_varied(atom: Atom) -> bool:
-        return isinstance(atom, Value) and id(atom) in varied
+    def __init__(self, wrt: list[int], integers: set[Value]):
+        super().__init__()
+        self.wrt = wrt
+        self.integers = integers        # made integer (s2s/analysis/dtypes.py): a float written in is truncated
+        self.differentiable: dict[int, bool] = {}   # id(prim) -> not declared nondifferentiable (prims outlive it)
 
-    def mark(values: list[Value]) -> bool:
-        new = [v for v in values if id(v) not in varied]
-        varied.update(id(v) for v in new)
-        return bool(new)
+    def start(self, fn: Function) -> None:
+        for i in self.wrt:
+            self.facts[fn.params[i]] = True
 
-    def reads_varied(op: Op) -> bool:
+    def has(self, atom: Atom) -> bool:
+        return atom.__class__ is not Const and atom in self.facts
+
+    def mark(self, values: list[Value], late: bool = False) -> None:
+        for v in values:
+            if v not in self.facts:
+                self.facts[v] = True
+                self.changed |= late        # read before it was made, in program order: sweep again
+
+    def reads_varied(self, op: Op) -> bool:
+        facts = self.facts
         for a in op.args:
-            if a.__class__ is not Const and id(a) in varied:
+            if a.__class__ is not Const and a in facts:
                 return True
-        return any(is_varied(a) for a in op.kwargs.values()) if op.kwargs else False
+        return any(self.has(a) for a in op.kwargs.values()) if op.kwargs else False
 
-    def block(b: Block) -> bool:
-        late = False                    # a mark a sweep in program order may have read before it was made
-        for stmt in b.stmts:
-            if stmt.__class__ is Op:
-                prim = stmt.prim
-                if prim is push:           # a stack varies once a varying value is pushed on it
-                    if is_varied(stmt.args[1]):
-                        late |= mark([stmt.args[0]])
-                elif prim is setitem and id(stmt.outs[0]) in integers:
-                    if is_varied(stmt.args[0]):      # a float written into an integer array is truncated
-                        mark(stmt.outs)
-                elif reads_varied(stmt):
-                    ok = differentiable.get(id(prim))
-                    if ok is None:
-                        ok = differentiable[id(prim)] = not registry.is_nondifferentiable(prim) and \
-                            prim is not free_name
-                    if ok and not _casts_to_integers(stmt):
-                        for o in stmt.outs:
-                            if id(o) not in integers:       # made integer (s2s/analysis/dtypes.py): no derivative
-                                varied.add(id(o))
-            elif isinstance(stmt, If):
-                late |= block(stmt.then) | block(stmt.orelse)
-                mark([o for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results)
-                      if is_varied(a) or is_varied(b_)])
-            else:
-                mark([c for c, i in zip(stmt.carried, stmt.inits) if is_varied(i)])
-                if isinstance(stmt, While):
-                    late |= block(stmt.test)
-                late |= block(stmt.body)
-                late |= mark([c for c, r in zip(stmt.carried, stmt.body.results) if is_varied(r)])
-                mark([o for o, c in zip(stmt.outs, stmt.carried) if id(c) in varied])
-        return late
+    def op(self, op: Op) -> None:
+        prim = op.prim
+        if prim is runtime.push:           # a stack varies once a varying value is pushed on it
+            if self.has(op.args[1]):
+                self.mark([op.args[0]], late=True)
+        elif prim is runtime.setitem and op.outs[0] in self.integers:
+            if self.has(op.args[0]):       # a float written into an integer array is truncated
+                self.mark(op.outs)
+        elif self.reads_varied(op):
+            ok = self.differentiable.get(id(prim))
+            if ok is None:
+                ok = self.differentiable[id(prim)] = not registry.is_nondifferentiable(prim) and \
+                    prim is not runtime.free_name
+            if ok and not _casts_to_integers(op):
+                for o in op.outs:
+                    if o not in self.integers:       # made integer (s2s/analysis/dtypes.py): no derivative
+                        self.facts[o] = True
 
-    fixpoint(lambda: block(fn.body))
-    return varied
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        if self.has(then) or self.has(orelse):
+            self.mark([out])
+
+    def enter(self, loop: While | For) -> None:
+        self.mark([c for c, i in zip(loop.carried, loop.inits) if self.has(i)])
+
+    def leave(self, loop: While | For) -> None:
+        self.mark([c for c, r in zip(loop.carried, loop.body.results) if self.has(r)], late=True)
+        self.mark([o for o, c in zip(loop.outs, loop.carried) if c in self.facts])
+
+
+def varied_values(fn: Function, wrt: list[int]) -> set[int]:
+    """Ids of the values that depend on the parameters wrt through differentiable primitives (Varied)."""
+    domain, = dataflow.solve(fn, Varied(wrt, dtypes.integer_values(fn)))
+    return {id(v) for v in domain.facts}
+
+
+class Useful(Domain):
+    """The values from which a result can be reached through differentiable primitives (a backward domain of
+    s2s/analysis/dataflow.py; facts: value -> True). A value is marked after every read of it; only a mark that
+    reaches back (a loop body's read of a carried value, a pop from a stack) asks for another sweep."""
+
+    backward = True
+    reads_tests = False     # a While's condition carries no derivative, and its test's values are read there alone
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.differentiable: dict[int, bool] = {}     # id(prim) -> not declared nondifferentiable
+        self.before: list[list[bool]] = []            # per loop being walked: its carried values' marks on entry
+
+    def start(self, fn: Function) -> None:
+        self.mark(fn.body.results)
+
+    def mark(self, atoms: list[Atom]) -> bool:
+        new = False
+        for a in atoms:
+            if a.__class__ is Value and a not in self.facts:
+                self.facts[a] = True
+                new = True
+        return new
+
+    def op(self, op: Op) -> None:
+        prim = op.prim
+        facts = self.facts
+        if prim is runtime.push:
+            if op.args[0] in facts:
+                self.mark([op.args[1]])
+            return
+        for o in op.outs:
+            if o in facts:
+                break
+        else:
+            return
+        ok = self.differentiable.get(id(prim))
+        if ok is None:
+            ok = self.differentiable[id(prim)] = not registry.is_nondifferentiable(prim) and \
+                prim is not runtime.free_name
+        if ok and not _casts_to_integers(op):
+            for a in op.args:
+                if a.__class__ is not Const and a not in facts:
+                    facts[a] = True
+                    self.changed |= prim is runtime.pop     # the pushes came before: sweep again
+            if op.kwargs:         # (a dtype= carries no derivative: transforms/common.py)
+                if self.mark([v for k, v in op.kwargs.items() if k != "dtype"]) and prim is runtime.pop:
+                    self.changed = True
+
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        if out in self.facts:
+            self.mark([then, orelse])
+
+    def enter(self, loop: While | For) -> None:
+        facts = self.facts
+        self.mark([c for c, o in zip(loop.carried, loop.outs) if o in facts])
+        self.before.append([c in facts for c in loop.carried])
+        for c, r, i in zip(loop.carried, loop.body.results, loop.inits):
+            if c in facts:
+                self.mark([r, i])
+
+    def leave(self, loop: While | For) -> None:
+        if self.before.pop() != [c in self.facts for c in loop.carried]:
+            self.changed = True             # read in the body: its results and inits again
 
 
 def useful_values(fn: Function) -> set[int]:
-    """Values from which a result can be reached through differentiable primitives. One sweep backwards marks
-    a value after every read of it; only a mark that reaches back (a loop body's read of a carried value, a pop
-    from a stack) makes another sweep necessary."""
-    useful: set[int] = set()
-    differentiable: dict[int, bool] = {}      # id(prim) -> not declared nondifferentiable
-    push, pop, free_name = runtime.push, runtime.pop, runtime.free_name
-
-    def mark(atoms: list[Atom]) -> bool:
-        new = [a for a in atoms if isinstance(a, Value) and id(a) not in useful]
-        useful.update(id(a) for a in new)
-        return bool(new)
-
-    def is_useful(v: Value) -> bool:
-        return id(v) in useful
-
-    def block(b: Block) -> bool:
-        late = False
-        for stmt in reversed(b.stmts):
-            if stmt.__class__ is Op:
-                prim = stmt.prim
-                if prim is push:
-                    if is_useful(stmt.args[0]):
-                        mark([stmt.args[1]])
-                    continue
-                for o in stmt.outs:
-                    if id(o) in useful:
-                        break
-                else:
-                    continue
-                ok = differentiable.get(id(prim))
-                if ok is None:
-                    ok = differentiable[id(prim)] = not registry.is_nondifferentiable(prim) and prim is not free_name
-                if ok and not _casts_to_integers(stmt):
-                    for a in stmt.args:
-                        if a.__class__ is not Const and id(a) not in useful:
-                            useful.add(id(a))
-                            late |= prim is pop
-                    if stmt.kwargs:         # (a dtype= carries no derivative: transforms/common.py)
-                        late |= mark([v for k, v in stmt.kwargs.items() if k != "dtype"]) and prim is pop
-            elif isinstance(stmt, If):
-                for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    if is_useful(o):
-                        mark([a, b_])
-                late |= block(stmt.then) | block(stmt.orelse)
-            else:
-                mark([c for c, o in zip(stmt.carried, stmt.outs) if is_useful(o)])
-                before = [is_useful(c) for c in stmt.carried]
-                for c, r, i in zip(stmt.carried, stmt.body.results, stmt.inits):
-                    if is_useful(c):
-                        mark([r, i])
-                late |= block(stmt.body)
-                late |= before != [is_useful(c) for c in stmt.carried]    # read in the body: r and i again
-        return late
-
-    mark(fn.body.results)
-    fixpoint(lambda: block(fn.body))
-    return useful
+    """Ids of the values from which a result can be reached through differentiable primitives (Useful)."""
+    domain, = dataflow.solve(fn, Useful())
+    return {id(v) for v in domain.facts}
 
 
 def active_values(fn: Function, wrt: list[int]) -> set[int]:
@@ -261,18 +284,9 @@ def _element(kind: Kind, key: Any) -> Kind:
 
 
 def value_kinds(fn: Function, param_kinds: list[Kind]) -> dict[int, Kind]:
-    """The kind of every value. Optimistic for loops: a carried value keeps its start's kind unless an
-    update has another; that joins the two and restarts the pass."""
-    widened: dict[int, Kind] = {}
-    found: list = []
-
-    def step() -> bool:
-        kinds, violations = _kind_pass(fn, param_kinds, widened)
-        found[:] = [kinds]
-        widened.update(violations)
-        return bool(violations)
-    dataflow.fixpoint(step)
-    return found[0]
+    """The kind of every value, by id (Kinds)."""
+    domain, = dataflow.solve(fn, Kinds(param_kinds))
+    return {id(v): k for v, k in domain.facts.items()}
 
 
 def global_is_scalar(owner: Any, name: str) -> bool:
@@ -383,65 +397,70 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     return "other"
 
 
-def _kind_pass(fn: Function, param_kinds: list[Kind], widened: dict[int, Kind]
-               ) -> tuple[dict[int, Kind], dict[int, Kind]]:
-    kinds: dict[int, Kind] = {id(p): k for p, k in zip(fn.params, param_kinds)}
-    violations: dict[int, Kind] = {}
-    # id(prim) -> "scalar" (its result is a scalar whatever it gets), True (elementwise: a scalar of scalars)
-    # or False (the general case): looked up once per function (its prims live as long as it does)
-    classes: dict[int, Any] = {}
+class Kinds(Domain):
+    """The kind of every value (a domain of s2s/analysis/dataflow.py; facts: value -> Kind). Optimistic for
+    loops: a carried value keeps its start's kind unless an update has another; that joins the two (`widened`,
+    kept from sweep to sweep) and asks for another sweep, which works the kinds out anew from the parameters'."""
 
-    def kind(atom: Atom) -> Kind:
-        if isinstance(atom, Const):
-            return const_kind(atom.value)
-        return kinds.get(id(atom), "other")
+    top = "other"
 
-    def block(b: Block) -> None:
-        for stmt in b.stmts:
-            if stmt.__class__ is Op:
-                prim = stmt.prim
-                known = classes.get(id(prim))
-                if known is None:
-                    known = classes[id(prim)] = _prim_class(prim)
-                k = None
-                if known is True and not stmt.kwargs:     # elementwise: a scalar of scalars
-                    k = "scalar"
-                    for a in stmt.args:
-                        if (const_kind(a.value) if a.__class__ is Const else kinds.get(id(a), "other")) != "scalar":
-                            k = None
-                            break
-                elif known == "scalar":
-                    k = "scalar"
-                if k is None:
-                    k = _op_kind(stmt, kind)
-                if k.__class__ is list:         # one kind per output (a call of a recursion's derivative function)
-                    for o, each in zip(stmt.outs, k):
-                        kinds[id(o)] = each
-                    continue
-                for o in stmt.outs:
-                    kinds[id(o)] = k
-            elif isinstance(stmt, If):
-                block(stmt.then)
-                block(stmt.orelse)
-                for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    # (UNDEFINED: the side where the value is never read; the other side's kind)
-                    kinds[id(o)] = kind(b_) if _unset(a) else kind(a) if _unset(b_) else _join(kind(a), kind(b_))
-            else:
-                if isinstance(stmt, For):
-                    kinds[id(stmt.index)] = "scalar"
-                for c, i in zip(stmt.carried, stmt.inits):
-                    kinds[id(c)] = widened.get(id(c), kind(i))
-                if isinstance(stmt, While):
-                    block(stmt.test)
-                block(stmt.body)
-                for c, r, o in zip(stmt.carried, stmt.body.results, stmt.outs):
-                    joined = _join(kinds[id(c)], kind(r))
-                    if joined != kinds[id(c)]:
-                        violations[id(c)] = joined
-                    kinds[id(o)] = kinds[id(c)]
+    def __init__(self, param_kinds: list[Kind]):
+        super().__init__()
+        self.param_kinds = param_kinds
+        self.widened: dict[Value, Kind] = {}
+        # id(prim) -> "scalar" (its result is a scalar whatever it gets), True (elementwise: a scalar of scalars)
+        # or False (the general case): looked up once per function (its prims live as long as it does)
+        self.classes: dict[int, Any] = {}
 
-    block(fn.body)
-    return kinds, violations
+    def sweep(self, fn: Function) -> None:
+        self.facts = dict(zip(fn.params, self.param_kinds))
+
+    def const(self, value: Any) -> Kind:
+        return const_kind(value)
+
+    def op(self, op: Op) -> None:
+        kinds = self.facts
+        prim = op.prim
+        known = self.classes.get(id(prim))
+        if known is None:
+            known = self.classes[id(prim)] = _prim_class(prim)
+        k = None
+        if known is True and not op.kwargs:     # elementwise: a scalar of scalars
+            k = "scalar"
+            for a in op.args:
+                if (const_kind(a.value) if a.__class__ is Const else kinds.get(a, "other")) != "scalar":
+                    k = None
+                    break
+        elif known == "scalar":
+            k = "scalar"
+        if k is None:
+            k = _op_kind(op, self.of)
+        if k.__class__ is list:         # one kind per output (a call of a recursion's derivative function)
+            for o, each in zip(op.outs, k):
+                kinds[o] = each
+            return
+        for o in op.outs:
+            kinds[o] = k
+
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        # (UNDEFINED: the side where the value is never read; the other side's kind)
+        of = self.of
+        self.facts[out] = of(orelse) if _unset(then) else of(then) if _unset(orelse) else _join(of(then), of(orelse))
+
+    def enter(self, loop: While | For) -> None:
+        if isinstance(loop, For):
+            self.facts[loop.index] = "scalar"
+        for c, i in zip(loop.carried, loop.inits):
+            self.facts[c] = self.widened.get(c, self.of(i))
+
+    def leave(self, loop: While | For) -> None:
+        kinds = self.facts
+        for c, r, o in zip(loop.carried, loop.body.results, loop.outs):
+            joined = _join(kinds[c], self.of(r))
+            if joined != kinds[c]:
+                self.widened[c] = joined        # read when the loop is entered again, in the next sweep
+                self.changed = True
+            kinds[o] = kinds[c]
 
 
 def _prim_class(prim: Any) -> Any:
@@ -465,38 +484,59 @@ def _float_producing(prim: object) -> bool:
     return registry.record(prim).floats
 
 
+class Floats(Domain):
+    """Values known to be floats (or float arrays): what they hold can be overwritten by float results (a domain
+    of s2s/analysis/dataflow.py; facts: value -> True). An operation's result is one where the function makes
+    floats of anything, or keeps them and reads one; nothing flows through a merge or a loop's carried values,
+    so one sweep settles it. What a function does with floats is looked up once per function."""
+
+    def __init__(self, float_params: list[int]):
+        super().__init__()
+        self.float_params = float_params
+        self.producing: dict[int, bool] = {}      # id(prim) -> makes floats of anything (prims live while fn does)
+        self.passing: dict[int, bool] = {}        # id(prim) -> its result is a float when an argument is
+
+    def start(self, fn: Function) -> None:
+        for i in self.float_params:
+            self.facts[fn.params[i]] = True
+
+    def op(self, op: Op) -> None:
+        prim = op.prim
+        makes = self.producing.get(id(prim))
+        if makes is None:
+            makes = self.producing[id(prim)] = _float_producing(prim)
+        if not makes:
+            keeps = self.passing.get(id(prim))
+            if keeps is None:
+                keeps = self.passing[id(prim)] = not registry.is_nondifferentiable(prim) and \
+                    prim is not runtime.pop and prim is not runtime.free_name
+            if not keeps:
+                return
+            for a in op.args:
+                if (isinstance(a.value, float) if a.__class__ is Const else a in self.facts):
+                    break
+            else:
+                return
+        for o in op.outs:
+            self.facts[o] = True
+
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        pass
+
+    def enter(self, loop: While | For) -> None:
+        pass
+
+    def leave(self, loop: While | For) -> None:
+        pass
+
+
 def float_values(fn: Function, float_params: list[int]) -> set[int]:
-    """Values known to be floats (or float arrays): what they hold can be overwritten by float results.
-    One sweep in program order; what a function does with floats is looked up once per function."""
-    floats = {id(fn.params[i]) for i in float_params}
-    producing: dict[int, bool] = {}      # id(prim) -> makes floats of anything (prims live while fn does)
-    passing: dict[int, bool] = {}        # id(prim) -> its result is a float when an argument is
-    pop, free_name = runtime.pop, runtime.free_name
+    """Ids of the values known to be floats (Floats)."""
+    domain, = dataflow.solve(fn, Floats(float_params))
+    return {id(v) for v in domain.facts}
 
-    def block(b: Block) -> None:
-        for stmt in b.stmts:
-            if stmt.__class__ is not Op:
-                for inner in stmt_blocks(stmt):
-                    block(inner)
-                continue
-            prim = stmt.prim
-            makes = producing.get(id(prim))
-            if makes is None:
-                makes = producing[id(prim)] = _float_producing(prim)
-            if not makes:
-                keeps = passing.get(id(prim))
-                if keeps is None:
-                    keeps = passing[id(prim)] = not registry.is_nondifferentiable(prim) and \
-                        prim is not pop and prim is not free_name
-                if not keeps:
-                    continue
-                for a in stmt.args:
-                    if (isinstance(a.value, float) if a.__class__ is Const else id(a) in floats):
-                        break
-                else:
-                    continue
-            for o in stmt.outs:
-                floats.add(id(o))
 
-    block(fn.body)
-    return floats
+def scalars_and_floats(fn: Function, param_kinds: list[Kind], float_params: list[int]) -> tuple[set[int], set[int]]:
+    """scalar_values and float_values of fn, solved in one walk (Kinds and Floats together)."""
+    kinds, floats = dataflow.solve(fn, Kinds(param_kinds), Floats(float_params))
+    return {id(v) for v, k in kinds.facts.items() if k == "scalar"}, {id(v) for v in floats.facts}

@@ -1,20 +1,40 @@
 """The dataflow engine: one fixed point over the structured IR, with the analyses as its domains.
 
 An analysis is a *domain*: facts about values (kept in `domain.facts`, keyed by `Value` objects, never by
-`id()`), the transfer of one operation (`op`), and what happens where control flow meets (`branch` at an
-`If`'s merge, `enter` and `leave` at a loop's carried values; the defaults join with `join`). The engine alone
-walks the IR and knows about control flow:
+`id()`), the transfer of one operation (`op`), and what happens where control flow meets (`merge`, by default
+`branch` for each of an `If`'s results; `enter` and `leave` at a loop's carried values; the defaults join with
+`join`). The engine alone walks the IR and knows about control flow:
 
-- it sweeps the function in program order (a `While`'s test, then its body; a `For`'s body), calling the
-  domains' transfers; an `If`'s results are merged after both branches;
-- without loops one sweep settles every fact (each value is read after its definition); with loops it sweeps
-  again until no domain changed a fact (`Domain.set` notes a change). That is `fixpoint`, the one loop of s2s
-  that repeats a sweep until nothing changes.
+- forward, it sweeps the function in program order (a `While`'s test, then its body; a `For`'s body), calling
+  the domains' transfers; an `If`'s results are merged after both branches;
+- backward (domains with `backward = True`), it sweeps from the results back: a block's statements last to first,
+  an `If`'s merge before its branches and its `fork` after them, a loop's `enter` (from its results to its
+  carried values) before its body and `leave` after it (a `While`'s test too, unless a domain says `reads_tests = False`);
+- without loops one sweep settles every fact (each value is read after its definition, or backward, before it);
+  with loops it sweeps again while a domain says a fact changed (`Domain.set` notes a change; a domain may note
+  only the changes a later sweep must see: a mark that reaches back). A domain that works its facts out anew on
+  each sweep (from assumptions it widens or drops between sweeps) starts them in `sweep`. That is `fixpoint`, the
+  one loop of s2s that repeats a sweep until nothing changes.
 
 `solve(fn, *domains)` runs several domains together in one walk (a product: each may read the others' facts of
-the same operation's arguments). The engine is partial (issue 30, item 2): its domains are s2s/analysis/dtypes.py's
-classes and s2s/analysis/complex_values.py's bits; activity (kinds, varied and useful values) still walks the IR
-itself, its sweeps going through `fixpoint`, and shapes and sizes are read by the specializer's own walk.
+the same operation's arguments); fn may be a function or a block. The domains on the engine (issue 30, item 2):
+
+- s2s/analysis/dtypes.py: `Dtypes`, the integer or float class of each array the code decides;
+- s2s/analysis/complex_values.py: `_Bits`, what may be complex;
+- s2s/analysis/activity.py: `Kinds` (scalar, array, container structure), `Varied` (depends on the
+  differentiated parameters), `Useful` (backward: reaches the result), `Floats` (known floats, for writing in
+  place; the in-place pass gets it and the kinds from one walk, `scalars_and_floats`);
+- s2s/passes/optimize.py: `_Live` (backward: the values and statements the results and the effects need, the
+  dead-code pass's marks) and `_KnownFloats` (floats, assumed at loops and dropped when an iteration says
+  otherwise: which identities `x * 1.0` keep the type);
+- s2s/transforms/batching.py: `_ReachesWarning` (backward: what a branch reads that reaches a log or a division);
+- s2s/transforms/recursion.py: `_Needed` (backward: what a recursion's record needs bound on every path).
+
+Not on it yet: the shapes and sizes (s2s/analysis/shapes.py's `infer`, s2s/analysis/sizes.py's `Sizes` and the
+global arrays of s2s/analysis/global_shapes.py) are transfers read by s2s/passes/specialize.py's own walk, which
+rewrites the helpers as it infers (its loops' facts go through `fixpoint`, at most 4 sweeps).
+tests/analysis/test_dataflow.py lists every other loop under s2s/ that could repeat a sweep, with why it is not an
+analysis on the engine.
 """
 from __future__ import annotations
 
@@ -38,17 +58,22 @@ class Domain:
     and `const`, `join`, `branch`, `enter`, `leave` where the defaults (a flat lattice with `top`) do not fit."""
 
     top: Any = None         # the fact that says nothing
+    backward = False        # facts flow from a value's reads to its definition (solve walks from the results)
+    reads_tests = True      # backward: a While's test is walked too (its values are read there alone)
 
     def __init__(self) -> None:
         self.facts: dict[Value, Any] = {}
         self.changed = False
 
     # ---------------------------------------------------------------- what a domain defines
-    def start(self, fn: Function) -> None:
+    def start(self, fn: Function | Block) -> None:
         """The facts known before the walk (the parameters')."""
 
+    def sweep(self, fn: Function) -> None:
+        """Before each sweep (a domain that recomputes its facts from scratch each time starts them here)."""
+
     def op(self, op: Op) -> None:
-        """The transfer of one operation: set the facts of op.outs."""
+        """The transfer of one operation: set the facts of op.outs (backward: of what it reads)."""
         raise NotImplementedError
 
     def const(self, value: Any) -> Any:
@@ -58,9 +83,17 @@ class Domain:
     def join(self, a: Any, b: Any) -> Any:
         return a if a == b else self.top
 
+    def merge(self, stmt: If) -> None:
+        """An If's results, merged from its branches' results (backward: before the branches): `branch` each."""
+        for o, a, c in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+            self.branch(o, a, c)
+
     def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
         """An If's result, merged from its branches' results."""
         self.set(out, self.join(self.of(then), self.of(orelse)))
+
+    def fork(self, stmt: If) -> None:
+        """Backward: where an If's branches part, after both were walked (what its condition is needed for)."""
 
     def enter(self, loop: While | For) -> None:
         """Before a loop's body: its carried values start from (are joined with) their initial values."""
@@ -95,15 +128,14 @@ class _Walk:
     def block(self, b: Block) -> None:
         domains = self.domains
         for stmt in b.stmts:
-            if isinstance(stmt, Op):
+            if stmt.__class__ is Op:
                 for d in domains:
                     d.op(stmt)
             elif isinstance(stmt, If):
                 self.block(stmt.then)
                 self.block(stmt.orelse)
                 for d in domains:
-                    for o, a, c in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                        d.branch(o, a, c)
+                    d.merge(stmt)
             else:
                 self.loops = True
                 for d in domains:
@@ -113,17 +145,51 @@ class _Walk:
                 for d in domains:
                     d.leave(stmt)
 
+    def back(self, b: Block) -> None:
+        """The backward walk: b's statements last to first; an If's merge before its branches, a loop's exit
+        (`enter`) before its body (then a While's test, if a domain reads tests) and `leave` after them."""
+        domains = self.domains
+        tests = any(d.reads_tests for d in domains)
+        for stmt in reversed(b.stmts):
+            if stmt.__class__ is Op:
+                for d in domains:
+                    d.op(stmt)
+            elif isinstance(stmt, If):
+                for d in domains:
+                    d.merge(stmt)
+                self.back(stmt.then)
+                self.back(stmt.orelse)
+                for d in domains:
+                    d.fork(stmt)
+            else:
+                self.loops = True
+                for d in domains:
+                    d.enter(stmt)
+                self.back(stmt.body)
+                if tests and stmt.__class__ is While:
+                    self.back(stmt.test)
+                for d in domains:
+                    d.leave(stmt)
 
-def solve(fn: Function, *domains: Domain) -> tuple[Domain, ...]:
-    """Every domain's facts of fn, solved together: one sweep, then more until nothing changes (with loops)."""
+
+def solve(fn: Function | Block, *domains: Domain) -> tuple[Domain, ...]:
+    """Every domain's facts of fn (a function, or a block), solved together: one sweep, then more until nothing
+    changes (with loops). The domains go one way: forward (program order) or, all of them `backward`, from the
+    results back. Each domain's `start` gets fn."""
     walk = _Walk(domains)
+    backward = {d.backward for d in domains}
+    if len(backward) > 1:
+        raise ValueError("solve: forward and backward domains do not share a walk")
+    block = walk.back if backward == {True} else walk.block
+    body = fn if fn.__class__ is Block else fn.body
     for d in domains:
         d.start(fn)
 
     def sweep() -> bool:
         for d in domains:
             d.changed = False
-        walk.block(fn.body)
+            d.sweep(fn)
+        block(body)
         return walk.loops and any(d.changed for d in domains)
     fixpoint(sweep)
     return domains

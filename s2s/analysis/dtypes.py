@@ -136,9 +136,15 @@ def classes(fn: Function, floats: frozenset = frozenset()) -> dict[int, str]:
     return {id(v): cls for v, cls in domain.facts.items()}
 
 
+def integer_values(fn: Function) -> set[Value]:
+    """The values the code makes integer or boolean."""
+    domain, = solve(fn, Dtypes())
+    return {v for v, cls in domain.facts.items() if cls == INT}
+
+
 def integer_arrays(fn: Function) -> set[int]:
     """Ids of the values the code makes integer or boolean."""
-    return {k for k, v in classes(fn).items() if v == INT}
+    return {id(v) for v in integer_values(fn)}
 
 
 def _ops(b: Block):

@@ -25,7 +25,7 @@ import numpy as np
 
 from s2s import runtime
 from s2s.analysis import complex_values, global_shapes
-from s2s.analysis.activity import float_values, scalar_values, value_kinds
+from s2s.analysis.activity import scalars_and_floats, value_kinds
 from s2s.analysis.values import Abstract, Kind, abstract_of, kind_of, non_float_leaf, shape_key
 from s2s.backends import numba as numba_backend
 from s2s.driver import foreign, mutation, primal, selfcheck
@@ -313,8 +313,9 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
         fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
-        fn = checked(write_in_place(fn, scalar_values(fn, kinds), complex_values.in_place_floats(
-            fn, float_values(fn, wrt))))        # a real array is not written with complex results
+        scalars, floats = scalars_and_floats(fn, kinds, wrt)      # (one walk of the dataflow engine)
+        fn = checked(write_in_place(fn, scalars, complex_values.in_place_floats(
+            fn, floats)))        # a real array is not written with complex results
         fn = checked(write_elements_in_place(fn, shapes, free))      # out[i] = v in O(1): s2s/passes/in_place.py
         fn = checked(accumulate_in_place(fn))          # dW += g across a loop, into the adjoint's own zeros
         fn = checked(accumulate_items(fn))             # dxs[i] += dv into a list's adjoint of its own

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from s2s.analysis.dataflow import Domain, solve
 from s2s.ir import syntax
 from s2s import runtime
 from s2s.ir.core import (
@@ -100,81 +101,86 @@ def eliminate_dead_code(fn: Function) -> Function:
     return fn
 
 
-def eliminate_dead_code_in(block: Block, roots: list[Atom]) -> None:
-    """Mark what the roots and the effects need, then sweep the rest.
+class _Live(Domain):
+    """What the roots and the effects need (a backward domain of s2s/analysis/dataflow.py): facts, the values
+    needed (value -> True); `stmts`, the statements kept: an operation with an effect or a needed result, a branch
+    or loop with a needed result or a statement kept inside (and then its condition, or its bounds). In a block
+    every reader comes after what it reads, so one backward sweep sees a value's readers before its definition;
+    only a loop reads values back (its carried values and, for a while loop, its test): a carried value the body
+    turned out to read, or a test's result needed once the loop is, asks the engine for another sweep."""
 
-    One backward scan: in a block every reader comes after what it reads, so scanning backwards sees a value's
-    readers before its definition. Only a loop reads values back (its carried values and, for a while loop, its
-    test), so a loop alone is scanned again until nothing new is needed in it (the same least fixpoint as
-    rescanning the whole function)."""
-    live: set[int] = {id(a) for a in roots if isinstance(a, Value)}
-    live_stmts: set[int] = set()
-    pure = _purity()
+    backward = True
 
-    def scan(b: Block) -> None:
-        for stmt in reversed(b.stmts):
-            kind = type(stmt)
-            if kind is Op:
-                if id(stmt) in live_stmts:
-                    continue
-                for o in stmt.outs:
-                    if id(o) in live:
-                        break
-                else:
-                    if pure(stmt.prim):
-                        continue
-                live_stmts.add(id(stmt))
-                for a in stmt.args:
-                    if isinstance(a, Value):
-                        live.add(id(a))
-                for a in stmt.kwargs.values():
-                    if isinstance(a, Value):
-                        live.add(id(a))
-            elif kind is If:
-                for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    if id(o) in live:
-                        for x in (a, b_):
-                            if isinstance(x, Value):
-                                live.add(id(x))
-                scan(stmt.then)
-                scan(stmt.orelse)
-                if id(stmt) not in live_stmts and (any(id(o) in live for o in stmt.outs)
-                                                   or _has_live_stmt(stmt.then, live_stmts)
-                                                   or _has_live_stmt(stmt.orelse, live_stmts)):
-                    live_stmts.add(id(stmt))
-                    if isinstance(stmt.cond, Value):
-                        live.add(id(stmt.cond))
-            else:
-                loop(stmt)
+    def __init__(self, roots: list[Atom]):
+        super().__init__()
+        self.facts = {a: True for a in roots if isinstance(a, Value)}
+        self.stmts: set[Stmt] = set()
+        self.pure = _purity()
+        self.carried: list[int] = []        # per loop being walked: how many of its carried values are needed
 
-    def loop(stmt: While | For) -> None:
-        blocks = stmt_blocks(stmt)
-        while True:
-            carried = []            # the carried values needed before the body is scanned
-            for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
-                if id(o) in live or id(c) in live:
-                    carried.append(c)
-                    for x in (c, r, i):
-                        if isinstance(x, Value):
-                            live.add(id(x))
-            for inner in blocks:
-                scan(inner)
-            again = False
-            if id(stmt) not in live_stmts and (any(id(o) in live for o in stmt.outs)
-                                               or any(_has_live_stmt(inner, live_stmts) for inner in blocks)):
-                live_stmts.add(id(stmt))
-                bounds = stmt.test.results if isinstance(stmt, While) else [stmt.start, stmt.stop, stmt.step]
-                for x in bounds:
-                    if isinstance(x, Value) and id(x) not in live:
-                        live.add(id(x))
-                        again = isinstance(stmt, While)     # the test's result: computed in the test block
-            # a carried value the body turned out to read: its update and start are needed, scanned again
-            if not again and sum(1 for c, o in zip(stmt.carried, stmt.outs)
-                                 if id(o) in live or id(c) in live) == len(carried):
+    def mark(self, atom: Atom) -> bool:
+        if isinstance(atom, Value) and atom not in self.facts:
+            self.facts[atom] = True
+            return True
+        return False
+
+    def op(self, op: Op) -> None:
+        if op in self.stmts:
+            return
+        for o in op.outs:
+            if o in self.facts:
+                break
+        else:
+            if self.pure(op.prim):
                 return
+        self.stmts.add(op)
+        for a in op.args:
+            self.mark(a)
+        for a in op.kwargs.values():
+            self.mark(a)
 
-    scan(block)
-    _sweep(block, live, live_stmts)
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        if out in self.facts:
+            self.mark(then)
+            self.mark(orelse)
+
+    def fork(self, stmt: If) -> None:
+        if stmt not in self.stmts and (any(o in self.facts for o in stmt.outs) or _has_live_stmt(stmt.then, self.stmts)
+                                       or _has_live_stmt(stmt.orelse, self.stmts)):
+            self.stmts.add(stmt)
+            self.mark(stmt.cond)
+
+    def needed(self, loop: While | For) -> int:
+        return sum(1 for c, o in zip(loop.carried, loop.outs) if o in self.facts or c in self.facts)
+
+    def enter(self, loop: While | For) -> None:
+        """The carried values needed before the body is walked: their updates and starts too."""
+        needed = 0
+        for c, o, r, i in zip(loop.carried, loop.outs, loop.body.results, loop.inits):
+            if o in self.facts or c in self.facts:
+                needed += 1
+                self.mark(c)
+                self.mark(r)        # (an update may be another carried value: counted once walked again)
+                self.mark(i)
+        self.carried.append(needed)
+
+    def leave(self, loop: While | For) -> None:
+        if loop not in self.stmts and (any(o in self.facts for o in loop.outs)
+                                       or any(_has_live_stmt(inner, self.stmts) for inner in stmt_blocks(loop))):
+            self.stmts.add(loop)
+            bounds = loop.test.results if isinstance(loop, While) else [loop.start, loop.stop, loop.step]
+            for x in bounds:
+                if self.mark(x) and isinstance(loop, While):
+                    self.changed = True     # the test's result: computed in the test block, walked again
+        # a carried value the body turned out to read: its update and start are needed, walked again
+        if self.needed(loop) != self.carried.pop():
+            self.changed = True
+
+
+def eliminate_dead_code_in(block: Block, roots: list[Atom]) -> None:
+    """Mark what the roots and the effects need (_Live, on the dataflow engine), then sweep the rest."""
+    live, = solve(block, _Live(roots))
+    _sweep(block, live.facts, live.stmts)
 
 
 def eliminate_dead_stacks(fn: Function) -> Function:
@@ -222,25 +228,25 @@ def _makes_stacks(block: Block) -> bool:
     return False
 
 
-def _has_live_stmt(block: Block, live_stmts: set[int]) -> bool:
-    return any(id(s) in live_stmts for s in block.stmts)
+def _has_live_stmt(block: Block, live_stmts: set[Stmt]) -> bool:
+    return any(s in live_stmts for s in block.stmts)
 
 
-def _sweep(block: Block, live: set[int], live_stmts: set[int]) -> None:
+def _sweep(block: Block, live: dict[Value, Any], live_stmts: set[Stmt]) -> None:
     kept: list[Stmt] = []
     for stmt in block.stmts:
-        if id(stmt) not in live_stmts:
+        if stmt not in live_stmts:
             continue
         if type(stmt) is Op:
             kept.append(stmt)
             continue
         if isinstance(stmt, If):
-            keep = [j for j, o in enumerate(stmt.outs) if id(o) in live]
+            keep = [j for j, o in enumerate(stmt.outs) if o in live]
             stmt.outs = [stmt.outs[j] for j in keep]
             stmt.then.results = [stmt.then.results[j] for j in keep]
             stmt.orelse.results = [stmt.orelse.results[j] for j in keep]
         elif isinstance(stmt, (While, For)):
-            keep = [j for j, (c, o) in enumerate(zip(stmt.carried, stmt.outs)) if id(c) in live or id(o) in live]
+            keep = [j for j, (c, o) in enumerate(zip(stmt.carried, stmt.outs)) if c in live or o in live]
             stmt.inits = [stmt.inits[j] for j in keep]
             stmt.carried = [stmt.carried[j] for j in keep]
             stmt.outs = [stmt.outs[j] for j in keep]
@@ -710,62 +716,58 @@ def _is(atom: Atom, number: float) -> bool:
     return isinstance(atom, Const) and type(atom.value) in (int, float) and atom.value == number
 
 
-def _is_float(atom: Atom, floats: set[int], joined: bool = False) -> bool:
+def _is_float(atom: Atom, floats: dict, joined: bool = False) -> bool:
     """atom is a float; joined: or, as one side of a branch's result, undefined there (never read on that path)."""
     if isinstance(atom, Const):
         return type(atom.value) is float or joined and atom.value is UNDEFINED
-    return id(atom) in floats
+    return atom in floats
+
+
+class _KnownFloats(Domain):
+    """The values known to be floats (or float arrays, or complex): a domain of s2s/analysis/dataflow.py (facts:
+    value -> True). The parameters float_params, what _floats_made says an operation makes of them, a branch's
+    result that is a float on both sides, and a loop's carried value that starts as one and that every iteration
+    leaves as one (assumed, then checked: an assumption that fails is dropped for good, and the engine sweeps
+    again, the facts worked out anew)."""
+
+    def __init__(self, float_params: Sequence[int]):
+        super().__init__()
+        self.float_params = float_params
+        self.dropped: set[Value] = set()          # carried values an iteration left something else
+
+    def sweep(self, fn: Function) -> None:
+        self.facts = {fn.params[i]: True for i in self.float_params if i < len(fn.params)}
+
+    def op(self, op: Op) -> None:
+        if len(op.outs) == 1 and _floats_made(op, self.facts):
+            self.facts[op.outs[0]] = True
+
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        if _is_float(then, self.facts, True) and _is_float(orelse, self.facts, True):
+            self.facts[out] = True
+
+    def enter(self, loop: While | For) -> None:
+        for c, i in zip(loop.carried, loop.inits):
+            if c not in self.dropped and _is_float(i, self.facts, True):
+                self.facts[c] = True
+
+    def leave(self, loop: While | For) -> None:
+        for c, r, o in zip(loop.carried, loop.body.results, loop.outs):
+            if c in self.facts:
+                if _is_float(r, self.facts, True):
+                    self.facts[o] = True
+                else:
+                    self.dropped.add(c)
+                    self.changed = True
 
 
 def _known_floats(fn: Function, float_params: Sequence[int]) -> set[int]:
-    """The values known to be floats (or float arrays, or complex): the parameters float_params, what
-    _floats_made says an operation makes of them, a branch's result that is a float on both sides, and a loop's
-    carried value that starts as one and that every iteration leaves as one (assumed, then checked: an assumption
-    that fails is dropped and the loop's body looked at again)."""
-    floats: set[int] = {id(fn.params[i]) for i in float_params if i < len(fn.params)}
-    added: list[int] = []           # what was added to floats, in order (a failed assumption takes back its part)
-
-    def add(key: int) -> None:
-        if key not in floats:
-            floats.add(key)
-            added.append(key)
-
-    def block(b: Block) -> None:
-        for stmt in b.stmts:
-            if type(stmt) is Op:
-                if len(stmt.outs) == 1 and _floats_made(stmt, floats):
-                    add(id(stmt.outs[0]))
-            elif isinstance(stmt, If):
-                block(stmt.then)
-                block(stmt.orelse)
-                for out, one, other in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    if _is_float(one, floats, True) and _is_float(other, floats, True):
-                        add(id(out))
-            else:
-                loop(stmt)
-
-    def loop(stmt: While | For) -> None:
-        assumed = [k for k, i in enumerate(stmt.inits) if _is_float(i, floats, True)]
-        mark = len(added)
-        while True:
-            for k in assumed:
-                add(id(stmt.carried[k]))
-            for inner in stmt_blocks(stmt):
-                block(inner)
-            held = [k for k in assumed if _is_float(stmt.body.results[k], floats, True)]
-            if held == assumed:
-                break
-            assumed = held
-            floats.difference_update(added[mark:])      # what the failed assumption made: looked at again
-            del added[mark:]
-        for k in assumed:
-            add(id(stmt.outs[k]))
-
-    block(fn.body)
-    return floats
+    """Ids of the values known to be floats (_KnownFloats)."""
+    domain, = solve(fn, _KnownFloats(float_params))
+    return {id(v) for v in domain.facts}
 
 
-def _floats_made(op: Op, floats: set[int]) -> bool:
+def _floats_made(op: Op, floats: dict) -> bool:
     """Whether op's result is a float (or a float array) for sure: true division, a math function with a float
     result, a ufunc with float results only, or arithmetic with a float operand (an int array times 0.5)."""
     rec = registry.record(op.prim)     # (rules/record.py)

@@ -19,6 +19,7 @@ import numpy as np
 
 from s2s.ir import syntax
 from s2s import runtime
+from s2s.analysis.dataflow import fixpoint
 from s2s.analysis.global_shapes import key_of
 from s2s.analysis.shapes import _plain, infer, matmul_shape
 from s2s.analysis.sizes import Sizes
@@ -162,7 +163,10 @@ class _Specializer:
     def loop(self, stmt: While | For, mode: str) -> None:
         carried = [self.get(i) for i in stmt.inits]
         blocks = [stmt.test, stmt.body] if isinstance(stmt, While) else [stmt.body]
-        for _ in range(4):
+        settled = False
+
+        def sweep() -> bool:            # the loop's facts only (mode "none"): again while a carried fact widens
+            nonlocal carried, settled
             for v, a in zip(stmt.carried, carried):
                 self.set(v, a)
             if isinstance(stmt, For):
@@ -170,10 +174,11 @@ class _Specializer:
             for inner in blocks:
                 self.block(inner, "none")
             joined = [_join(a, self.get(r)) for a, r in zip(carried, stmt.body.results)]
-            if joined == carried:
-                break
+            settled = joined == carried
             carried = joined
-        else:
+            return not settled
+        fixpoint(sweep, limit=4)
+        if not settled:
             carried = [None] * len(carried)
             for v in stmt.carried:
                 self.set(v, None)

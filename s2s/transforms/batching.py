@@ -38,6 +38,7 @@ import numpy as np
 
 from s2s.ir import syntax
 from s2s import runtime
+from s2s.analysis.dataflow import Domain, solve
 from s2s.analysis.shapes import infer
 from s2s.analysis.values import Abstract, Items, abstract_of
 from s2s.errors import BadArgument, S2SError
@@ -166,32 +167,41 @@ def _safe(op: Op) -> bool:
     return rec.total and not (rec.shape_rule == "reduction" and op.kwargs.get("where") is not None)
 
 
+class _ReachesWarning(Domain):
+    """The values that reach an operation which may produce a NaN or a warning (a backward domain of
+    s2s/analysis/dataflow.py; facts: value -> True): what such an operation reads, what a masked value's
+    operation reads, an If's branch results when one of its results is masked, and all of a loop's starts,
+    updates and carried values when one of its results or carried values is."""
+
+    backward = True
+
+    def mark(self, atoms: list) -> None:
+        for a in atoms:
+            if a.__class__ is Value and a not in self.facts:
+                self.facts[a] = True
+                self.changed = True
+
+    def op(self, op: Op) -> None:
+        if not _safe(op) or any(o in self.facts for o in op.outs):
+            self.mark(list(op.args) + list(op.kwargs.values()))
+
+    def merge(self, stmt: If) -> None:
+        if any(o in self.facts for o in stmt.outs):
+            self.mark(list(stmt.then.results) + list(stmt.orelse.results))
+
+    def enter(self, loop: Any) -> None:
+        if any(v in self.facts for v in list(loop.outs) + list(loop.carried)):
+            self.mark(list(loop.inits) + list(loop.body.results) + list(loop.carried))
+
+    leave = enter       # (after the body: what it read of the carried values)
+
+
 def masked_inputs(block: Block) -> set[int]:
     """The values a branch reads that reach an operation which may produce a NaN or a warning where the branch is
-    not taken (a log, a division...): masked. The others (np.sum(x) beside np.log(s)) are read as they are."""
-    tainted: set[int] = set()
-
-    def add(atoms: Any) -> bool:
-        grew = False
-        for a in atoms:
-            if isinstance(a, Value) and id(a) not in tainted:
-                tainted.add(id(a))
-                grew = True
-        return grew
-    changed = True
-    while changed:
-        changed = False
-        for st in walk(block):
-            if isinstance(st, Op):
-                if not _safe(st) or any(id(o) in tainted for o in st.outs):
-                    changed |= add(list(st.args) + list(st.kwargs.values()))
-            elif isinstance(st, If):
-                if any(id(o) in tainted for o in st.outs):
-                    changed |= add(list(st.then.results) + list(st.orelse.results))
-            else:
-                if any(id(o) in tainted for o in list(st.outs) + list(st.carried)):
-                    changed |= add(list(st.inits) + list(st.body.results) + list(st.carried))
-    return tainted
+    not taken (a log, a division...): masked (by id). The others (np.sum(x) beside np.log(s)) are read as they
+    are."""
+    domain, = solve(block, _ReachesWarning())
+    return {id(v) for v in domain.facts}
 
 
 # elementwise operators that are not declared so (no derivative: comparisons, integer operations)

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator
 from s2s import runtime
 from s2s.analysis import complex_values
 from s2s.analysis.activity import _join, active_values, const_kind, value_kinds
+from s2s.analysis.dataflow import Domain, solve
 from s2s.errors import S2SError
 from s2s.ir.calls import Callee
 from s2s.ir.core import (
@@ -230,36 +231,57 @@ def _build_pair(pair: _Pair, reverse_function: Callable) -> None:
     pair.reverse.kinds = [record_kind, results_kind]
 
 
+class _Needed(Domain):
+    """The values a record needs bound on every path (a backward domain of s2s/analysis/dataflow.py; facts:
+    value -> True): the record's own, then both branch results of a needed If result and the start, carried value
+    and update of a needed loop result."""
+
+    backward = True
+
+    def __init__(self, record: dict[int, Value]):
+        super().__init__()
+        self.facts = dict.fromkeys(record.values(), True)
+
+    def mark(self, atom: Atom) -> None:
+        if atom.__class__ is Value and atom not in self.facts:
+            self.facts[atom] = True
+            self.changed = True
+
+    def op(self, op: Op) -> None:
+        pass                    # an operation binds what it makes: nothing more is needed for it
+
+    def branch(self, out: Value, then: Atom, orelse: Atom) -> None:
+        if out in self.facts:
+            self.mark(then)
+            self.mark(orelse)
+
+    def enter(self, loop: Any) -> None:
+        for out, i, c, r in zip(loop.outs, loop.inits, loop.carried, loop.body.results):
+            if out in self.facts:
+                self.mark(i)
+                self.mark(c)
+                self.mark(r)
+
+    leave = enter
+
+
 def _bound_on_every_path(stmts: list, record: dict[int, Value]) -> None:
     """A value of the record that a branch or a loop leaves unbound on some path (UNDEFINED: read only on the
     other), directly or through the branches and loops nested in it, holds None there: the record is made on every
-    path."""
-    needed = set(record)
-    changed = True
-    while changed:
-        changed = False
-        for stmt in walk(Block(stmts, [])):
-            if isinstance(stmt, If):
-                for k, out in enumerate(stmt.outs):
-                    if id(out) not in needed:
-                        continue
+    path. (What is needed: _Needed; then each unbound start or branch result of a needed value is None.)"""
+    block = Block(stmts, [])
+    needed = solve(block, _Needed(record))[0].facts
+    for stmt in walk(block):
+        if isinstance(stmt, If):
+            for k, out in enumerate(stmt.outs):
+                if out in needed:
                     for branch in (stmt.then, stmt.orelse):
-                        atom = branch.results[k]
-                        if _unset(atom):
+                        if _unset(branch.results[k]):
                             branch.results[k] = Const(None)
-                        elif isinstance(atom, Value) and id(atom) not in needed:
-                            needed.add(id(atom))
-                            changed = True
-            elif isinstance(stmt, (For, While)):
-                for k, out in enumerate(stmt.outs):
-                    if id(out) not in needed:
-                        continue
-                    if _unset(stmt.inits[k]):
-                        stmt.inits[k] = Const(None)
-                    for atom in (stmt.inits[k], stmt.carried[k], stmt.body.results[k]):
-                        if isinstance(atom, Value) and id(atom) not in needed:
-                            needed.add(id(atom))
-                            changed = True
+        elif isinstance(stmt, (For, While)):
+            for k, out in enumerate(stmt.outs):
+                if out in needed and _unset(stmt.inits[k]):
+                    stmt.inits[k] = Const(None)
 
 
 def _unset(atom: Atom) -> bool:

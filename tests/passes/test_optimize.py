@@ -282,14 +282,15 @@ def test_element_loops_accumulate_in_place_and_stay_right():
 
 def _dead_code_by_rescanning(block, roots):
     """The definition eliminate_dead_code implements: mark from the roots and the effects, rescanning the whole
-    block until nothing changes (a loop reads its carried values and test back), then sweep."""
+    block until nothing changes (a loop reads its carried values and test back), then sweep. (Values and
+    statements are kept by themselves, as _sweep reads them.)"""
     from s2s.ir.core import For, If, Op, Value, While, stmt_blocks
     from s2s.passes.optimize import _sweep, is_pure
-    live = {id(a) for a in roots if isinstance(a, Value)}
+    live = {a for a in roots if isinstance(a, Value)}
     live_stmts = set()
 
     def mark(atoms):
-        new = {id(a) for a in atoms if isinstance(a, Value)} - live
+        new = {a for a in atoms if isinstance(a, Value)} - live
         live.update(new)
         return bool(new)
 
@@ -297,26 +298,26 @@ def _dead_code_by_rescanning(block, roots):
         changed = False
         for stmt in reversed(b.stmts):
             if isinstance(stmt, Op):
-                if any(id(o) in live for o in stmt.outs) or not is_pure(stmt.prim):
-                    changed |= id(stmt) not in live_stmts
-                    live_stmts.add(id(stmt))
+                if any(o in live for o in stmt.outs) or not is_pure(stmt.prim):
+                    changed |= stmt not in live_stmts
+                    live_stmts.add(stmt)
                     changed |= mark(list(stmt.args) + list(stmt.kwargs.values()))
                 continue
             if isinstance(stmt, If):
                 for o, a, b_ in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    if id(o) in live:
+                    if o in live:
                         changed |= mark([a, b_])
             else:
                 for c, o, r, i in zip(stmt.carried, stmt.outs, stmt.body.results, stmt.inits):
-                    if id(o) in live or id(c) in live:
+                    if o in live or c in live:
                         changed |= mark([c, r, i])
             for inner in stmt_blocks(stmt):
                 changed |= scan(inner)
-            if any(id(o) in live for o in stmt.outs) or any(id(s) in live_stmts for inner in stmt_blocks(stmt)
+            if any(o in live for o in stmt.outs) or any(s in live_stmts for inner in stmt_blocks(stmt)
                                                             for s in inner.stmts):
-                changed |= id(stmt) not in live_stmts
-                live_stmts.add(id(stmt))
-            if id(stmt) in live_stmts:
+                changed |= stmt not in live_stmts
+                live_stmts.add(stmt)
+            if stmt in live_stmts:
                 changed |= mark([stmt.cond] if isinstance(stmt, If) else list(stmt.test.results)
                                 if isinstance(stmt, While) else [stmt.start, stmt.stop, stmt.step])
         return changed
@@ -415,3 +416,20 @@ def test_an_identity_with_a_float_on_a_loop_carried_value():
     assert s2s.grad(horner_carried)(0.9, [0.5, -1.0, 2.0]) == pytest.approx(2 * 0.5 * 0.9 - 1.0)
     for mode in MODES:
         assert s2s.grad(int_start_carried, mode=mode, check=False)(0.7) == pytest.approx(2 * 0.7 + 8 * 0.7)
+
+
+def swapped(u, v):
+    for t in range(2):
+        u, v = v, u             # each carried value's update is the other: needed once the other is
+    u = u * 1.0
+    for i in range(1, len(u)):
+        u[i] = 0.4 * u[i - 1] + u[i]
+    return np.sum(u)
+
+
+def test_a_loop_whose_carried_values_swap_keeps_the_adjoint_the_other_one_needs():
+    """The dead-code pass (on the dataflow engine) counts the carried values needed before a loop's body as it
+    marks them: the one needed by the other's update is needed too, and its adjoint loop is kept (the verifier
+    said du.6 was read before it was defined)."""
+    from conftest import assert_gradient
+    assert_gradient(swapped, np.array([1.0, 2.0, 3.0]), np.array([-1.0, 0.5, 2.0]), wrt=1)

@@ -357,7 +357,7 @@ def test_the_analyses_sweep_straight_line_code_once(user_path, monkeypatch):
     """Activity marks each value where it is defined (backwards: after its reads): one sweep each way for code
     without loops; the complex-value analysis finds in one sweep that nothing can be complex and runs no fixed
     point; with a loop, activity sweeps again until nothing changes, and a complex argument runs the analysis."""
-    from s2s.analysis import activity
+    from s2s.analysis import dataflow
     from s2s.analysis import complex_values
     sweeps, transfers = [], []
 
@@ -367,10 +367,10 @@ def test_the_analyses_sweep_straight_line_code_once(user_path, monkeypatch):
             n += 1
         sweeps.append(n + 1)
     original = complex_values._Bits.op          # the complex-value domain's transfer (s2s/analysis/dataflow.py)
-    monkeypatch.setattr(activity, "fixpoint", counted)
+    monkeypatch.setattr(dataflow, "fixpoint", counted)
     monkeypatch.setattr(complex_values._Bits, "op", lambda self, op: transfers.append(1) or original(self, op))
     s2s.grad(_function(200, "sweeps"), wrt=(0, 1))(0.3, 0.7)
-    assert sweeps == [1, 1] and not transfers, (sweeps, len(transfers))   # varied, useful; nothing complex
+    assert sweeps and set(sweeps) == {1} and not transfers, (sweeps, len(transfers))   # each analysis: one sweep
 
     looped = _source("""
         def f(x, n):
