@@ -624,7 +624,7 @@ class _Emitter:
         imports += [*dict.fromkeys(p for p in bound if p.startswith(("import ", "from "))),   # each once,
                     *(p for p in bound if not p.startswith(("import ", "from ")))]          # then the names bound
         top = "\n\n".join(part for part in (header, "\n".join(imports)) if part)
-        definitions = [textwrap.dedent(inspect.getsource(helper)).rstrip() for helper in self.helpers.values()]
+        definitions = [_helper_source(helper) for helper in self.helpers.values()]
         definitions.extend("\n".join(function[1]).rstrip() for function in functions)
         definitions.append(function_source.rstrip())
         text = "\n\n\n".join(([top] if top else []) + definitions) + "\n"
@@ -747,6 +747,19 @@ def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any 
     if standalone:
         return emitter.standalone(emitted)
     return emitted
+
+
+_HELPER_SOURCES: dict = {}      # helper -> (its code, its source as copied into a module)
+
+
+def _helper_source(helper: Any) -> str:
+    """A helper's definition as a generated module copies it: read once per helper (and code), since
+    inspect.getsource tokenizes the helper's file at each call."""
+    code = getattr(helper, "__code__", None)
+    cached = _HELPER_SOURCES.get(helper)
+    if cached is None or cached[0] is not code:
+        cached = _HELPER_SOURCES[helper] = (code, textwrap.dedent(inspect.getsource(helper)).rstrip())
+    return cached[1]
 
 
 _HELPER_NAMES: list = [0, set()]      # how many helpers were registered when the names were taken, the names

@@ -336,42 +336,67 @@ def format_function(fn: Function) -> str:
 
 def verify(fn: Function) -> Function:
     """Check single assignment, definition before use, scoping and arity. Returns fn."""
-    defined: set[int] = set()
+    # the values (a Value hashes by identity) defined so far, and those visible where the check is: a block's own
+    # values leave it when the block is done (a copy per block would make the check quadratic in a function of
+    # many branches)
+    defined: set[Value] = set()
+    visible: set[Value] = set()
 
     def define(v: Value, where: str) -> None:
         if not isinstance(v, Value):
             raise InvalidIR(f"{where}: defines {v!r}, which is not a Value")
-        if id(v) in defined:
+        if v in defined:
             raise InvalidIR(f"{where}: {v.name} is defined twice")
-        defined.add(id(v))
+        defined.add(v)
 
-    def use(atom: Atom, visible: set[int], where: str) -> None:
+    def use(atom: Atom, where: str) -> None:
         if isinstance(atom, Const):
             return
         if not isinstance(atom, Value):
             raise InvalidIR(f"{where}: reads {atom!r}, which is neither a Value nor a Const")
-        if id(atom) not in visible:
+        if atom not in visible:
             raise InvalidIR(f"{where}: {atom.name} is read before it is defined, or out of its scope")
 
-    # one set of the values visible where the check is: a block's own values leave it when the block is done (a
-    # copy per block would make the check quadratic in a function of many branches)
-    visible: set[int] = {id(p) for p in fn.params}
-
     def check_block(block: Block, extra: list[Value], n_results: int | None, where: str) -> None:
-        added = [id(v) for v in extra if id(v) not in visible]
+        added = [v for v in extra if v not in visible]
         visible.update(added)
         try:
             check_statements(block, n_results, where, added)
         finally:
             visible.difference_update(added)
 
-    def check_statements(block: Block, n_results: int | None, where: str, added: list[int]) -> None:
+    def check_statements(block: Block, n_results: int | None, where: str, added: list[Value]) -> None:
         for stmt in block.stmts:
-            if type(stmt) is Op and _plain_op(stmt, visible, defined, added):      # the common case, at once
-                continue
+            if type(stmt) is Op:        # the common case at once: constants and visible values read, new defined
+                for atom in stmt.args:
+                    if type(atom) is not Const and (type(atom) is not Value or atom not in visible):
+                        break
+                else:
+                    plain = True
+                    if stmt.kwargs:
+                        for atom in stmt.kwargs.values():
+                            if type(atom) is not Const and (type(atom) is not Value or atom not in visible):
+                                plain = False
+                                break
+                    outs = stmt.outs
+                    if plain:
+                        if len(outs) == 1:
+                            out = outs[0]
+                            plain = type(out) is Value and out not in defined
+                        else:
+                            for k, out in enumerate(outs):
+                                if type(out) is not Value or out in defined or (k and any(
+                                        o is out for o in outs[:k])):
+                                    plain = False
+                                    break
+                    if plain:
+                        defined.update(outs)
+                        visible.update(outs)
+                        added.extend(outs)
+                        continue
             what = f"{where}: {type(stmt).__name__}"
             for atom in stmt_inputs(stmt):
-                use(atom, visible, what)
+                use(atom, what)
             if isinstance(stmt, Op):
                 if not all(isinstance(a, (Value, Const)) for a in stmt.args):
                     raise InvalidIR(f"{what}: bad argument list {stmt.args!r}")
@@ -394,39 +419,19 @@ def verify(fn: Function) -> Function:
                 check_block(stmt.body, [stmt.index, *stmt.carried], len(stmt.carried), what + " body")
             for out in stmt.outs:
                 define(out, what)
-                if id(out) not in visible:
-                    visible.add(id(out))
-                    added.append(id(out))
+                if out not in visible:
+                    visible.add(out)
+                    added.append(out)
         for atom in block.results:
-            use(atom, visible, where + " results")
+            use(atom, where + " results")
         if n_results is not None and len(block.results) != n_results:
             raise InvalidIR(f"{where}: yields {len(block.results)} values, expected {n_results}")
 
     for p in fn.params:
         define(p, f"{fn.name} parameters")
+        visible.add(p)
     check_statements(fn.body, None, fn.name, [])
     return fn
-
-
-def _plain_op(op: Op, visible: set[int], defined: set[int], added: list[int]) -> bool:
-    """Whether op reads only constants and visible values and defines new values (then they are defined and
-    visible, and listed in added); False, with nothing changed, where verify's full check must say what is wrong."""
-    for atom in op.args:
-        if type(atom) is not Const and (type(atom) is not Value or id(atom) not in visible):
-            return False
-    if op.kwargs:
-        for atom in op.kwargs.values():
-            if type(atom) is not Const and (type(atom) is not Value or id(atom) not in visible):
-                return False
-    outs = op.outs
-    for k, out in enumerate(outs):
-        if type(out) is not Value or id(out) in defined or (k and any(o is out for o in outs[:k])):
-            return False
-    for out in outs:
-        defined.add(id(out))
-        visible.add(id(out))
-        added.append(id(out))
-    return True
 
 
 # ---------------------------------------------------------------- copying and substitution

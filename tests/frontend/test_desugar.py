@@ -448,3 +448,26 @@ def test_a_partial_called_at_once_is_not_taken_for_an_edited_file(fn):
     # `f(a)(b)`: the compiler pushes the call's NULL with a PUSH_NULL or with the LOAD_GLOBAL after it, by place
     assert s2s.grad(fn)(1.4) == pytest.approx(3 * 1.4 ** 2)
     assert s2s.grad(fn, mode="forward")(1.4) == pytest.approx(3 * 1.4 ** 2)
+
+
+# ---------------------------------------------------------------- the test suite's check of the skipped rewrites
+
+def test_a_rewrite_whose_applies_wrongly_says_no_is_named_under_s2s_verify(monkeypatch):
+    """With S2S_VERIFY=1 (the suite's conftest) the rewrites skipped run on a copy of the tree, several on one copy
+    while the tree does not change; one that would have changed it is named. Here `reversed_items`' applies() is
+    made to say no for a function that calls reversed()."""
+    from s2s.frontend import desugar as stage
+    from s2s.frontend.desugar import reversed_items
+    from s2s.frontend.parse import parse_function
+
+    def f(xs):
+        total = 0.0
+        for c in reversed(xs):
+            total = total * 0.5 + c
+        return total
+
+    assert parse_function(f) is not None       # the true applies(): parsed (and its skipped neighbours checked)
+    monkeypatch.setitem(stage._APPLIES, reversed_items.rewrite, lambda ctx: False)
+    with pytest.raises(AssertionError, match=r"skipped s2s\.frontend\.desugar\.reversed_items\.rewrite for "
+                                             r"test_a_rewrite.*\.f, which would have changed it"):
+        parse_function(f)

@@ -49,19 +49,32 @@ def _sources() -> list[pathlib.Path]:
     return [f for f in files if f.is_file()]
 
 
+_SYNTAX = "\n".join([       # the rarer syntax, each form once
+    "@d(1)\nasync def f(a, /, b: int = 2, *c, d, e=3, **g) -> None:\n"
+    "    try:\n        pass\n    except (E, F) as h:\n        raise\n    except E:\n        pass\n"
+    "    async with m as n:\n        yield [i async for i in j if i]\n",
+    "class K(B, metaclass=M):\n    x: int = 1\n    def m(self): return {**a, 'b': f'{x!r:>{w}}'}, {1, 2}\n",
+    "match p:\n    case [1, *rest] if rest: pass\n    case {'k': v, **kw}: pass\n    case Point(x=0) | None: pass\n",
+    "global q\nlambda *a, k=1, **b: (yield)\nx = a[1:2, ::3, ...] @ b; del x\nimport a.b as c\n"
+    "from .. import d as e\nwhile (w := 1): break\nelse: continue\n",
+])
+
+
 def test_the_direct_converter_builds_gasts_tree_node_for_node():
+    """The rarer syntax above, and the front end's own modules (s2s/frontend: every common construct). Every file
+    of s2s and of the tests: test_the_direct_converter_on_every_file (-m slow)."""
+    files = sorted((ROOT / "frontend").rglob("*.py"))
+    assert len(files) > 20
+    for source in [f.read_text() for f in files] + [_SYNTAX]:
+        _same(gast.parse(source), parsing.parse(source))
+
+
+@pytest.mark.slow
+def test_the_direct_converter_on_every_file():
+    """A large suite (18 s in the default run before it moved here): every file of s2s and of the tests."""
     files = _sources()
     assert len(files) > 40
-    text = "\n".join([
-        "@d(1)\nasync def f(a, /, b: int = 2, *c, d, e=3, **g) -> None:\n"
-        "    try:\n        pass\n    except (E, F) as h:\n        raise\n    except E:\n        pass\n"
-        "    async with m as n:\n        yield [i async for i in j if i]\n",
-        "class K(B, metaclass=M):\n    x: int = 1\n    def m(self): return {**a, 'b': f'{x!r:>{w}}'}, {1, 2}\n",
-        "match p:\n    case [1, *rest] if rest: pass\n    case {'k': v, **kw}: pass\n    case Point(x=0) | None: pass\n",
-        "global q\nlambda *a, k=1, **b: (yield)\nx = a[1:2, ::3, ...] @ b; del x\nimport a.b as c\n"
-        "from .. import d as e\nwhile (w := 1): break\nelse: continue\n",
-    ])
-    for source in [f.read_text() for f in files] + [text]:
+    for source in [f.read_text() for f in files] + [_SYNTAX]:
         _same(gast.parse(source), parsing.parse(source))
 
 

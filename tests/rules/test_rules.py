@@ -493,6 +493,11 @@ def _function_for(prim, case, make_fn, dtype=np.float64):
 
 
 CASES = [(prim, case) for prim, cases in DOMAINS.items() for case in cases]
+# against central differences: in the default run each function's first case and every case written as an
+# expression (its other call forms and keywords); the other points of a plain call (more points of its domain, its
+# edges) with -m slow
+FIRST_ORDER = [pytest.param(prim, case, marks=() if k == 0 or isinstance(case[0], str) else (pytest.mark.slow,))
+               for prim, cases in DOMAINS.items() for k, case in enumerate(cases)]
 # second order and float32: the first case of each function in the default run, every case with -m slow
 SAMPLED = [pytest.param(prim, case, marks=() if k == 0 else (pytest.mark.slow,), id=None)
            for prim, cases in DOMAINS.items() for k, case in enumerate(cases)]
@@ -504,8 +509,11 @@ def _case_id(prim, case):
     return prim_name(prim) + "(" + ", ".join(f"{np.shape(a)}" if np.ndim(a) else repr(a) for a in case) + ")"
 
 
-@pytest.mark.parametrize("prim, case", CASES, ids=[_case_id(p, c) for p, c in CASES])
+@pytest.mark.parametrize("prim, case", FIRST_ORDER, ids=[_case_id(p, c) for p, c in CASES])
 def test_rule_against_central_differences(prim, case, make_fn):
+    """Each function in every mode, each argument alone and together. A representative subset of the table in the
+    default run (every function, every call form and keyword once in each mode: FIRST_ORDER), every case with
+    -m slow."""
     f, point = _function_for(prim, case, make_fn)
     s2s.check_grad(f, *point, wrt=tuple(range(len(point))), rtol=1e-5, atol=1e-7)
     for i in range(len(point) if len(point) > 1 else 0):     # each argument alone: the others are constants

@@ -50,7 +50,9 @@ carries the location of the user's node it comes from.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+import gast
 
 from s2s.frontend.desugar import (
     autograd_code,
@@ -100,51 +102,81 @@ _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]
 
 def desugar(parsed: "ParsedFunction") -> None:
     """Run the rewrites in order, each only where its construct occurs: one walk of the tree finds what occurs,
-    and another after each rewrite that ran (the tree changed). With S2S_VERIFY=1 (the test suite), each rewrite
-    skipped also runs on a copy, which it must leave as it was."""
+    and another after each rewrite that ran (the tree changed). With S2S_VERIFY=1 (the test suite), the rewrites
+    skipped also run, on a copy of the tree, which they must leave as it was: those skipped one after another
+    (the tree the same for each) on one copy, before the tree next changes."""
     from s2s.frontend.desugar.context import Context
     ctx = Context(parsed)
     check = os.environ.get("S2S_VERIFY") == "1"
     changed = False
-    before = None       # (S2S_VERIFY) the tree as text, while no rewrite has changed it
+    skipped: list[Callable] = []        # (S2S_VERIFY) the rewrites skipped since the tree last changed
     for rewrite in REWRITES:
         if changed:
             ctx.scan()
         applies = _APPLIES.get(rewrite)
         changed = applies is None or applies(ctx)
         if changed:
+            if skipped:
+                _check_skipped(ctx, skipped)
+                skipped = []
             rewrite(ctx)
             ctx.fresh_scan = False
-            before = None
         elif check:
-            before = _check_skipped(ctx, rewrite, before)
+            skipped.append(rewrite)
+    if skipped:
+        _check_skipped(ctx, skipped)
 
 
-def _as_text(node) -> str:
-    import ast
+def _check_skipped(ctx: "Context", rewrites: list[Callable]) -> None:
+    """Rewrites skipped (their `applies` said no) change nothing: run them in turn on one copy of the tree and
+    compare the copy with the tree. If it changed (or a rewrite raised), each runs alone on a fresh copy, to name
+    the one whose applies() is wrong."""
+    if _changes(ctx, rewrites):
+        for rewrite in rewrites:
+            if _changes(ctx, [rewrite]):
+                raise AssertionError(f"desugaring skipped {rewrite.__module__}.rewrite for "
+                                     f"{ctx.parsed.fn.__qualname__}, which would have changed it: its applies() "
+                                     f"is wrong")
+        raise AssertionError(f"desugaring skipped {', '.join(r.__module__ for r in rewrites)} for "
+                             f"{ctx.parsed.fn.__qualname__}, which together would have changed it: an applies() "
+                             f"is wrong")
 
-    import gast
-    return ast.unparse(gast.gast_to_ast(node))
 
-
-def _check_skipped(ctx: "Context", rewrite: Callable, before: str | None = None) -> str:
-    """A rewrite skipped (its `applies` said no) changes nothing: run it on a copy of the tree and compare. `before`
-    is the tree as text if it is known (no rewrite ran since the last check); the text is returned for the next."""
+def _changes(ctx: "Context", rewrites: list[Callable]) -> bool:
+    """Whether running rewrites in turn on a copy of the tree changes it (or raises)."""
     from s2s.frontend.tree import clone_tree
     parsed = ctx.parsed
-    if before is None:
-        before = _as_text(parsed.node)
     kept, parsed.node = parsed.node, clone_tree(parsed.node)
     fresh, ctx.fresh_scan = ctx.fresh_scan, False        # (the scan's calls are the original's, not the copy's)
     try:
-        rewrite(ctx)
-        after = _as_text(parsed.node)
-    except Exception as exc:
-        after = f"raised {exc!r}"
+        for rewrite in rewrites:
+            rewrite(ctx)
+        return not _same_tree(kept, parsed.node)
+    except Exception:
+        return True
     finally:
         parsed.node = kept
         ctx.fresh_scan = fresh
-    if after != before:
-        raise AssertionError(f"desugaring skipped {rewrite.__module__}.rewrite for {parsed.fn.__qualname__}, which "
-                             f"would have changed it: its applies() is wrong")
-    return before
+
+
+def _same_tree(a: Any, b: Any) -> bool:
+    """Whether two gast trees read the same: the same node types with the same fields, leaf for leaf (locations
+    aside); the objects constants hold compared as the copy holds them (the same object) or by their text."""
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        kind = type(x)
+        if kind is not type(y):
+            return False
+        if kind is list:
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y))
+        elif isinstance(x, gast.AST):
+            pending.extend((getattr(x, f, None), getattr(y, f, None)) for f in x._fields)
+        elif x is not y and (kind not in _ATOMIC or x != y) and (kind in _ATOMIC or repr(x) != repr(y)):
+            return False
+    return True
+
+
+_ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes})
