@@ -63,3 +63,24 @@ def test_the_values_are_pythons():
     assert s2s.value_and_grad(zero_diagonal)(V)[0] == pytest.approx(np.sum(M ** 2))
     np.testing.assert_allclose(s2s.grad(zero_diagonal, mode="forward")(V), numeric(zero_diagonal, (V,), 0),
                                rtol=1e-6)
+
+
+def fill_a_vector(x):
+    y = x * 1.0
+    np.fill_diagonal(y, 0.0)
+    return np.sum(y * x)
+
+
+def fill_a_cube(x):
+    y = x * 1.0
+    np.fill_diagonal(y, 0.0)
+    return np.sum(y * y)
+
+
+def test_fill_diagonal_raises_where_numpy_raises():
+    with pytest.raises(ValueError, match="at least 2-d"):
+        s2s.grad(fill_a_vector)(V)
+    with pytest.raises(ValueError, match="equal length"):
+        s2s.grad(fill_a_cube)(np.ones((2, 3, 3)))
+    cube = np.arange(27.0).reshape(3, 3, 3) / 10
+    assert_gradient(fill_a_cube, cube)

@@ -288,9 +288,9 @@ def test_augmented_assignment_on_aliased_numbers_is_fine():
     assert s2s.grad(f)(2.0) == pytest.approx(2 * 2.0 + 1.0)
 
 
-# (np.copyto(y, x) is followed as y[...] = x since issue 27: tests/ir/test_opaque_writers.py)
-@pytest.mark.parametrize("body", ["y.sort()", "np.exp(y, out=y)", "np.multiply(x, 2.0, y)",
-                                  "np.fill_diagonal(y, 0.0)"])
+# (np.copyto(y, x) is followed as y[...] = x since issue 27: tests/ir/test_opaque_writers.py; np.fill_diagonal(y, v)
+# as y[diagonal_index(y)] = v since stop 33: tests/frontend/test_reduce_and_fill_diagonal.py)
+@pytest.mark.parametrize("body", ["y.sort()", "np.exp(y, out=y)", "np.multiply(x, 2.0, y)"])
 def test_calls_that_write_into_arrays_are_refused(body, make_fn):
     """Independent review: a case found silently wrong once, now right or refused."""
     f = make_fn(f"def f(x):\n    y = x * 1.0\n    {body}\n    return np.sum(y * x)\n")

@@ -64,8 +64,14 @@ def assert_array(value: Any, function: str) -> None:
 
 
 def diagonal_index(a: Any) -> tuple:
-    """The positions np.fill_diagonal(a, v) writes (wrap=False): a[i, i, ..., i] for i below the smallest side."""
-    return (np.arange(min(np.shape(a))),) * np.ndim(a)
+    """The positions np.fill_diagonal(a, v) writes (wrap=False): a[i, i, ..., i] for i below the smallest side;
+    NumPy's errors where it refuses a."""
+    shape = np.shape(a)
+    if len(shape) < 2:
+        raise ValueError("array must be at least 2-d")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return (np.arange(min(shape)),) * len(shape)
 
 
 registry.nondifferentiable(diagonal_index)
