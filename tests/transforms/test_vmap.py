@@ -445,7 +445,11 @@ def _fuzz_case(category, seed):
     in_axes = tuple(0 if b is not None else None for b in batched)
     args = tuple(b if b is not None else a for a, b in zip(program.args, batched))
     wrt = program.diff if len(program.diff) > 1 else program.diff[0]
-    for g in (f, s2s.grad(f, wrt=wrt)):
+    try:
+        functions = (f, s2s.grad(f, wrt=wrt))
+    except S2SError:                # refused when the gradient is made (`xs.reverse()`): f alone is batched
+        functions = (f,)
+    for g in functions:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -457,6 +461,10 @@ def _fuzz_case(category, seed):
             got = s2s.vmap(g, in_axes=in_axes)(*copy.deepcopy(args))
         except S2SError:
             continue                # refused (as the front end refuses it for a gradient too)
+        except ValueError as exc:   # refused when it runs (a swap of rows, which NumPy's views make no swap)
+            if str(exc).startswith("s2s:"):
+                continue
+            raise
         assert_close(got, stack(rows), rtol=1e-7, atol=1e-9)
 
 
