@@ -1,6 +1,7 @@
 """Functions made with autograd's `@primitive` take their `defvjp` rule in reverse mode and their `defjvp` rule in
 forward mode from autograd's registry (rules/autograd_primitives.py), inlined, so that second order differentiates
-the rules' own code. Cases in the style of a survival package (a safe exponential, the log of the upper incomplete
+the rules' own code; without a `defjvp` rule, forward mode transposes the `defvjp` rule (reverse mode over its
+code). Cases in the style of a survival package (a safe exponential, the log of the upper incomplete
 gamma function) and of autograd's examples (logsumexp), checked against autograd's own gradients and central
 differences."""
 import functools
@@ -72,12 +73,18 @@ def test_incomplete_gamma_log_with_its_vjp_only():
     assert autograd.grad(survival, 1)(x, 2.5) == 0.0
     with pytest.raises(s2s.S2SError, match="does not differentiate"):
         s2s.grad(survival, wrt=1)(x, 2.5)
-    check_grads(survival, (x, 2.5), wrt=0, modes=("reverse",), order=1)
-    for refused in (lambda: s2s.grad(survival, mode="forward")(x, 2.5), lambda: s2s.hessian(survival)(x, 2.5)):
-        with pytest.raises(s2s.NoDerivativeRule, match="no defjvp rule"):     # (forward over reverse needs it)
-            refused()
+    # forward mode (and forward over reverse, the Hessian) transposes the vjp rule: reverse mode over its code
+    check_grads(survival, (x, 2.5), wrt=0)
+    np.testing.assert_allclose(s2s.grad(survival, mode="forward")(x, 2.5), autograd.grad(survival)(x, 2.5),
+                               rtol=1e-12)
+    # d2/dx2 of -log Q(a, x) is diagonal: the derivative of the vjp's own closed form
+    H = s2s.hessian(survival)(x, 2.5)
+    np.testing.assert_allclose(H - np.diag(np.diag(H)), 0.0, atol=1e-14)
+    np.testing.assert_allclose(np.diag(H), autograd.elementwise_grad(autograd.grad(survival))(x, 2.5), rtol=1e-10)
     text = code(s2s.source(survival, x, 2.5, mode="reverse"))
     assert "_unbroadcast(" in text and "gammaln(a)" in text          # unbroadcast_f(x, lambda g: ...): as s2s's
+    forward = code(s2s.source(survival, x, 2.5, mode="forward"))
+    assert "transposed_tangent(gammainccln_vjp_1_paired" in forward       # named after the rule it transposes
 
 
 @primitive
@@ -126,15 +133,14 @@ def crf_loss(w, x):
 
 def test_logsumexp_with_its_vjp_only():
     w, x = np.array([0.1, -0.4, 0.7]), np.array([1.0, 2.0, -0.5])
-    check_grads(crf_loss, (w, x), wrt=0, modes=("reverse",), order=1)
-    for mode in ("reverse", "auto"):
+    check_grads(crf_loss, (w, x), wrt=0)
+    for mode in ("reverse", "forward", "auto"):
         np.testing.assert_allclose(s2s.grad(crf_loss, mode=mode)(w, x), autograd.grad(crf_loss)(w, x),
                                    rtol=1e-12)
-    for refused in (lambda: s2s.grad(crf_loss, mode="forward")(w, x), lambda: s2s.hessian(crf_loss)(w, x)):
-        with pytest.raises(s2s.NoDerivativeRule) as info:
-            refused()
-        assert "logsumexp" in str(info.value) and "no defjvp rule" in str(info.value)
-        assert "test_autograd_primitives.py:" in str(info.value)
+    # the Hessian of logsumexp(w * x) in w: x_i x_j (diag(p) - p p^T), p the softmax of w * x
+    p = np.exp(w * x - np.log(np.sum(np.exp(w * x))))
+    np.testing.assert_allclose(s2s.hessian(crf_loss)(w, x), np.outer(x, x) * (np.diag(p) - np.outer(p, p)),
+                               rtol=1e-10, atol=1e-14)
 
 
 @primitive
