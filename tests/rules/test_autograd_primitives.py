@@ -342,3 +342,21 @@ def test_a_vjp_rule_transposed_is_refused_for_complex_values():
     f = lambda z: np.real(clipped_exp(z * (1 + 0.5j)))      # noqa: E731
     with pytest.raises(s2s.S2SError, match="transposes an autograd vjp rule .* for real values only"):
         s2s.grad(f, mode="forward")(0.3)
+
+
+@primitive
+def triple_vjp_only(x):
+    return 3.0 * x
+
+
+defvjp(triple_vjp_only, lambda ans, x: functools.partial(_times, 3.0))      # a vjp s2s does not read
+
+
+def test_forward_mode_without_a_jvp_and_a_vjp_s2s_cannot_transpose_is_refused():
+    f = lambda x: triple_vjp_only(x) ** 2        # noqa: E731
+    assert s2s.grad(f, mode="reverse")(1.5) == pytest.approx(18 * 1.5)
+    assert s2s.grad(f)(np.array([1.5]))[0] == pytest.approx(18 * 1.5)      # auto (an array): reverse mode
+    with pytest.raises(s2s.NoDerivativeRule, match="no defjvp rule"):
+        s2s.grad(f, mode="forward")(1.5)
+    assert s2s.grad(f, mode="auto")(1.5) == pytest.approx(18 * 1.5)     # auto along a float: reverse mode, said
+    assert 'mode="auto" chose reverse mode' in s2s.source(f, 1.5)

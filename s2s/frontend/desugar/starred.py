@@ -177,7 +177,9 @@ def _known_length(ctx: Context, node: Any, depth: int = 0, at: int | None = None
         reaching = _reaching_binding(ctx, node, at)
         if reaching is not None:
             index, value = reaching
-            return _known_length(ctx, value, depth + 1, index)
+            found = _known_length(ctx, value, depth + 1, index)
+            if found is not None:
+                return found
         stores = [n for n in gast.walk(ctx.node) if isinstance(n, gast.Name) and n.id == node.id
                   and isinstance(n.ctx, (gast.Store, gast.Param))]
         assigns = [s for s in gast.walk(ctx.node) if isinstance(s, gast.Assign) and len(s.targets) == 1
