@@ -218,7 +218,9 @@ def reading_method_call(arity: int, loc: Loc | None) -> Any:
         for now, then in zip(given, before):
             if not np.array_equal(now, then, equal_nan=True):
                 raise UnsupportedSyntax(f"`.{name}(...)` of {type(obj).__name__} wrote into an array it was given that "
-                                        f"carries a derivative, which s2s does not follow", loc, hint=_HINT)
+                                        f"carries a derivative, which s2s does not follow", loc,
+                                        hint="give it a new array and use what it returns (`v = rng.permutation(v)`"
+                                             " rather than `rng.shuffle(v)`), or call it outside the function")
         return result
     call.__name__ = call.__qualname__ = f"method_call_{arity}"
     call._s2s_effect = True             # type: ignore[attr-defined]
