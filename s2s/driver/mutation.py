@@ -73,12 +73,14 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
         effect = getattr(op.prim, "_s2s_effect", False) and op.prim not in runtime.OBJECT_EFFECTS
         if effect and differentiated(op):
             changed.setdefault(id(obj), op)
-            if id(op.prim) in method_calls and needed(op):    # checked to write nothing when it first runs
-                op.prim = checked_method_call(len(op.args) - 2, op.loc)
-                checked.append(k)
+            if id(op.prim) in method_calls and (needed(op) or any(
+                    needed(later) for later in ops[k + 1:] if later.args and later.args[0] is obj)):
+                op.prim = checked_method_call(len(op.args) - 2, op.loc)     # checked to write nothing when it
+                checked.append(k)                                            # first runs
             elif id(op.prim) in method_calls:
-                # its result needs no derivative (`sig.bind(*args)` read only to validate them): no rule runs the
-                # method again; Python's one call, checked to write into no array it is given
+                # neither its result nor a later use of its object needs a derivative (`sig.bind(*args)` read only
+                # to validate them): no rule runs the method again; Python's one call, checked to write nothing
+                # s2s reads it writing, and into no array it is given
                 op.prim = reading_method_call(len(op.args) - 2, op.loc)
         elif id(obj) in changed and (op.prim is getattr or effect) and not needed(op):
             continue        # what the object holds now, read where no derivative is needed: what Python reads
@@ -212,6 +214,7 @@ def reading_method_call(arity: int, loc: Loc | None) -> Any:
     from s2s.rules import nested
 
     def call(obj: Any, name: str, *args: Any) -> Any:
+        writes_nothing(obj, name, loc, args, lenient=True)
         given = [a for a in args if type(a) is np.ndarray]
         before = [a.copy() for a in given]
         result = call_method(obj, name, *args)
@@ -234,13 +237,16 @@ def reading_method_call(arity: int, loc: Loc | None) -> Any:
 _VERDICTS: dict[tuple, Any] = {}       # (class, method, its attributes' classes) -> None, or the refusal
 
 
-def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after: Loc | None = None) -> None:
+def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after: Loc | None = None,
+                   lenient: bool = False) -> None:
     """Refuse `obj.name(...)` (at loc) if s2s's reading of the method writes into something (or, given a
     differentiated value, when after is None, if s2s does not read it or it draws a random number): the rule of a
-    call given a differentiated value runs its method again, later, and would not see the writes."""
+    call given a differentiated value runs its method again, later, and would not see the writes. lenient: given
+    a differentiated value, but no derivative needs the call's result or its object (reading_method_call): only
+    what s2s reads it writing is refused."""
     from s2s.analysis.values import kind_of
     kinds = tuple(kind_of(a) for a in args)
-    strict = after is None
+    strict = after is None and not lenient
     method = getattr(type(obj), name, None)         # the class's function: a method replaced later is read anew
     try:
         key = (type(obj), name, method, kinds, strict, tuple((k, type(v)) for k, v in vars(obj).items()))
@@ -254,7 +260,7 @@ def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after
     what, where = found
     if where is not None:
         what += f" at {where}" + (f" (`{where.text.strip()}`)" if where.text else "")
-    if strict:
+    if after is None:
         raise UnsupportedSyntax(
             f"`.{name}(...)` of {type(obj).__name__} is given a differentiated value, but {what}: s2s differentiates "
             f"such a call by running the method again when the derivative runs, and does not follow what it changes",
