@@ -112,8 +112,16 @@ def _autograd_owned(value: Any, wrapped: Any) -> bool:
     name = getattr(wrapped, "__name__", None)
     if not isinstance(name, str):
         return False
-    return any(getattr(module, name, None) is value for key, module in list(sys.modules.items())
-               if key.startswith("autograd.") and module is not None)
+    known = _OWNED.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    owned = any(getattr(module, name, None) is value for key, module in list(sys.modules.items())
+                if key.startswith("autograd.") and module is not None)
+    _OWNED[id(value)] = (value, owned)
+    return owned
+
+
+_OWNED: dict[int, tuple] = {}       # id(primitive) -> (primitive, whether autograd's own)
 
 
 def _module(name: str) -> Any:
