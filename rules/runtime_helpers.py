@@ -23,7 +23,7 @@ def unbroadcast_adjoint(c, ans, g, x, result=None):
     # (x and result give shapes only) g summed to x's shape (first spread to result's when given): c spread back to g's shape (reverse mode over
     # an adjoint's code: an autograd vjp rule transposed into forward mode, rules/autograd_primitives.py)
     if result is None:
-        return np.array(np.broadcast_to(c, np.shape(g)))
+        return c + np.zeros_like(g)         # (an array of g's own library: a Dask adjoint stays lazy)
     return runtime._unbroadcast(np.broadcast_to(c, np.shape(result)), g)
 
 
