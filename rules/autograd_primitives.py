@@ -15,8 +15,11 @@ it. Its rules are made when s2s first lowers a call of it (`prepare`), from what
 - a rule s2s cannot read (a vjp maker that returns a function made elsewhere, rules set with `defvjp_argnums`) is
   called as autograd calls it, when the derivative runs: first order only (a second derivative through it is
   refused, naming it);
-- a primitive with one of the two kinds of rule only: the other mode is refused, naming the missing rule
-  (mode="auto" then takes reverse mode when it has the adjoint);
+- a primitive with a `defvjp` rule and no `defjvp` rule: forward mode transposes the vjp rule, which is linear in
+  the gradient g (autograd's contract): the tangent J t is the gradient in g of the pairing `sum(vjp(g) * t)`,
+  computed by s2s's reverse mode over the vjp rule's own code (`transposed_tangent`, when the derivative runs: one
+  sweep, exact, not a difference quotient); a vjp rule s2s does not read, or a complex value, is refused;
+- a primitive with a `defjvp` rule only: reverse mode is refused, naming the missing rule;
 - a rule that does not take the call's arguments (autograd calls `vjpmaker(ans, *args, **kwargs)`) is refused
   when the derivative is made, at the call, naming the rule and its place.
 
@@ -30,8 +33,10 @@ import inspect
 import sys
 from typing import Any
 
+import numpy as np
+
 from s2s import runtime
-from s2s.errors import S2SError
+from s2s.errors import NoDerivativeRule, S2SError
 from s2s.frontend.policy import is_user_function
 from s2s.frontend.uncurry import inner_arity, uncurried
 from s2s.rules import registry
@@ -70,6 +75,9 @@ def prepare(prim: Any, n_args: int, keywords: list[str], loc: Any) -> None:
         registry.adjoint(prim)(_adjoint_rule(prim, name, params, vjps, core))
     if jvps is not None:
         registry.tangent(prim)(_tangent_rule(prim, name, params, jvps, core))
+    elif _transposable(prim, name, vjps, core):      # forward mode: the vjp rules' code, transposed
+        registry.tangent(prim)(_transposed_rule(prim, name, params, vjps, core))
+        jvps = "transposed"
     if vjps is None or jvps is None:
         have, missing, mode = ("defvjp", "defjvp", "forward") if jvps is None else ("defjvp", "defvjp", "reverse")
         registry.refused(prim, reason=f"{name} (an autograd primitive) in {mode} mode: autograd has a {have} rule "
@@ -137,6 +145,8 @@ def _parameters(raw: Any, name: str, loc: Any) -> list[inspect.Parameter]:
         params = list(inspect.signature(raw).parameters.values())
     except (TypeError, ValueError):
         raise S2SError(f"s2s cannot read the signature of the autograd primitive {name}", loc) from None
+    if isinstance(raw, np.ufunc):       # `primitive(scipy.special.gammaincc)`: its inputs, not out=, where=...
+        params = params[:raw.nin]
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         raise S2SError(f"s2s takes autograd's rules for a primitive with a fixed signature; {name} takes "
                        f"star-arguments", loc, hint=f"give {name} named parameters")
@@ -200,6 +210,62 @@ registry.refused(call_vjp, call_argnums_vjp, call_jvp, call_argnums_jvp,
                  reason="a second derivative through an autograd rule s2s calls as it is (a defvjp rule that does not "
                         "return `lambda g: ...` or a function it defines, or rules set with defvjp_argnums or "
                         "defjvp_argnums)")
+
+
+def transposed_tangent(pairing: Any, t: Any, ans: Any, *args: Any) -> Any:
+    """The tangent J t of a primitive's output from its vjp rule, vjp(g) = J^T g (linear in g): the gradient in g of
+    `pairing(g, t, ans, *args) = sum(vjp(g, ans, *args) * t)`, by s2s's reverse mode over the rule's code (made when
+    it first runs, once per rule), at g = 0 (any g: it is linear)."""
+    if np.iscomplexobj(t) or np.iscomplexobj(ans):
+        raise NoDerivativeRule(f"s2s transposes an autograd vjp rule ({pairing.__name__}) into forward mode for real "
+                               f"values only; this one is complex",
+                               hint="give the primitive a defjvp rule (autograd.extend.defjvp)")
+    transpose = _TRANSPOSES.get(pairing)
+    if transpose is None:
+        transpose = _TRANSPOSES[pairing] = registry.transformation("grad")(pairing, wrt=0, mode="reverse")
+    return transpose(np.zeros_like(ans) if np.ndim(ans) else 0.0, t, ans, *args)
+
+
+_TRANSPOSES: dict = {}
+
+
+registry.refused(transposed_tangent, reason="a second derivative through an autograd primitive's vjp rule transposed "
+                                           "into forward mode (give the primitive a defjvp rule)")
+
+
+def _transposable(prim: Any, name: str, vjps: Any, core: Any) -> bool:
+    """Whether every vjp rule of prim is code s2s reads (or autograd's zero), so that forward mode can transpose it."""
+    if not isinstance(vjps, dict) or not vjps:
+        return False
+    for k, maker in vjps.items():
+        if maker is None or _translated(maker, core, prim, k) == "zero":
+            continue
+        if not _lowers(maker) or uncurried(maker, inner_first=True, name=f"{name}_vjp_{k}",
+                                           wrappers=_wrappers()) is None:
+            return False
+    return True
+
+
+def _transposed_rule(prim: Any, name: str, params: list[inspect.Parameter], vjps: dict, core: Any) -> Any:
+    values: dict = {"_transposed": transposed_tangent}
+    signature, names = _signature(params, values)
+    every = ", ".join(names)
+    results = []
+    for k, arg in enumerate(names):
+        maker = vjps.get(k)
+        if maker is None or _translated(maker, core, prim, k) == "zero":
+            results.append("None")
+            continue
+        pairing = _rule(f"def rule(g, t, ans, {every}):\n"
+                        f"    return _sum(_vjp(g, ans, {_passed(maker, names, params, 1)}) * t)\n",
+                        {"_sum": np.sum, "_vjp": uncurried(maker, inner_first=True, name=f"{name}_vjp_{k}",
+                                                           wrappers=_wrappers())},
+                        prim, f"vjp {k} paired with a tangent")
+        pairing.__name__ = pairing.__qualname__ = f"{name}_vjp_{k}_paired"
+        values[f"_pairing{k}"] = pairing
+        results.append(f"_transposed(_pairing{k}, t, ans, {every})")
+    text = f"def rule(t, ans, {signature}):\n    return {', '.join(results)}{',' if len(results) == 1 else ''}\n"
+    return _rule(text, values, prim, "tangent")
 
 
 def _adjoint_rule(prim: Any, name: str, params: list[inspect.Parameter], vjps: Any, core: Any) -> Any:

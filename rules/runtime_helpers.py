@@ -3,6 +3,8 @@
 Forward mode over the code of a gradient (a Hessian-vector product, a second derivative) meets
 these helpers; they are linear in the adjoint they spread, sum or move.
 """
+import numpy as np
+
 from s2s import runtime
 from s2s.rules.registry import adjoint, linear, nondifferentiable, tangent
 from s2s.runtime import _einsum_adjoint
@@ -14,6 +16,15 @@ linear(runtime._spread, runtime._overwritten, runtime._item, runtime._fill_tree,
 # linear but where g is zero: there the contribution g * local is 0 and its tangent g_dot * local is not
 linear(runtime._masked, applied=runtime._masked_tangent)
 linear(runtime._written, argnums=(0,))
+
+
+@adjoint(runtime._unbroadcast)
+def unbroadcast_adjoint(c, ans, g, x, result=None):
+    # (x and result give shapes only) g summed to x's shape (first spread to result's when given): c spread back to g's shape (reverse mode over
+    # an adjoint's code: an autograd vjp rule transposed into forward mode, rules/autograd_primitives.py)
+    if result is None:
+        return c + np.zeros_like(g)         # (an array of g's own library: a Dask adjoint stays lazy)
+    return runtime._unbroadcast(np.broadcast_to(c, np.shape(result)), g)
 
 
 @tangent(runtime._add)
@@ -32,6 +43,8 @@ def scatter_into_tangent(t, ans, own, x, index, v):
 @adjoint(runtime._scatter_into)
 def scatter_into_adjoint(g, ans, own, x, index, v):
     return g, 0.0, None, runtime._item(g, index)
+
+
 linear(runtime._matmul_left, runtime._dot_left, argnums=(0, 2))
 linear(runtime._matmul_right, runtime._dot_right, argnums=(0, 1))
 
@@ -117,7 +130,6 @@ def einsum_arg_adjoint_tangent(t, ans, g, p, x0, x1=None, x2=None, x3=None, x4=N
 
 # ---- batching (s2s.vmap) of the helpers derivative code calls: a gradient batched (per-example gradients)
 
-import numpy as np  # noqa: E402
 
 from s2s.rules.batching import _batched_axis, _every, _example_ndim, _example_shape, _lined_up, _unbroadcast_rows  # noqa: E402
 from s2s.rules.registry import batching  # noqa: E402

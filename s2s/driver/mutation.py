@@ -57,6 +57,15 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
 
     changed: dict[int, Op] = {}
     checked: list[int] = []             # positions in ops of the calls given a differentiated value
+    useful: set[int] | None = None
+
+    def needed(op: Op) -> bool:
+        """Whether the derivative needs op's result's own derivative (a result reaches the function's)."""
+        nonlocal useful
+        if useful is None:
+            from s2s.analysis.activity import useful_values
+            useful = useful_values(fn)
+        return any(id(o) in useful for o in op.outs)
     for k, op in enumerate(ops):
         obj = op.args[0] if op.args and isinstance(op.args[0], Value) else None
         if obj is None:
@@ -64,9 +73,17 @@ def refuse_hidden_changes(fn: Function, wrt: list[int]) -> Function:
         effect = getattr(op.prim, "_s2s_effect", False) and op.prim not in runtime.OBJECT_EFFECTS
         if effect and differentiated(op):
             changed.setdefault(id(obj), op)
-            if id(op.prim) in method_calls:         # the method is checked to write nothing when it first runs
-                op.prim = checked_method_call(len(op.args) - 2, op.loc)
-                checked.append(k)
+            if id(op.prim) in method_calls and (needed(op) or any(
+                    needed(later) for later in ops[k + 1:] if later.args and later.args[0] is obj)):
+                op.prim = checked_method_call(len(op.args) - 2, op.loc)     # checked to write nothing when it
+                checked.append(k)                                            # first runs
+            elif id(op.prim) in method_calls:
+                # neither its result nor a later use of its object needs a derivative (`sig.bind(*args)` read only
+                # to validate them): no rule runs the method again; Python's one call, checked to write nothing
+                # s2s reads it writing, and into no array it is given
+                op.prim = reading_method_call(len(op.args) - 2, op.loc)
+        elif id(obj) in changed and (op.prim is getattr or effect) and not needed(op):
+            continue        # what the object holds now, read where no derivative is needed: what Python reads
         elif id(obj) in changed and (op.prim is getattr or effect):
             # what the object holds now (an attribute, or a method given no differentiated value): a constant
             call = changed[id(obj)]
@@ -186,16 +203,50 @@ def checked_method_call(arity: int, loc: Loc | None, after: Loc | None = None, p
     return call
 
 
+def reading_method_call(arity: int, loc: Loc | None) -> Any:
+    """nested.method_call(arity) for one call site given a differentiated value whose result needs no derivative:
+    Python's call, refused when it runs if it wrote into an array it was given (s2s would not follow it)."""
+    key = (arity, loc, "reads")
+    made = _CHECKED_CALLS.get(key)
+    if made is not None:
+        return made
+    from s2s.frontend.desugar.helpers import call_method
+    from s2s.rules import nested
+
+    def call(obj: Any, name: str, *args: Any) -> Any:
+        writes_nothing(obj, name, loc, args, lenient=True)
+        given = [a for a in args if type(a) is np.ndarray]
+        before = [a.copy() for a in given]
+        result = call_method(obj, name, *args)
+        for now, then in zip(given, before):
+            if not np.array_equal(now, then, equal_nan=True):
+                raise UnsupportedSyntax(f"`.{name}(...)` of {type(obj).__name__} wrote into an array it was given that "
+                                        f"carries a derivative, which s2s does not follow", loc,
+                                        hint="give it a new array and use what it returns (`v = rng.permutation(v)`"
+                                             " rather than `rng.shuffle(v)`), or call it outside the function")
+        return result
+    call.__name__ = call.__qualname__ = f"method_call_{arity}"
+    call._s2s_effect = True             # type: ignore[attr-defined]
+    method = nested.method_call(arity)
+    registry.adjoint(call)(registry.find_adjoint(method))
+    registry.tangent(call)(registry.find_tangent(method))
+    _CHECKED_CALLS[key] = call
+    return call
+
+
 _VERDICTS: dict[tuple, Any] = {}       # (class, method, its attributes' classes) -> None, or the refusal
 
 
-def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after: Loc | None = None) -> None:
+def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after: Loc | None = None,
+                   lenient: bool = False) -> None:
     """Refuse `obj.name(...)` (at loc) if s2s's reading of the method writes into something (or, given a
     differentiated value, when after is None, if s2s does not read it or it draws a random number): the rule of a
-    call given a differentiated value runs its method again, later, and would not see the writes."""
+    call given a differentiated value runs its method again, later, and would not see the writes. lenient: given
+    a differentiated value, but no derivative needs the call's result or its object (reading_method_call): only
+    what s2s reads it writing is refused."""
     from s2s.analysis.values import kind_of
     kinds = tuple(kind_of(a) for a in args)
-    strict = after is None
+    strict = after is None and not lenient
     method = getattr(type(obj), name, None)         # the class's function: a method replaced later is read anew
     try:
         key = (type(obj), name, method, kinds, strict, tuple((k, type(v)) for k, v in vars(obj).items()))
@@ -209,7 +260,7 @@ def writes_nothing(obj: Any, name: str, loc: Loc | None, args: tuple = (), after
     what, where = found
     if where is not None:
         what += f" at {where}" + (f" (`{where.text.strip()}`)" if where.text else "")
-    if strict:
+    if after is None:
         raise UnsupportedSyntax(
             f"`.{name}(...)` of {type(obj).__name__} is given a differentiated value, but {what}: s2s differentiates "
             f"such a call by running the method again when the derivative runs, and does not follow what it changes",
@@ -361,7 +412,8 @@ registry.nondifferentiable(not_held)
 # functions that read their arguments and write none of them (beside those with a rule, a definition, or declared
 # nondifferentiable, which the registry says compute a value from their arguments)
 _READERS = {print, repr, str, format, isinstance, issubclass, type, id, hash, callable, hasattr, len, iter, sorted,
-            bool, range, enumerate, zip, map, filter, any, all, divmod, input}
+            bool, range, enumerate, zip, map, filter, any, all, divmod, input,
+            getattr}      # (a property that writes: s2s/frontend/desugar/properties.py reads it as a call)
 _READER_MODULES = ("numpy.testing", "logging", "warnings", "math", "time", "pprint")
 # NumPy's functions that write into an argument without an out= (lowering refuses out= and copyto, place, put...)
 _NUMPY_WRITERS = {"shuffle"}

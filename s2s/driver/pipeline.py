@@ -232,6 +232,9 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     elif options.mode == "hvp":
         gradient = optimize_ir(checked(reverse_function(base, wrt, kinds, False, options.several)), kinds, wrt,
                                options.optimize, final=False, shapes=shapes)
+        # the rules' code inlined into it (an autograd vjp rule's `args[:k] + args[k + 1:]`): its tuples' `+`
+        # told apart from arithmetic, as the function's own were, before forward mode differentiates it
+        gradient = checked(sequences.resolve(gradient, kinds))
         derivative = forward_function(gradient, {i: PARAMETER for i in wrt}, kinds, options.with_value, "jvp")
     else:
         raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")

@@ -340,10 +340,36 @@ class Lowerer:
         finally:
             self.stmts, self.env = saved_stmts, saved_env
 
-    def join_if(self, cond: Atom, fill_then: Callable[[], None], fill_else: Callable[[], None], node: Any) -> None:
-        """Lower both branches and merge the variables they assign with phi values."""
-        then_stmts, then_env = self.sub_block(fill_then)
-        else_stmts, else_env = self.sub_block(fill_else)
+    def branch(self, fill: Callable[[], None]) -> tuple[list, dict[str, Any]]:
+        """One side of a branch decided when the code runs, as sub_block lowers it; a construct s2s refuses on it is
+        refused only if the code takes it: the side raises that refusal when it runs (its place, its hint), and adds
+        nothing to what the variables hold after the branch, as a `raise` does (a branch that never runs for the
+        arguments at hand, `getattr(sp.sparse, X.format + "_array")(X)` for a sparse X, is never a refusal)."""
+        mark = self.mark()
+        try:
+            return self.sub_block(fill)
+        except UnsupportedSyntax as exc:
+            # what the side changed, undone (the variables: sub_block kept them apart)
+            (self.stmts, n, _, checks, dependencies, folds, self.held, self.written, self.writes,
+             self.param_writes, state, self.argument_write) = mark
+            del self.stmts[n:]
+            del self.scalar_checks[checks:]
+            del self.dependencies[dependencies:]
+            del self.folds[folds:]
+            self.state.restore(state)
+
+            def refused() -> None:
+                self.op(helpers.raise_exception, [Const(exc)], None, n_outs=0, checked=False)
+                self.raises()
+            return self.sub_block(refused)
+
+    def join_if(self, cond: Atom, fill_then: Callable[[], None], fill_else: Callable[[], None], node: Any,
+                deferred: bool = False) -> None:
+        """Lower both branches and merge the variables they assign with phi values. deferred (an `if` statement's
+        sides): a refusal on a side is raised only if that side runs (branch)."""
+        side = self.branch if deferred else self.sub_block
+        then_stmts, then_env = side(fill_then)
+        else_stmts, else_env = side(fill_else)
         if (then_env.get(RAISED) is TRUE) != (else_env.get(RAISED) is TRUE):
             return self.join_raising(cond, then_stmts, then_env, else_stmts, else_env, node)
         self.join_states(then_stmts, then_env, else_stmts, else_env, node)
@@ -837,7 +863,7 @@ class Lowerer:
 
     def stmt_If(self, node: gast.If) -> None:
         cond = self.expr(node.test)
-        self.join_if(cond, lambda: self.block(node.body), lambda: self.block(node.orelse), node)
+        self.join_if(cond, lambda: self.block(node.body), lambda: self.block(node.orelse), node, deferred=True)
 
     # ---------------------------------------------------------------- loops
 
@@ -1387,6 +1413,17 @@ class Lowerer:
 
     def expr_Call(self, node: gast.Call, hint: str) -> Atom:
         found, callee = self.static(node.func)
+        if found and len(node.args) >= 2 and isinstance(node.args[1], gast.Constant) \
+                and isinstance(node.args[1].value, str) and _runtime_method_call(callee):
+            # `xp.linalg.slogdet(A)`, a method call the desugaring could not name (xp = get_namespace(A)), on what
+            # lowering names as a module: the module's function
+            held, module = self.static(node.args[0])
+            if held and isinstance(module, types.ModuleType) and callable(getattr(module, node.args[1].value, None)):
+                node = gast.copy_location(gast.Call(func=gast.Attribute(value=node.args[0], attr=node.args[1].value,
+                                                                        ctx=gast.Load()),
+                                                    args=node.args[2:], keywords=node.keywords), node)
+                gast.copy_location(node.func, node)
+                found, callee = self.static(node.func)
         callee = plain_function(callee)       # a call to an @njit function: its Python function, inlined
         if not found and isinstance(node.func, gast.Attribute):
             return self.method_call(node, hint)
@@ -1594,6 +1631,12 @@ class Lowerer:
             args = [Const(tuple(a.value for a in args)) if all(isinstance(a, Const) for a in args)
                     else self.op(runtime.make_tuple, args, node)]
         return self.op(function, [base, *args], node, hint, kwargs)
+
+
+def _runtime_method_call(callee: Any) -> bool:
+    """Whether callee is the desugaring's call of a method of an object known only when the code runs."""
+    from s2s.rules import nested
+    return callee is helpers.call_method or any(callee is made for made in nested._METHOD_CALLS.values())
 
 
 class _ArrayAPI(types.ModuleType):

@@ -31,3 +31,63 @@ def test_a_mask_drawn_with_star_shape(mode):
     """Outside round 5 (ordinary Python that was refused or crashed), a dropout mask drawn with np.random.rand(*h.shape)
     (K9): the same draw, as random_sample(h.shape)."""
     check(dropout_layer, R, mode)
+
+
+# Star-arguments forwarded through wrappers, in the style of a library's helper that moves one argument of a function
+# to the front (autograd_gamma's central_difference_of_): `*args` rebound in straight-line code, then spread again.
+# The length every spread has is known from the call's arity, through the slices and the concatenation.
+
+def moved_to_front(f, argnum=0):
+    front = lambda x, *args: f(*args[:argnum], x, *args[argnum:])        # noqa: E731
+
+    def call(*args):
+        x = args[argnum]
+        args = args[:argnum] + args[argnum + 1:]
+        return front(x, *args)
+    return call
+
+
+def weighted_power(a, x, p):
+    return a * x ** p
+
+
+power_in_x = moved_to_front(weighted_power, argnum=1)
+
+
+def loss_through_wrappers(x, a):
+    return np.sum(power_in_x(a, x, 3.0)) + power_in_x(a[0], x[1], 2.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_star_arguments_rebound_and_forwarded_through_wrappers(mode):
+    x, a = np.array([0.5, 1.5, -0.7]), np.array([2.0, -1.0, 0.3])
+    check(loss_through_wrappers, x, mode, a)
+    expected = 3 * a * x ** 2 + np.array([0.0, 2 * a[0] * x[1], 0.0])     # the closed form
+    np.testing.assert_allclose(s2s.grad(loss_through_wrappers, mode=mode)(x, a), expected, rtol=1e-12)
+
+
+def test_star_arguments_forwarded_through_wrappers_second_order():
+    x, a = np.array([0.5, 1.5, -0.7]), np.array([2.0, -1.0, 0.3])
+    expected = np.diag(6 * a * x) + np.diag([0.0, 2 * a[0], 0.0])
+    np.testing.assert_allclose(s2s.hessian(loss_through_wrappers)(x, a), expected, rtol=1e-12, atol=1e-14)
+    assert s2s.grad(s2s.grad(lambda t: power_in_x(2.0, t, 3.0)))(1.5) == pytest.approx(12 * 1.5, rel=1e-12)
+
+
+def rebound_in_a_loop(x, n):
+    args = (x, 2.0 * x, 3.0 * x)
+    for _ in range(n):          # n known only when it runs: so is the length
+        args = args[1:]
+    return weighted_power(*args, 2.0)
+
+
+def read_by_a_lambda_then_rebound(x):
+    args = (x, 2.0)
+    later = lambda: weighted_power(x, *args)        # noqa: E731  (reads args when called: the later binding)
+    args = (3.0, 2.0)
+    return later()
+
+
+@pytest.mark.parametrize("f", [rebound_in_a_loop, read_by_a_lambda_then_rebound])
+def test_a_star_argument_whose_binding_is_not_known_is_refused(f):
+    with pytest.raises(s2s.UnsupportedSyntax, match=r"star-arguments \(`\*args`\) whose length is not known"):
+        s2s.grad(f)(1.5, 1) if f is rebound_in_a_loop else s2s.grad(f)(1.5)

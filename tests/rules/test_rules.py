@@ -363,6 +363,12 @@ DOMAINS = {
     s2s.rules.batching._batch_repeat: [("from s2s.rules.batching import _batch_repeat\n_batch_repeat(x, 2)", (A(3),))],
     s2s.rules.batching._unbroadcast_rows: [("from s2s.rules.batching import _unbroadcast_rows\n"
                                             "_unbroadcast_rows(x, (1, 4))", (A(2, 3, 4),))],
+    # an adjoint's sum to its argument's shape, differentiated in reverse mode (an autograd vjp rule transposed)
+    s2s.runtime._unbroadcast: [("from s2s.runtime import _unbroadcast\n_unbroadcast(x, np.zeros((2, 1, 3)))",
+                                (A(4, 2, 5, 3),)),
+                               ("from s2s.runtime import _unbroadcast\n_unbroadcast(x * y, 0.0)", (A(2, 3), 1.5)),
+                               ("from s2s.runtime import _unbroadcast\n"
+                                "_unbroadcast(x, np.zeros((2, 1)), np.zeros((2, 3)))", (A(3),))],
 }
 
 if scipy is not None:

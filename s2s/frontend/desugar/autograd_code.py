@@ -92,7 +92,8 @@ def numpy_counterpart(value: Any) -> Any:
         owner = getattr(wrapped, "__self__", None)
         where = getattr(wrapped, "__module__", None) or type(owner).__module__ if owner is not None else \
             getattr(wrapped, "__module__", None) or ""
-        if isinstance(wrapped, np.ufunc) or (where or "").split(".")[0] in ("numpy", "scipy"):
+        if (isinstance(wrapped, np.ufunc) or (where or "").split(".")[0] in ("numpy", "scipy")) \
+                and _autograd_owned(value, wrapped):
             return wrapped
         return None
     if module.startswith("autograd.builtins"):
@@ -102,6 +103,25 @@ def numpy_counterpart(value: Any) -> Any:
     if module in ("autograd.differential_operators", "autograd.wrap_util", "autograd"):
         return _derivative(value)
     return None
+
+
+def _autograd_owned(value: Any, wrapped: Any) -> bool:
+    """Whether the primitive value is one of autograd's own (autograd.numpy's, autograd.scipy's), not one a library
+    made of a SciPy function with rules of its own (`gammaincc = primitive(scipy.special.gammaincc)` and a defvjp
+    in each argument: its rules are autograd's registry's, rules/autograd_primitives.py)."""
+    name = getattr(wrapped, "__name__", None)
+    if not isinstance(name, str):
+        return False
+    known = _OWNED.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    owned = any(getattr(module, name, None) is value for key, module in list(sys.modules.items())
+                if key.startswith("autograd.") and module is not None)
+    _OWNED[id(value)] = (value, owned)
+    return owned
+
+
+_OWNED: dict[int, tuple] = {}       # id(primitive) -> (primitive, whether autograd's own)
 
 
 def _module(name: str) -> Any:

@@ -53,6 +53,8 @@ _HANDLED = {"append", "copy", "items", "keys", "values", "get", "extend", "inser
             "reverse", "sort", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
             "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
 
+_READS = {"items", "keys", "values"}       # of _HANDLED: reads of a mapping
+
 
 def applies(ctx: Context) -> bool:
     return not ctx.kinds.isdisjoint((gast.Call, gast.For, gast.Starred))
@@ -177,7 +179,10 @@ class _Calls(gast.NodeTransformer):
                                      args=[func, constant("__call__", func)] + node.args, keywords=[]), node)
         elif not found and isinstance(func, gast.Attribute) and (_made_from_a_class(ctx, func.value) or (
                 func.attr not in _HANDLED
-                and not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None)))):
+                and not callable(getattr(np, {"flatten": "ravel"}.get(func.attr, func.attr), None))) or (
+                func.attr in _READS and not isinstance(func.value, gast.Name))):
+            # (`sig.parameters.values()`: a mapping's read of an object known only when the code runs, not one of
+            # the function's dicts, which the containers rewrite reads)
             # a method of an object known only when the code runs (`a = Acc(); a.add(v)`: not numpy.add)
             plain = node.keywords or any(isinstance(a, gast.Starred) for a in node.args)
             helper = helpers.call_method if plain else nested.method_call(len(node.args))

@@ -148,15 +148,38 @@ def _sized_draw(ctx: Context, node: gast.Call) -> gast.Call | None:
     return located(gast.Call(func=constant(draw, node.func), args=[size], keywords=[]), node)
 
 
-def _known_length(ctx: Context, node: Any, depth: int = 0) -> int | None:
-    """The length of a sequence known when the derivative is made: a display, a known constant, or a variable
-    assigned once from a display and never changed."""
+def _known_length(ctx: Context, node: Any, depth: int = 0, at: int | None = None) -> int | None:
+    """The length of a sequence known when the derivative is made: a display, a known constant, a variable
+    assigned once from a display and never changed, a slice with known bounds or a concatenation of such
+    sequences, or a variable rebound in the function's straight-line code (`args = args[:k] + args[k + 1:]`),
+    read where the binding that reaches the read is known. at: the index of the top-level statement that reads
+    node, when known (else found from node's place in the tree)."""
     if isinstance(node, (gast.Tuple, gast.List)) and not any(isinstance(e, gast.Starred) for e in node.elts):
         return len(node.elts)
     found, value = ctx.static(node)
     if found and isinstance(value, (tuple, list)):
         return len(value)
+    if depth > 8:
+        return None
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
+        left = _known_length(ctx, node.left, depth + 1, at)
+        right = _known_length(ctx, node.right, depth + 1, at) if left is not None else None
+        return left + right if right is not None else None
+    if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
+        bounds = [None if p is None else _static_int(ctx, p)
+                  for p in (node.slice.lower, node.slice.upper, node.slice.step)]
+        if any(b is None and p is not None
+               for b, p in zip(bounds, (node.slice.lower, node.slice.upper, node.slice.step))) or bounds[2] == 0:
+            return None
+        length = _known_length(ctx, node.value, depth + 1, at)
+        return len(range(length)[slice(*bounds)]) if length is not None else None
     if isinstance(node, gast.Name):
+        reaching = _reaching_binding(ctx, node, at)
+        if reaching is not None:
+            index, value = reaching
+            found = _known_length(ctx, value, depth + 1, index)
+            if found is not None:
+                return found
         stores = [n for n in gast.walk(ctx.node) if isinstance(n, gast.Name) and n.id == node.id
                   and isinstance(n.ctx, (gast.Store, gast.Param))]
         assigns = [s for s in gast.walk(ctx.node) if isinstance(s, gast.Assign) and len(s.targets) == 1
@@ -174,6 +197,70 @@ def _known_length(ctx: Context, node: Any, depth: int = 0) -> int | None:
         lengths.discard("same")
         if len(stores) == len(assigns) and assigns and len(lengths) == 1 and None not in lengths and not changed:
             return lengths.pop()
+    return None
+
+
+def _static_int(ctx: Context, node: Any) -> int | None:
+    """An integer known when the derivative is made: a literal, a known name (`argnum`, a closure's), or a sum or
+    difference of them."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        inner = _static_int(ctx, node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub)):
+        left, right = _static_int(ctx, node.left), _static_int(ctx, node.right)
+        if left is None or right is None:
+            return None
+        return left + right if isinstance(node.op, gast.Add) else left - right
+    if not isinstance(node, (gast.Constant, gast.Name)):
+        return None
+    found, value = ctx.static(node)
+    return value if found and isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _reaching_binding(ctx: Context, node: gast.Name, at: int | None) -> tuple[int, Any] | None:
+    """(index, value) of the assignment whose value a read of the variable node names sees, when every binding of
+    it is a top-level `name = value` of the function's body (straight-line code: the binding of the last one
+    before the reading statement reaches it) and the read is in a top-level statement that binds it nowhere
+    inside; a read inside a nested function or lambda (it runs when called) only if no binding follows. None
+    otherwise."""
+    body = ctx.node.body
+    tops: dict[int, int] = {}
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and stmt.targets[0].id == node.id:
+            tops[id(stmt.targets[0])] = i
+    stores = [n for n in gast.walk(ctx.node) if isinstance(n, gast.Name) and n.id == node.id
+              and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del))]
+    if not tops or any(id(n) not in tops for n in stores):
+        return None
+    if any(isinstance(s, gast.Call) and isinstance(s.func, gast.Attribute) and isinstance(s.func.value, gast.Name)
+           and s.func.value.id == node.id for s in gast.walk(ctx.node)):
+        return None                                     # a list changed by a method (`args.append(x)`)
+    nested = False
+    if at is None:
+        for i, stmt in enumerate(body):
+            place = _place_in(stmt, node)
+            if place is not None:
+                at, nested = i, place
+                break
+        else:
+            return None
+    before = [i for i in tops.values() if i < at]
+    if not before or (nested and any(i >= at for i in tops.values())):
+        return None
+    index = max(before)
+    return index, body[index].value
+
+
+def _place_in(tree: Any, node: Any, inside: bool = False) -> bool | None:
+    """None when node is not in tree; else whether it is inside a nested function or lambda of tree."""
+    if tree is node:
+        return inside
+    inner = inside or isinstance(tree, (gast.Lambda, gast.FunctionDef))
+    for child in gast.iter_child_nodes(tree):
+        found = _place_in(child, node, inner)
+        if found is not None:
+            return found
     return None
 
 
