@@ -290,6 +290,10 @@ class Lowerer:
 
     def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
            n_outs: int = 1, checked: bool = True) -> Any:
+        if n_outs == 1 and not kwargs and len(args) >= 2 and prim is method_call(len(args) - 2):
+            method = self.state.method_of_new(args)       # `self.inner(h)` on an object this call made: inlined
+            if method is not None:
+                return self.inline_call(method[0], method[1], {}, node)
         if checked:         # an object this call wrote into, read whole: what it holds is checked (object_state.py)
             self.state.used([*args, *(kwargs or {}).values()], node)
             if getattr(prim, "_s2s_effect", False) and prim is not runtime.state_check:
@@ -1478,7 +1482,7 @@ class Lowerer:
         known = known.known if known is not None else {}
         idents = {name: self.state.ident_of(value) for name, value in bound.arguments.items()
                   if isinstance(value, (Value, Const)) and name not in known}
-        idents = {name: ident for name, ident in idents.items() if ident is not None and ident[0] == "obj"}
+        idents = {name: ident for name, ident in idents.items() if ident is not None and ident[0] in ("obj", "new")}
         if self.state.active() or idents:      # lowered inside this call's objects' state (not cached)
             body = Lowerer(parse_function(callee), call_stack=[*self.call_stack, callee], functions=functions,
                            state=self.state, param_idents=idents).lower_function()
