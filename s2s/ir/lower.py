@@ -42,6 +42,7 @@ from s2s.frontend.parse import parse_function
 from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
 from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, DefaultsOf, ParsedFunction, PartsOf, synthetic_of
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
+from s2s.ir.lower_objects import unrolled_over_objects
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
 from s2s.ir import syntax
@@ -295,7 +296,7 @@ class Lowerer:
             if method is not None:
                 return self.inline_call(method[0], method[1], {}, node)
         if checked:         # an object this call wrote into, read whole: what it holds is checked (object_state.py)
-            self.state.used([*args, *(kwargs or {}).values()], node)
+            self.state.used([*args, *(kwargs or {}).values()], node, prim)
             if getattr(prim, "_s2s_effect", False) and prim is not runtime.state_check:
                 self.state.opaque_call(node)         # a method run as Python runs it: it may change any object
         if n_outs == 1 and not kwargs and len(args) >= 2 and prim is method_call(len(args) - 2):
@@ -1080,6 +1081,8 @@ class Lowerer:
     def for_loop(self, node: gast.For) -> None:
         if node.orelse:
             raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
+        if unrolled_over_objects(self, node):      # `for layer in self.layers:` of objects this call made
+            return
         start, stop, step, reverse, bind = self.iteration(node)
         exits = _contains(node.body, gast.Break, False) or _contains(node.body, gast.Return, True)
         if exits:

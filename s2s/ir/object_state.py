@@ -118,6 +118,7 @@ class ObjectState:
         self.objects: dict[int, Any] = {}           # id -> object, for the ("obj", id) idents
         self.classes: dict[tuple, type] = {}        # ("new", id) ident -> its class: the objects this call makes
         self.escaped: set[tuple] = set()            # those of them given to an operation
+        self.sizes: dict[tuple, int] = {}           # a list or tuple of them this call made -> its length
         self.idents: dict[int, tuple] = {}          # id(value) -> ident of the object it is
         self.aliases: dict[int, set] = {}           # id(phi) -> the idents of the objects it may be
         self.parents: dict[tuple, tuple] = {}       # ident -> (parent ident, kind, name, object): how it was found
@@ -189,6 +190,20 @@ class ObjectState:
             self.classes[ident] = op.args[0].value
         elif op.prim in (runtime.make_dict, runtime.make_list):
             self.idents[id(op.outs[0])] = ("value", id(op.outs[0]))
+        if op.prim in (runtime.make_list, runtime.make_tuple) and any(self.class_of(a) for a in op.args):
+            # `[Layer(W1), Layer(W2)]`: its items, forwarded to `self.layers[0]` and to a loop over it (unrolled)
+            ident = self.idents[id(op.outs[0])] = ("value", id(op.outs[0]))
+            self.sizes[ident] = len(op.args)
+            for k, item in enumerate(op.args):
+                self._stored(ident, "item", k, item)
+
+    def items_of(self, atom: Any) -> list | None:
+        """The objects a list or tuple this call made of objects it made holds (`[Layer(W1), Layer(W2)]`)."""
+        ident = self.idents.get(id(atom)) if isinstance(atom, Value) else None
+        if ident is None or ident not in self.sizes:
+            return None
+        items = [self.low.env.get(key_of((ident, "item", k))) for k in range(self.sizes[ident])]
+        return items if all(self.class_of(item) is not None for item in items) else None
 
     @staticmethod
     def env_states(env: dict) -> dict:
@@ -326,11 +341,13 @@ class ObjectState:
         if found:
             self.aliases[id(out)] = found
 
-    def used(self, atoms: list, node: Any) -> None:
+    def used(self, atoms: list, node: Any, prim: Any = None) -> None:
         """An operation reads these atoms: an object (or container) into which this call wrote, whether the write
         is forwarded or not, is checked (the operation sees only the primal values)."""
         if not (self.idents or self.aliases):
             return
+        if prim in (runtime.make_list, runtime.make_tuple) and any(self.class_of(a) for a in atoms):
+            return                  # a list of the objects this call made: followed (made)
         for atom in atoms:
             if isinstance(atom, Value):
                 idents = set(self.aliases.get(id(atom), ()))
@@ -339,7 +356,7 @@ class ObjectState:
                     idents.add(ident)
                 for found in idents:
                     self._check(found, node, forwarded=True)
-                    if found[0] == "new":
+                    if found[0] in ("new", "value"):
                         self.escaped.add(found)        # given to an operation: it may keep or change it
 
     def _check(self, ident: tuple, node: Any, forwarded: bool, location: tuple | None = None,
@@ -530,7 +547,7 @@ class ObjectState:
         runs it can have changed it."""
         seen = set()
         while ident is not None and ident not in seen:
-            if ident[0] != "new" or ident in self.escaped:
+            if ident[0] == "obj" or ident in self.escaped:
                 return False
             seen.add(ident)
             step = self.parents.get(ident)
@@ -579,6 +596,7 @@ class ObjectState:
         self.objects.update(other.objects)
         self.classes.update(other.classes)
         self.escaped |= other.escaped
+        self.sizes.update(other.sizes)
         self.idents.update((renamed(i), ident) for i, ident in other.idents.items())
         self.aliases.update((renamed(i), set(a)) for i, a in other.aliases.items())
         self.parents.update(other.parents)

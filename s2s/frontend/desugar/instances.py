@@ -16,8 +16,10 @@
   with obj first (`Layer.__call__(l1, x)`), specialized with its first parameter's class known (methods calling
   methods), never NumPy's function of the same name (`model.mean(x)` is not numpy.mean(model, x)). The class of
   a value is known for a parameter the function is specialized on by class (Facts.classes: `self` of such a
-  method, an argument), and for a variable every assignment of which is a construction of that one class (or
-  another such variable).
+  method, an argument), and for a variable every assignment of which is an opened construction of that one class
+  (or another such variable). A variable the function gives away (`Feeder(weights)`, `f(layer)`, `return layer`)
+  is not opened: its object is made and its methods run as Python makes and runs them, as before. The derivative
+  depends on each class attribute it read (a method replaced on the class makes it anew: dispatch.py).
 """
 from __future__ import annotations
 
@@ -152,9 +154,7 @@ def _classes_of_locals(ctx: Context) -> dict:
             known, fn = ctx.static(value.func)
             if known and fn is helpers.new_object and len(value.args) == 1:
                 return ctx.static(value.args[0])[1]
-            if known and openable(fn):
-                return fn
-        return None
+        return None         # (a construction left as it is: its object is Python's, its methods run as they are)
     changed = True
     while changed:
         changed = False
@@ -195,6 +195,7 @@ def method_call(ctx: Context, node: gast.Call) -> gast.Call | None:
         return located(gast.Call(func=constant(helper, func), args=[receiver, constant(attr, func)] + node.args,
                                  keywords=node.keywords), node)
     how, fn = found
+    ctx._depend_on_attribute(cls, attr)     # (replaced on the class: the derivative is made again)
     if how == "static":
         return located(gast.Call(func=constant(fn, func), args=node.args, keywords=node.keywords), node)
     callee = constant(specialized_method(fn, cls), func)
@@ -228,28 +229,70 @@ def rewrite(ctx: Context) -> None:
     ctx.node.body = map_statements(ctx.node.body, lambda stmt: _open(ctx, stmt))
 
 
-def _constructions(ctx: Context, node: Any, out: list) -> None:
+def _constructions(ctx: Context, node: Any, out: list, kept: bool = True) -> None:
     """The openable constructions in node, innermost and leftmost first (Python's order of evaluation), outside
-    the parts of an expression Python may not evaluate."""
+    the parts of an expression Python may not evaluate; kept: node's value is kept where s2s follows it (the
+    statement's value, an item of a list or tuple display, the object a method is called on), not given to a
+    call that may keep it (`Feeder(Weights())`, `copy.copy(Layer(W))`)."""
     if isinstance(node, _CONDITIONAL):
         return
-    for child in gast.iter_child_nodes(node):
-        _constructions(ctx, child, out)
-    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and openable(ctx.static(node.func)[1]) \
+    for field, child in gast.iter_fields(node):
+        children = child if isinstance(child, list) else [child]
+        for item in children:
+            if isinstance(item, gast.AST):
+                followed = isinstance(node, (gast.List, gast.Tuple)) and kept or \
+                    isinstance(node, gast.Call) and field == "func" or \
+                    isinstance(node, gast.Attribute) and isinstance(item, gast.Call) and _called_method(node)
+                _constructions(ctx, item, out, followed)
+    if kept and isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+            and openable(ctx.static(node.func)[1]) \
             and not any(isinstance(a, gast.Starred) for a in node.args) and all(k.arg for k in node.keywords):
         out.append(node)
+
+
+def _called_method(attribute: gast.Attribute) -> bool:
+    return getattr(attribute, "_s2s_called", False)
+
+
+def _mark_called(node: Any) -> None:
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute):
+            sub.func._s2s_called = True
+
+
+def _escapes(ctx: Context, id_: str) -> bool:
+    """Whether the function uses the variable id_ otherwise than s2s follows an object it made: reading its
+    attributes, calling it or its methods, looping over it, storing it in an attribute or a list display."""
+    allowed: set = set()
+    for node in gast.walk(ctx.node):
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
+            allowed.add(id(node.value))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            allowed.add(id(node.func))
+        elif isinstance(node, gast.For) and isinstance(node.iter, gast.Name):
+            allowed.add(id(node.iter))
+        elif isinstance(node, (gast.List, gast.Tuple)) and isinstance(node.ctx, gast.Load):
+            allowed.update(id(e) for e in node.elts if isinstance(e, gast.Name))
+        elif isinstance(node, gast.Assign) and isinstance(node.value, gast.Name) \
+                and all(isinstance(t, gast.Attribute) for t in node.targets):
+            allowed.add(id(node.value))
+    return any(isinstance(n, gast.Name) and n.id == id_ and isinstance(n.ctx, gast.Load) and id(n) not in allowed
+               for n in gast.walk(ctx.node))
 
 
 def _open(ctx: Context, stmt: Any) -> list | None:
     if not isinstance(stmt, _HOISTED):
         return None
     found: list = []
+    _mark_called(stmt)
     _constructions(ctx, stmt.value if stmt.value is not None else stmt, found)
+    target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else None
+    if isinstance(target, gast.Name) and found and stmt.value is found[-1] and _escapes(ctx, target.id):
+        found.pop()             # `weights = Weights(); Feeder(weights)`: given away, made as Python makes it
     if not found:
         return None
     out: list = []
     replaced: dict[int, str] = {}
-    target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else None
     direct = isinstance(target, gast.Name) and stmt.value is found[-1] and not any(
         isinstance(n, gast.Name) and n.id == target.id for n in gast.walk(stmt.value))
     for call in found:
@@ -258,6 +301,7 @@ def _open(ctx: Context, stmt: Any) -> list | None:
         make = gast.Call(func=constant(helpers.new_object, call), args=[constant(cls, call)], keywords=[])
         out.append(located(gast.Assign(targets=[name(obj, call, store=True)], value=make, type_comment=None), call))
         init = inspect.getattr_static(cls, "__init__")
+        ctx._depend_on_attribute(cls, "__init__")
         if init is object.__init__:
             if call.args or call.keywords:
                 raise ctx.error(f"{cls.__name__}() takes no arguments", call)
