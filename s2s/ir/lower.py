@@ -455,7 +455,13 @@ class Lowerer:
                 present = a if b is UNDEF else b
                 then_env.pop(key, None)
                 else_env.pop(key, None)
-                self.state.lost(self.state.locations[key], present, node)
+                # (marked at the end of the branch that wrote it, where the value is in scope: an object made in
+                # that branch, or a value computed there)
+                self.stmts, self.env = (then_stmts, then_env) if b is UNDEF else (else_stmts, else_env)
+                try:
+                    self.state.lost(self.state.locations[key], present, node)
+                finally:
+                    self.stmts, self.env = saved_stmts, saved_env
 
     def value_if(self, cond: Atom, then_expr: Callable[[], Atom], else_expr: Callable[[], Atom], node: Any,
                  hint: str) -> Atom:
@@ -882,14 +888,15 @@ class Lowerer:
         carry, drop, opaque = self.loop_state.get(id(node), ((), (), False))
         carry, drop = set(carry), set(drop)
         before = (set(carry), set(drop))
+        outer = self.state.made_before(entry) if self.state.classes else set()
         for env in envs if self.state.locations else ():     # (no object's location: nothing carried)
             for key in dict.fromkeys([*entry, *env]):
                 if not key.startswith(STATE):
                     continue
                 location = self.state.locations.get(key)
                 a, b = entry.get(key, UNDEF), env.get(key, UNDEF)
-                if location is None or a is b:
-                    continue
+                if location is None or a is b or location[0][0] == "new" and location[0] not in outer:
+                    continue        # (an object an iteration makes: a new one in each, nothing to carry)
                 if b is UNDEF:                  # forgotten in the body: forgotten before the loop
                     carry.discard(location)
                     drop.add(location)

@@ -197,6 +197,11 @@ class ObjectState:
             for k, item in enumerate(op.args):
                 self._stored(ident, "item", k, item)
 
+    def made_before(self, env: dict) -> set:
+        """The objects this call made that env's values (a loop's entry) are or hold: those made before the loop."""
+        return {self.idents[id(v)] for v in env.values()
+                if isinstance(v, Value) and self.idents.get(id(v), ("",))[0] == "new"}
+
     def items_of(self, atom: Any) -> list | None:
         """The objects a list or tuple this call made of objects it made holds (`[Layer(W1), Layer(W2)]`)."""
         ident = self.idents.get(id(atom)) if isinstance(atom, Value) else None

@@ -208,3 +208,34 @@ def test_a_bound_method_of_a_plain_class_through_vjp():
     np.testing.assert_allclose(value, r.forward(X))
     (dx,) = pullback(np.ones(3))
     np.testing.assert_allclose(dx, central(lambda v: np.sum(r.forward(v)), X), rtol=1e-6, atol=1e-9)
+
+
+# ---------------------------------------------------------------- objects made in a loop, or in a branch
+
+def made_in_a_loop(W, x):
+    y = x
+    for k in range(3):
+        layer = Layer(W * (k + 1))        # a new object each iteration: nothing of it carried by the loop
+        y = layer(y)
+    return np.sum(y)
+
+
+def chosen_in_a_branch(W, x):
+    if x[0] > 0:
+        layer = Layer(W)
+    else:
+        layer = Layer(2.0 * W)
+    return np.sum(layer(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_object_made_in_each_iteration(mode):
+    got = agrees(made_in_a_loop, (W0, X), mode=mode)
+    np.testing.assert_allclose(got, central(lambda w: made_in_a_loop(w, X), W0), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_object_that_depends_on_a_branch_is_refused_where_it_is_read(mode):
+    with pytest.raises(s2s.S2SError) as info:
+        s2s.grad(chosen_in_a_branch, mode=mode)(W0, X)
+    assert "test_objects_built_inside.py:" in str(info.value) and "return np.sum(layer(x))" in str(info.value)
