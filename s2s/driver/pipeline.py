@@ -37,7 +37,7 @@ from s2s.emit.python import emit_module
 from s2s.emit.source_text import comment_text
 from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
 from s2s.frontend import depth
-from s2s.frontend.desugar.instances import openable
+from s2s.frontend.desugar.instances import plain
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
 from s2s.ir.lower import clear_callee_cache
@@ -711,7 +711,7 @@ def known_arguments(fn: Callable, args: tuple, wrt: tuple) -> dict:
     names = _all_param_names(fn)
     known = {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and primal.literal(a)}
     known.update({names[i]: primal.InstanceOf(type(a)) for i, a in enumerate(args)       # (keyed on the class)
-                  if i < len(names) and i not in wrt and openable(type(a))})
+                  if i < len(names) and i not in wrt and plain(type(a))})
     return known
 
 

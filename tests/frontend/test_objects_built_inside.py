@@ -239,3 +239,23 @@ def test_an_object_that_depends_on_a_branch_is_refused_where_it_is_read(mode):
     with pytest.raises(s2s.S2SError) as info:
         s2s.grad(chosen_in_a_branch, mode=mode)(W0, X)
     assert "test_objects_built_inside.py:" in str(info.value) and "return np.sum(layer(x))" in str(info.value)
+
+
+class Recorder:
+    """A plain class whose method changes a list it holds (never opened): an argument's `sum` is still its own."""
+    def __init__(self):
+        self.seen = []
+
+    def sum(self, x):
+        return 3.0 * np.sum(x)
+
+    def note(self, v):
+        self.seen.append(v)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_method_named_like_numpy_of_a_class_that_changes_what_it_holds(mode):
+    def scaled(model, x):
+        return model.sum(x * x)
+    got = s2s.grad(scaled, wrt=1, mode=mode)(Recorder(), X)
+    np.testing.assert_allclose(got, 6.0 * X, rtol=1e-12)

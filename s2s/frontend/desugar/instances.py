@@ -45,8 +45,14 @@ _OBJECT_SLOTS = ("__setattr__", "__getattribute__", "__delattr__")
 
 
 def openable(cls: Any) -> bool:
-    """A plain class of the user's whose construction s2s follows: `__init__` (if any) the user's function,
-    nothing of its own deciding how an attribute is written or read, no slots, no metaclass."""
+    """A plain class of the user's whose construction s2s follows (`plain`), none of whose functions changes a
+    container an attribute holds."""
+    return plain(cls) and not _changes_what_it_holds(cls)
+
+
+def plain(cls: Any) -> bool:
+    """A plain class of the user's: `__init__` (if any) the user's function, nothing of its own deciding how an
+    attribute is written or read, no slots, no metaclass (an argument of such a class is known by its class)."""
     if not isinstance(cls, type) or type(cls) is not type or not is_user_class(cls):
         return False
     if dataclasses.is_dataclass(cls) or trees.registered(cls) is not None:
@@ -58,9 +64,7 @@ def openable(cls: Any) -> bool:
     if inspect.getattr_static(cls, "__getattr__", None) is not None:
         return False
     init = inspect.getattr_static(cls, "__init__", None)
-    if not (init is object.__init__ or isinstance(init, types.FunctionType) and is_user_function(init)):
-        return False
-    return not _changes_what_it_holds(cls)
+    return init is object.__init__ or isinstance(init, types.FunctionType) and is_user_function(init)
 
 
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
