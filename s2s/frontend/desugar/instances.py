@@ -52,7 +52,24 @@ def openable(cls: Any) -> bool:
 
 def plain(cls: Any) -> bool:
     """A plain class of the user's: `__init__` (if any) the user's function, nothing of its own deciding how an
-    attribute is written or read, no slots, no metaclass (an argument of such a class is known by its class)."""
+    attribute is written or read, no slots, no metaclass (an argument of such a class is known by its class).
+    Asked for every argument of every call of a derivative: remembered per class."""
+    try:
+        return _PLAIN[cls]
+    except (KeyError, TypeError):
+        pass
+    found = _plain(cls)
+    try:
+        _PLAIN[cls] = found
+    except TypeError:
+        pass
+    return found
+
+
+_PLAIN: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+
+
+def _plain(cls: Any) -> bool:
     if not isinstance(cls, type) or type(cls) is not type or not is_user_class(cls):
         return False
     if dataclasses.is_dataclass(cls) or trees.registered(cls) is not None:
