@@ -37,6 +37,7 @@ from s2s.emit.python import emit_module
 from s2s.emit.source_text import comment_text
 from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWhenRun, S2SError, UnsupportedSyntax
 from s2s.frontend import depth
+from s2s.frontend.desugar.instances import plain
 from s2s.frontend.parse import parse_function
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
 from s2s.ir.lower import clear_callee_cache
@@ -706,12 +707,16 @@ def clear_cache() -> None:
 
 def known_arguments(fn: Callable, args: tuple, wrt: tuple) -> dict:
     """The arguments (by parameter name) the derivative is specialized on by value: None, strings, booleans, not
-    differentiated (s2s/driver/primal.py's `literal`). A derivative of a derivative: none (its own function's)."""
+    differentiated (s2s/driver/primal.py's `literal`); and by class, an object of a plain class of the user's
+    (primal.InstanceOf: its methods are its class's). A derivative of a derivative: none (its own function's)."""
     root = root_function(fn)
     if root is not fn or not isinstance(root, types.FunctionType):
         return {}
     names = _all_param_names(fn)
-    return {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and primal.literal(a)}
+    known = {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and primal.literal(a)}
+    known.update({names[i]: primal.InstanceOf(type(a)) for i, a in enumerate(args)       # (keyed on the class)
+                  if i < len(names) and i not in wrt and plain(type(a))})
+    return known
 
 
 def global_state(fn: Callable, options: Options) -> tuple:

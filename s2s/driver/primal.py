@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 import weakref
 from contextlib import contextmanager
+from dataclasses import dataclass
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator
 
@@ -110,8 +111,17 @@ def known_arguments(fn: Callable, known: dict) -> Iterator[None]:
         _KNOWN.reset(token)
 
 
+@dataclass(frozen=True)
+class InstanceOf:
+    """An argument known, when the derivative is made, by its class alone (a plain class's object not
+    differentiated): its methods are the class's (s2s/frontend/desugar/instances.py); the cache keys on the
+    class, and the dispatcher checks each argument's type on entry."""
+    cls: type
+
+
 def _specialization(fn: Callable, known: dict) -> Callable:
-    return specialize(fn, known=known)
+    classes = {k: v.cls for k, v in known.items() if isinstance(v, InstanceOf)}
+    return specialize(fn, known={k: v for k, v in known.items() if not isinstance(v, InstanceOf)}, classes=classes)
 
 
 def _specialized(fn: Callable, known: dict) -> Function:

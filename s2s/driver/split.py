@@ -9,7 +9,7 @@ from typing import Callable
 
 from s2s.analysis import complex_values
 from s2s.analysis.values import abstract_of, kind_of, shape_key
-from s2s.driver import pipeline
+from s2s.driver import pipeline, primal
 from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import root_function
 from s2s.emit.python import emit_module
@@ -25,9 +25,10 @@ def compiled_split(fn: Callable, options: pipeline.Options, args: tuple, late: t
     positions of the derivative's parameters given later (after args)."""
     signature = pipeline._signature(args)
     shaped = pipeline.specializes(options)
-    key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None,
-           pipeline.global_state(fn, options) if shaped else None, late)
-    with _LOCK:
+    known = pipeline.known_arguments(fn, args, options.wrt)      # (an argument's class: its methods are the class's)
+    with _LOCK, primal.known_arguments(root_function(fn), known):
+        key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None,
+               pipeline.global_state(fn, options) if shaped else None, late, primal.value_key(known))
         table = _CACHE.setdefault(fn, {})
         entry = table.get(key)
         if entry is None:

@@ -42,6 +42,7 @@ from s2s.frontend.parse import parse_function
 from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
 from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, DefaultsOf, ParsedFunction, PartsOf, synthetic_of
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
+from s2s.ir.lower_objects import unrolled_over_objects
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
 from s2s.ir import syntax
@@ -290,8 +291,12 @@ class Lowerer:
 
     def op(self, prim: Any, args: list[Atom], node: Any, hint: str = "", kwargs: dict | None = None,
            n_outs: int = 1, checked: bool = True) -> Any:
+        if n_outs == 1 and not kwargs and len(args) >= 2 and prim is method_call(len(args) - 2):
+            method = self.state.method_of_new(args)       # `self.inner(h)` on an object this call made: inlined
+            if method is not None:
+                return self.inline_call(method[0], method[1], {}, node)
         if checked:         # an object this call wrote into, read whole: what it holds is checked (object_state.py)
-            self.state.used([*args, *(kwargs or {}).values()], node)
+            self.state.used([*args, *(kwargs or {}).values()], node, prim)
             if getattr(prim, "_s2s_effect", False) and prim is not runtime.state_check:
                 self.state.opaque_call(node)         # a method run as Python runs it: it may change any object
         if n_outs == 1 and not kwargs and len(args) >= 2 and prim is method_call(len(args) - 2):
@@ -476,7 +481,13 @@ class Lowerer:
                 present = a if b is UNDEF else b
                 then_env.pop(key, None)
                 else_env.pop(key, None)
-                self.state.lost(self.state.locations[key], present, node)
+                # (marked at the end of the branch that wrote it, where the value is in scope: an object made in
+                # that branch, or a value computed there)
+                self.stmts, self.env = (then_stmts, then_env) if b is UNDEF else (else_stmts, else_env)
+                try:
+                    self.state.lost(self.state.locations[key], present, node)
+                finally:
+                    self.stmts, self.env = saved_stmts, saved_env
 
     def value_if(self, cond: Atom, then_expr: Callable[[], Atom], else_expr: Callable[[], Atom], node: Any,
                  hint: str) -> Atom:
@@ -903,14 +914,15 @@ class Lowerer:
         carry, drop, opaque = self.loop_state.get(id(node), ((), (), False))
         carry, drop = set(carry), set(drop)
         before = (set(carry), set(drop))
+        outer = self.state.made_before(entry) if self.state.classes else set()
         for env in envs if self.state.locations else ():     # (no object's location: nothing carried)
             for key in dict.fromkeys([*entry, *env]):
                 if not key.startswith(STATE):
                     continue
                 location = self.state.locations.get(key)
                 a, b = entry.get(key, UNDEF), env.get(key, UNDEF)
-                if location is None or a is b:
-                    continue
+                if location is None or a is b or location[0][0] == "new" and location[0] not in outer:
+                    continue        # (an object an iteration makes: a new one in each, nothing to carry)
                 if b is UNDEF:                  # forgotten in the body: forgotten before the loop
                     carry.discard(location)
                     drop.add(location)
@@ -1102,6 +1114,8 @@ class Lowerer:
     def for_loop(self, node: gast.For) -> None:
         if node.orelse:
             raise self.error("s2s does not support `else` on a loop", node, hint="use a flag variable")
+        if unrolled_over_objects(self, node):      # `for layer in self.layers:` of objects this call made
+            return
         start, stop, step, reverse, bind = self.iteration(node)
         exits = _contains(node.body, gast.Break, False) or _contains(node.body, gast.Return, True)
         if exits:
@@ -1515,7 +1529,7 @@ class Lowerer:
         known = known.known if known is not None else {}
         idents = {name: self.state.ident_of(value) for name, value in bound.arguments.items()
                   if isinstance(value, (Value, Const)) and name not in known}
-        idents = {name: ident for name, ident in idents.items() if ident is not None and ident[0] == "obj"}
+        idents = {name: ident for name, ident in idents.items() if ident is not None and ident[0] in ("obj", "new")}
         if self.state.active() or idents:      # lowered inside this call's objects' state (not cached)
             body = Lowerer(parse_function(callee), call_stack=[*self.call_stack, callee], functions=functions,
                            state=self.state, param_idents=idents).lower_function()

@@ -40,6 +40,7 @@ import numpy as np
 from s2s import runtime
 from s2s.analysis.global_shapes import Held, abstract_global
 from s2s.frontend.desugar import helpers
+from s2s.frontend.desugar.instances import method_of, specialized_method
 from s2s.frontend.policy import library_owned
 from s2s.frontend.tree import MISSING, AttributeOf, ItemOf
 from s2s.ir.core import UNDEFINED, Atom, Const, Op, Value, stmt_blocks
@@ -115,6 +116,9 @@ class ObjectState:
     def __init__(self, lowerer: Any, initial: "ObjectState | None" = None):
         self.low = lowerer
         self.objects: dict[int, Any] = {}           # id -> object, for the ("obj", id) idents
+        self.classes: dict[tuple, type] = {}        # ("new", id) ident -> its class: the objects this call makes
+        self.escaped: set[tuple] = set()            # those of them given to an operation
+        self.sizes: dict[tuple, int] = {}           # a list or tuple of them this call made -> its length
         self.idents: dict[int, tuple] = {}          # id(value) -> ident of the object it is
         self.aliases: dict[int, set] = {}           # id(phi) -> the idents of the objects it may be
         self.parents: dict[tuple, tuple] = {}       # ident -> (parent ident, kind, name, object): how it was found
@@ -144,6 +148,27 @@ class ObjectState:
             return self.idents.get(id(atom))
         return None
 
+    def class_of(self, atom: Atom) -> type | None:
+        """The class of an object this call made (a "new" object), which atom is."""
+        ident = self.idents.get(id(atom)) if isinstance(atom, Value) else None
+        return self.classes.get(ident) if ident is not None else None
+
+    def method_of_new(self, args: list) -> tuple | None:
+        """`method_call_n(obj, "name", ...)` on an object this call made, of a class known now (`self.inner(h)`,
+        the layer an __init__ stored): (the class's function, its arguments), which lowering inlines."""
+        cls = self.class_of(args[0])
+        if cls is None or not isinstance(args[1], Const) or not isinstance(args[1].value, str):
+            return None
+        attr = "__call__" if args[1].value == helpers.CALL_OF_A_VALUE else args[1].value
+        found = method_of(cls, attr)
+        if found is None:           # `self.a(x)`: the object its attribute holds, called
+            held = self.low.env.get(key_of((self.idents[id(args[0])], "attr", attr)))
+            if attr == "__call__" or self.class_of(held) is None:
+                return None
+            return self.method_of_new([held, Const("__call__"), *args[2:]])
+        how, fn = found
+        return (fn, list(args[2:])) if how == "static" else (specialized_method(fn, cls), [args[0], *args[2:]])
+
     def object_ident(self, obj: Any) -> tuple:
         self.objects[id(obj)] = obj
         return ("obj", id(obj))
@@ -159,8 +184,31 @@ class ObjectState:
             return
         if op.prim is helpers.live and isinstance(op.args[0], Const) and holder(op.args[0].value):
             self.idents[id(op.outs[0])] = self.object_ident(op.args[0].value)
+        elif op.prim is helpers.new_object and isinstance(op.args[0], Const):
+            # `Layer(W)` opened (s2s/frontend/desugar/instances.py): an object of this call, filled by its __init__
+            ident = self.idents[id(op.outs[0])] = ("new", id(op.outs[0]))
+            self.classes[ident] = op.args[0].value
         elif op.prim in (runtime.make_dict, runtime.make_list):
             self.idents[id(op.outs[0])] = ("value", id(op.outs[0]))
+        if op.prim in (runtime.make_list, runtime.make_tuple) and any(self.class_of(a) for a in op.args):
+            # `[Layer(W1), Layer(W2)]`: its items, forwarded to `self.layers[0]` and to a loop over it (unrolled)
+            ident = self.idents[id(op.outs[0])] = ("value", id(op.outs[0]))
+            self.sizes[ident] = len(op.args)
+            for k, item in enumerate(op.args):
+                self._stored(ident, "item", k, item)
+
+    def made_before(self, env: dict) -> set:
+        """The objects this call made that env's values (a loop's entry) are or hold: those made before the loop."""
+        return {self.idents[id(v)] for v in env.values()
+                if isinstance(v, Value) and self.idents.get(id(v), ("",))[0] == "new"}
+
+    def items_of(self, atom: Any) -> list | None:
+        """The objects a list or tuple this call made of objects it made holds (`[Layer(W1), Layer(W2)]`)."""
+        ident = self.idents.get(id(atom)) if isinstance(atom, Value) else None
+        if ident is None or ident not in self.sizes:
+            return None
+        items = [self.low.env.get(key_of((ident, "item", k))) for k in range(self.sizes[ident])]
+        return items if all(self.class_of(item) is not None for item in items) else None
 
     @staticmethod
     def env_states(env: dict) -> dict:
@@ -259,6 +307,8 @@ class ObjectState:
             if step is None:
                 return
             parent, kind, name, obj = step
+            if parent[0] != "obj" or obj is None:       # (an object this call made holds it: nothing to guard)
+                return
             holder_obj = self.objects.get(parent[1])
             if kind == "attr":
                 key = ("held", id(holder_obj), name)
@@ -296,11 +346,13 @@ class ObjectState:
         if found:
             self.aliases[id(out)] = found
 
-    def used(self, atoms: list, node: Any) -> None:
+    def used(self, atoms: list, node: Any, prim: Any = None) -> None:
         """An operation reads these atoms: an object (or container) into which this call wrote, whether the write
         is forwarded or not, is checked (the operation sees only the primal values)."""
         if not (self.idents or self.aliases):
             return
+        if prim in (runtime.make_list, runtime.make_tuple) and any(self.class_of(a) for a in atoms):
+            return                  # a list of the objects this call made: followed (made)
         for atom in atoms:
             if isinstance(atom, Value):
                 idents = set(self.aliases.get(id(atom), ()))
@@ -309,6 +361,8 @@ class ObjectState:
                     idents.add(ident)
                 for found in idents:
                     self._check(found, node, forwarded=True)
+                    if found[0] in ("new", "value"):
+                        self.escaped.add(found)        # given to an operation: it may keep or change it
 
     def _check(self, ident: tuple, node: Any, forwarded: bool, location: tuple | None = None,
                inside: bool = True) -> None:
@@ -393,11 +447,15 @@ class ObjectState:
                 f"made): it performs writes into the objects it knows when the derivative is made (`self`, an object "
                 f"or class the code names, and the dicts, lists and objects they hold)", node,
                 hint="store the value in an attribute of `self` (or of an object the function names), or return it")
+        if ident[0] == "new" and not what.endswith("attribute"):
+            raise self.low.error(
+                f"s2s follows the attributes assigned into an object this call made (`self.W = W`), not {what} of it",
+                node, hint="assign the attribute a whole new value (`self.xs = self.xs + [x]`), or return the value")
         if ident[0] == "value":
             raise self.low.error(
                 f"s2s does not follow {what} of a dict or list this call made and stored in an object", node,
                 hint="build it whole before storing it (`self.cache = {'a': a, 'b': b}`)")
-        if self.opaque:
+        if self.opaque and not self.private(ident):
             raise self.low.error(
                 f"s2s does not support {what} after a method that s2s runs as Python runs it (of an object known only "
                 f"when the code runs): it cannot tell which object that method changed", node,
@@ -407,6 +465,10 @@ class ObjectState:
 
     def store_attribute(self, base: Atom, name: str, value: Atom, node: Any) -> None:
         ident = self._target(base, node, "assignment into an attribute")
+        if ident[0] == "new":       # an object this call made: written, and the value forwarded to its reads
+            self.low.op(runtime.store_attribute, [base, Const(name), value], node, n_outs=0, checked=False)
+            self._stored(ident, "attr", name, value)
+            return
         obj = self.objects[ident[1]]
         cls = obj if isinstance(obj, type) else type(obj)
         meta = type(obj)
@@ -470,6 +532,9 @@ class ObjectState:
         low.hints[key] = self.hint(location)
         self.touched.add(location)
         low.env[key] = value
+        child = self.idents.get(id(value)) if isinstance(value, Value) else None
+        if child is not None and child[0] in ("new", "value") and child != ident:
+            self.parents[child] = (ident, kind, name, None)     # what it holds is read with it (whole_reads)
         if isinstance(value, Value):
             low.held |= low.bases_of(value) | low.contents_of(value)      # a local write into it would change it
 
@@ -478,9 +543,21 @@ class ObjectState:
     def opaque_call(self, node: Any) -> None:
         """A method s2s runs as Python runs it (of an object known only when the code runs): it may change any
         object, so nothing is forwarded past it and no identity is read again."""
-        if not self.opaque and (self.idents or self.locations):
-            self.drop(lambda location: True, node)
+        if self.idents or self.locations:
+            self.drop(lambda location: not self.private(location[0]), node)
             self.opaque = True
+
+    def private(self, ident: tuple) -> bool:
+        """An object this call made and never gave to an operation (nor did what holds it): no method run as Python
+        runs it can have changed it."""
+        seen = set()
+        while ident is not None and ident not in seen:
+            if ident[0] == "obj" or ident in self.escaped:
+                return False
+            seen.add(ident)
+            step = self.parents.get(ident)
+            ident = step[0] if step is not None else None
+        return True
 
     # ------------------------------------------------------------ loops, callees, retries
 
@@ -506,13 +583,13 @@ class ObjectState:
                 body_stmts.append(mark)
 
     def snapshot(self) -> tuple:
-        return (dict(self.objects), dict(self.idents), {k: set(v) for k, v in self.aliases.items()},
+        return (dict(self.objects), dict(self.classes), set(self.escaped), dict(self.idents), {k: set(v) for k, v in self.aliases.items()},
                 dict(self.parents), dict(self.locations), {k: dict(v) for k, v in self.poison.items()},
                 set(self.touched), set(self.checked), list(self.effects), self.opaque, set(self.relied),
                 [list(u) for u in self.loop_uses])
 
     def restore(self, saved: tuple) -> None:
-        (self.objects, self.idents, self.aliases, self.parents, self.locations, self.poison, self.touched,
+        (self.objects, self.classes, self.escaped, self.idents, self.aliases, self.parents, self.locations, self.poison, self.touched,
          self.checked, self.effects, self.opaque, self.relied, self.loop_uses) = saved
 
     def absorb_fields(self, other: "ObjectState", mapping: dict) -> None:
@@ -522,6 +599,9 @@ class ObjectState:
             found = mapping.get(i)
             return id(found) if found is not None else i
         self.objects.update(other.objects)
+        self.classes.update(other.classes)
+        self.escaped |= other.escaped
+        self.sizes.update(other.sizes)
         self.idents.update((renamed(i), ident) for i, ident in other.idents.items())
         self.aliases.update((renamed(i), set(a)) for i, a in other.aliases.items())
         self.parents.update(other.parents)

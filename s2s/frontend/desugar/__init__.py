@@ -36,7 +36,9 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `chained_writes`: `B[i][j] = v` on a NumPy array as `B[i, j] = v` (checked when it runs);
 - `reductions`: `max(xs)` / `min(xs)` of one sequence as a loop over the two-argument form;
 - `inline_gradients`: `s2s.grad(loss)(w)` inside the function: the gradient made when the derivative is;
-- `objects`: calls through objects (`self.forward(x)`, `layer(x)`), methods of
+- `instances`: a construction of the user's plain class (`Layer(W)`) as the object made empty, then its
+  `__init__` called, so that its attributes are followed as written (s2s/ir/object_state.py);
+- `objects`: calls through objects (a method of a value whose class is known: the class's, instances.py) (`self.forward(x)`, `layer(x)`), methods of
   library objects, frozen distributions, loops over lists of layers unrolled;
   with `starred`: star-arguments and starred targets of a known length;
 - `derivatives`: a call of a gradient s2s made is an operation whose rules are
@@ -64,6 +66,7 @@ from s2s.frontend.desugar import (
     function_tables,
     imports,
     inline_gradients,
+    instances,
     keyed_extrema,
     known_values,
     loop_else,
@@ -94,7 +97,7 @@ REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rew
             containers.rewrite,
             comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
-            reductions.rewrite, inline_gradients.rewrite, objects.rewrite)
+            reductions.rewrite, inline_gradients.rewrite, instances.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)

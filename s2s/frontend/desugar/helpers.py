@@ -202,3 +202,9 @@ def _copied(value: Any) -> Any:
 try_body._s2s_effect = True     # type: ignore[attr-defined]  # never dropped: it raises what the body raises
 try_body._s2s_again = True      # type: ignore[attr-defined]  # but run again as it is (checkpoint.py): no effect
 registry.nondifferentiable(try_body)
+
+
+def new_object(cls: type) -> Any:
+    """`Layer(W)` in differentiated code, opened (s2s/frontend/desugar/instances.py): the object, before its
+    `__init__` (called next, as a function the derivative inlines) fills it."""
+    return object.__new__(cls)

@@ -23,13 +23,12 @@ import copy
 import functools
 import inspect
 import types
-import weakref
 from typing import Any
 
 import gast
 import numpy as np
 
-from s2s.frontend.desugar import helpers
+from s2s.frontend.desugar import helpers, instances
 from s2s.frontend.desugar.context import (
     Context,
     calls_in_order,
@@ -44,7 +43,8 @@ from s2s.frontend.desugar.context import (
 from s2s.frontend.desugar.known_values import is_literal_value, known_literal
 from s2s.frontend.desugar.starred import star_arguments, starred_targets
 from s2s.frontend.policy import is_user_class, is_user_function
-from s2s.frontend.tree import Facts, Synthetic, clone_tree, register_synthetic, synthetic_of
+from s2s.frontend.desugar.specialization import specialize  # noqa: F401  (reached as objects.specialize)
+from s2s.frontend.tree import Facts, clone_tree, synthetic_of
 from s2s.rules import nested
 
 # methods the lowering or the container rewrites handle (or refuse) on values whose type is known only at run
@@ -156,6 +156,7 @@ class _Calls(gast.NodeTransformer):
     def call(self, node: gast.Call) -> Any:
         """node, its own inner calls rewritten already, rewritten."""
         ctx = self.ctx
+        node = instances.method_call(ctx, node) or node     # `l1(x)`, `model.mean(x)`: the class's method
         node = _frozen_distribution(ctx, node)
         func = node.func
         found, obj = _super_method(ctx, func) or ctx.static(func)
@@ -381,56 +382,6 @@ def _with_known_arguments(ctx: Context, node: gast.Call) -> gast.Call:
             known[name_] = value
     if len(known) == len(facts.known):
         return node
-    node.func = constant(specialize(base, known=known, arity=facts.arity, kwnames=facts.kwnames), node.func)
+    node.func = constant(specialize(base, known=known, arity=facts.arity, kwnames=facts.kwnames,
+                                    classes=facts.classes), node.func)
     return node
-
-
-# (fn, the known objects' ids, the call's form) -> the clone, for as long as something holds the clone (the IR of a
-# function that calls it): held strongly, every object a method was ever specialized on (a model) stayed alive
-_SPECIALIZED: "weakref.WeakValueDictionary[tuple, types.FunctionType]" = weakref.WeakValueDictionary()
-
-
-def _known_key(value: Any) -> Any:
-    """How a specialization keys a known value: a literal by its value (two equal strings are one), an object
-    by its identity."""
-    return ("value", type(value), value) if is_literal_value(value) and not isinstance(value, float) or \
-        isinstance(value, float) and value == value else ("object", id(value))
-
-
-def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | None = None,
-               kwnames: dict | None = None) -> types.FunctionType:
-    """fn read for one kind of call: a distinct function object (so that lowering caches its IR apart)
-    with the facts its desugaring may use, and the signature of that call."""
-    known, arity, kwnames = known or {}, arity or {}, kwnames or {}
-    key = (fn, tuple((k, _known_key(v)) for k, v in known.items()), tuple(arity.items()), tuple(kwnames.items()))
-    cached = _SPECIALIZED.get(key)
-    if cached is not None and all(_known_key(synthetic_of(cached).facts.known.get(k)) == _known_key(v)
-                                  for k, v in known.items()) \
-            and cached.__defaults__ is fn.__defaults__ and cached.__kwdefaults__ == fn.__kwdefaults__ \
-            and cached.__code__ is fn.__code__:
-        return cached
-    clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    clone.__kwdefaults__ = fn.__kwdefaults__
-    clone.__qualname__, clone.__module__ = fn.__qualname__, fn.__module__
-    if arity or kwnames:
-        clone.__signature__ = _fixed_signature(fn, arity, kwnames)
-    base = synthetic_of(fn)
-    facts = Facts(known={**(base.facts.known if base else {}), **known}, arity=arity, kwnames=kwnames)
-    register_synthetic(clone, Synthetic(None, fn.__code__.co_filename, facts, source_of=fn))
-    _SPECIALIZED[key] = clone
-    return clone
-
-
-def _fixed_signature(fn: Any, arity: dict, kwnames: dict) -> inspect.Signature:
-    params = []
-    for p in inspect.signature(fn, follow_wrapped=False).parameters.values():
-        if p.kind is p.VAR_POSITIONAL:
-            params += [inspect.Parameter(f"{p.name}_{i}", inspect.Parameter.POSITIONAL_ONLY)
-                       for i in range(arity.get(p.name, 0))]
-        elif p.kind is p.VAR_KEYWORD:
-            params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY) for k in kwnames.get(p.name, ())]
-        elif p.kind is p.POSITIONAL_OR_KEYWORD and arity:
-            params.append(p.replace(kind=inspect.Parameter.POSITIONAL_ONLY))
-        else:
-            params.append(p)
-    return inspect.Signature(params)

@@ -1,0 +1,350 @@
+"""Objects of the user's plain classes whose class is known when the derivative is made: built in the function
+(`l1 = Layer(W)`), or passed as an argument the derivative is specialized on by class (s2s/driver/pipeline.py).
+
+- `rewrite` opens a construction of a plain class (`Layer(W)`: no `__new__`, `__setattr__`, `__getattr__`,
+  `__slots__` or metaclass of its own) into the object made empty, then filled by its `__init__` called as the
+  user's function it is:
+
+      l1 = new_object(Layer)
+      Layer.__init__(l1, W)
+
+  so that lowering performs `self.W = W` as a write into an object this call made, forwarded to the reads of
+  `self.W` in its methods, which carry the derivative (s2s/ir/object_state.py: the "new" objects). The
+  construction is hoisted before the statement it is in (Assign, Expr, Return), innermost first; one in a
+  branch of an expression (`a if c else Layer(w)`, `and`/`or`, a lambda, a `while` test) is left as it is.
+- `method_call` reads `obj.name(...)` and `obj(...)` on a value of a known class as that class's function, called
+  with obj first (`Layer.__call__(l1, x)`), specialized with its first parameter's class known (methods calling
+  methods), never NumPy's function of the same name (`model.mean(x)` is not numpy.mean(model, x)). The class of
+  a value is known for a parameter the function is specialized on by class (Facts.classes: `self` of such a
+  method, an argument), and for a variable every assignment of which is an opened construction of that one class
+  (or another such variable). A variable the function gives away (`Feeder(weights)`, `f(layer)`, `return layer`)
+  is not opened: its object is made and its methods run as Python makes and runs them, as before. The derivative
+  depends on each class attribute it read (a method replaced on the class makes it anew: dispatch.py).
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import textwrap
+import types
+import weakref
+from typing import Any
+
+import gast
+import numpy as np
+
+from s2s import trees
+from s2s.frontend.desugar import helpers
+from s2s.frontend.desugar.context import Context, constant, located, map_statements, name
+from s2s.frontend.desugar.specialization import specialize
+from s2s.frontend.policy import is_user_class, is_user_function
+from s2s.rules import nested
+
+_OBJECT_SLOTS = ("__setattr__", "__getattribute__", "__delattr__")
+
+
+def openable(cls: Any) -> bool:
+    """A plain class of the user's whose construction s2s follows (`plain`), none of whose functions changes a
+    container an attribute holds."""
+    return plain(cls) and not _changes_what_it_holds(cls)
+
+
+def plain(cls: Any) -> bool:
+    """A plain class of the user's: `__init__` (if any) the user's function, nothing of its own deciding how an
+    attribute is written or read, no slots, no metaclass (an argument of such a class is known by its class).
+    Asked for every argument of every call of a derivative: remembered per class."""
+    try:
+        return _PLAIN[cls]
+    except (KeyError, TypeError):
+        pass
+    found = _plain(cls)
+    try:
+        _PLAIN[cls] = found
+    except TypeError:
+        pass
+    return found
+
+
+_PLAIN: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+
+
+def _plain(cls: Any) -> bool:
+    if not isinstance(cls, type) or type(cls) is not type or not is_user_class(cls):
+        return False
+    if dataclasses.is_dataclass(cls) or trees.registered(cls) is not None:
+        return False
+    if any(base is not object and (not is_user_class(base) or "__slots__" in vars(base)) for base in cls.__mro__):
+        return False
+    if cls.__new__ is not object.__new__ or any(getattr(cls, n) is not getattr(object, n) for n in _OBJECT_SLOTS):
+        return False
+    if inspect.getattr_static(cls, "__getattr__", None) is not None:
+        return False
+    init = inspect.getattr_static(cls, "__init__", None)
+    return init is object.__init__ or isinstance(init, types.FunctionType) and is_user_function(init)
+
+
+_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
+             "popitem", "sort", "reverse"}
+_CHANGES: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+
+
+def _changes_what_it_holds(cls: type) -> bool:
+    """Whether a function of the class changes a container an attribute holds (`self.vals.append(v)`,
+    `self.d[k] = v`): such an object stays one Python makes and runs (lowering does not follow those writes
+    into an object this call made)."""
+    found = _CHANGES.get(cls)
+    if found is None:
+        found = False
+        for base in cls.__mro__[:-1]:
+            for fn in vars(base).values():
+                fn = getattr(fn, "__func__", fn)
+                if isinstance(fn, types.FunctionType) and _mutates_held(fn):
+                    found = True
+        _CHANGES[cls] = found
+    return found
+
+
+def _mutates_held(fn: types.FunctionType) -> bool:
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS \
+                and isinstance(node.func.value, (ast.Attribute, ast.Subscript)):
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(isinstance(t, ast.Subscript) and isinstance(t.value, (ast.Attribute, ast.Subscript)) for t in targets):
+            return True
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute):
+            return True     # `self.W += g` (in place on an array)
+    return False
+
+
+def method_of(cls: type, attr: str) -> Any:
+    """The function cls gives for `obj.attr(...)`: ("method", f) called with obj first, ("static", f), or None
+    (an attribute of the instance, a classmethod, a property, a library's method)."""
+    found = inspect.getattr_static(cls, attr, None)
+    if isinstance(found, staticmethod):
+        fn = found.__func__
+        return ("static", fn) if is_user_function(fn) else None
+    if isinstance(found, types.FunctionType) and is_user_function(found):
+        return ("method", found)
+    return None
+
+
+def specialized_method(fn: types.FunctionType, cls: type) -> types.FunctionType:
+    """fn read with its first parameter (`self`) an object of cls."""
+    first = next(iter(inspect.signature(fn, follow_wrapped=False).parameters), None)
+    return specialize(fn, classes={first: cls}) if first is not None else fn
+
+
+# ---------------------------------------------------------------- the class of a receiver
+
+def receiver_class(ctx: Context, node: Any) -> type | None:
+    """The class of the object node evaluates to, when known now (a plain class's)."""
+    if not isinstance(node, gast.Name):
+        return None
+    classes = ctx.parsed.facts.classes
+    if node.id in classes and not ctx.assigned(node.id):
+        return classes[node.id]
+    table = getattr(ctx, "_instance_classes", None)
+    if table is None or table[0] is not ctx.node:
+        table = (ctx.node, _classes_of_locals(ctx))
+        ctx._instance_classes = table        # type: ignore[attr-defined]
+    return table[1].get(node.id)
+
+
+def _classes_of_locals(ctx: Context) -> dict:
+    """name -> class, for the variables every binding of which is an object of that one class made here."""
+    stores: dict[str, list] = {}
+    values: dict[int, Any] = {}
+    for stmt in gast.walk(ctx.node):
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+            values[id(stmt.targets[0])] = stmt.value
+    params = set(ctx.parsed.facts.classes)
+    for n in gast.walk(ctx.node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
+            stores.setdefault(n.id, []).append(values.get(id(n)))
+    found: dict[str, type] = {}
+
+    def of(value: Any) -> type | None:
+        if isinstance(value, gast.Call):
+            known, fn = ctx.static(value.func)
+            if known and fn is helpers.new_object and len(value.args) == 1:
+                return ctx.static(value.args[0])[1]
+        return None         # (a construction left as it is: its object is Python's, its methods run as they are)
+    changed = True
+    while changed:
+        changed = False
+        for id_, assigned in stores.items():
+            if id_ in found or id_ in params:
+                continue
+            classes = {of(v) if not isinstance(v, gast.Name) else found.get(v.id) for v in assigned}
+            if len(classes) == 1 and None not in classes:
+                found[id_] = classes.pop()
+                changed = True
+    return found
+
+
+def method_call(ctx: Context, node: gast.Call) -> gast.Call | None:
+    """`obj.name(args)` / `obj(args)` on a value of a known class: the class's function, called with obj first."""
+    func = node.func
+    if isinstance(func, gast.Attribute):
+        receiver, attr = func.value, func.attr
+    elif isinstance(func, gast.Name):
+        receiver, attr = func, "__call__"
+    else:
+        return None
+    cls = receiver_class(ctx, receiver)
+    if cls is None:
+        return None
+    if receiver.id in ctx.parsed.facts.classes and not _misread(attr):
+        return None             # an argument's method, not named like NumPy's: run as the bound method it is
+    found = method_of(cls, attr)
+    if found is None:
+        if attr == "__call__":
+            raise ctx.error(f"an object of {cls.__name__} is called here, and its class defines no __call__", node)
+        if inspect.getattr_static(cls, attr, None) is not None:
+            return None                     # a classmethod, a property, a library's method: as before
+        # an attribute of the object (`self.inner(h)`, a layer it holds): called as Python calls it, never NumPy's
+        # function of that name (lowering inlines it when the object is one this call made)
+        plain = node.keywords or any(isinstance(a, gast.Starred) for a in node.args)
+        helper = helpers.call_method if plain else nested.method_call(len(node.args))
+        return located(gast.Call(func=constant(helper, func), args=[receiver, constant(attr, func)] + node.args,
+                                 keywords=node.keywords), node)
+    how, fn = found
+    ctx._depend_on_attribute(cls, attr)     # (replaced on the class: the derivative is made again)
+    if how == "static":
+        return located(gast.Call(func=constant(fn, func), args=node.args, keywords=node.keywords), node)
+    callee = constant(specialized_method(fn, cls), func)
+    return located(gast.Call(func=callee, args=[gast.Name(id=receiver.id, ctx=gast.Load(), annotation=None,
+                                                               type_comment=None)] + node.args,
+                             keywords=node.keywords), node)
+
+
+_CONTAINER_METHODS = {"append", "copy", "items", "keys", "values", "get", "extend", "insert", "astype", "item",
+                      "reverse", "sort", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
+                      "fill", "put", "resize", "partition"}
+
+
+def _misread(attr: str) -> bool:
+    """A method name lowering would read as NumPy's function or a container's method on a value of unknown type."""
+    return attr in _CONTAINER_METHODS or callable(getattr(np, {"flatten": "ravel"}.get(attr, attr), None))
+
+
+# ---------------------------------------------------------------- constructions opened
+
+def applies(ctx: Context) -> bool:
+    return any(openable(ctx.static(call.func)[1]) for call in ctx.calls if isinstance(call.func, gast.Name))
+
+
+_HOISTED = (gast.Assign, gast.Expr, gast.Return, gast.AugAssign, gast.AnnAssign)
+_CONDITIONAL = (gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
+                gast.GeneratorExp)
+
+
+def rewrite(ctx: Context) -> None:
+    ctx.node.body = map_statements(ctx.node.body, lambda stmt: _open(ctx, stmt))
+
+
+def _constructions(ctx: Context, node: Any, out: list, kept: bool = True) -> None:
+    """The openable constructions in node, innermost and leftmost first (Python's order of evaluation), outside
+    the parts of an expression Python may not evaluate; kept: node's value is kept where s2s follows it (the
+    statement's value, an item of a list or tuple display, the object a method is called on), not given to a
+    call that may keep it (`Feeder(Weights())`, `copy.copy(Layer(W))`)."""
+    if isinstance(node, _CONDITIONAL):
+        return
+    for field, child in gast.iter_fields(node):
+        children = child if isinstance(child, list) else [child]
+        for item in children:
+            if isinstance(item, gast.AST):
+                followed = isinstance(node, (gast.List, gast.Tuple)) and kept or \
+                    isinstance(node, gast.Call) and field == "func" or \
+                    isinstance(node, gast.Attribute) and isinstance(item, gast.Call) and _called_method(node)
+                _constructions(ctx, item, out, followed)
+    if kept and isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+            and openable(ctx.static(node.func)[1]) \
+            and not any(isinstance(a, gast.Starred) for a in node.args) and all(k.arg for k in node.keywords):
+        out.append(node)
+
+
+def _called_method(attribute: gast.Attribute) -> bool:
+    return getattr(attribute, "_s2s_called", False)
+
+
+def _mark_called(node: Any) -> None:
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute):
+            sub.func._s2s_called = True
+
+
+def _escapes(ctx: Context, id_: str) -> bool:
+    """Whether the function uses the variable id_ otherwise than s2s follows an object it made: reading its
+    attributes, calling it or its methods, looping over it, storing it in an attribute or a list display."""
+    allowed: set = set()
+    for node in gast.walk(ctx.node):
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
+            allowed.add(id(node.value))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            allowed.add(id(node.func))
+        elif isinstance(node, gast.For) and isinstance(node.iter, gast.Name):
+            allowed.add(id(node.iter))
+        elif isinstance(node, (gast.List, gast.Tuple)) and isinstance(node.ctx, gast.Load):
+            allowed.update(id(e) for e in node.elts if isinstance(e, gast.Name))
+        elif isinstance(node, gast.Assign) and isinstance(node.value, gast.Name) \
+                and all(isinstance(t, gast.Attribute) for t in node.targets):
+            allowed.add(id(node.value))
+    return any(isinstance(n, gast.Name) and n.id == id_ and isinstance(n.ctx, gast.Load) and id(n) not in allowed
+               for n in gast.walk(ctx.node))
+
+
+def _open(ctx: Context, stmt: Any) -> list | None:
+    if not isinstance(stmt, _HOISTED):
+        return None
+    found: list = []
+    _mark_called(stmt)
+    _constructions(ctx, stmt.value if stmt.value is not None else stmt, found)
+    target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else None
+    if isinstance(target, gast.Name) and found and stmt.value is found[-1] and _escapes(ctx, target.id):
+        found.pop()             # `weights = Weights(); Feeder(weights)`: given away, made as Python makes it
+    if not found:
+        return None
+    out: list = []
+    replaced: dict[int, str] = {}
+    direct = isinstance(target, gast.Name) and stmt.value is found[-1] and not any(
+        isinstance(n, gast.Name) and n.id == target.id for n in gast.walk(stmt.value))
+    for call in found:
+        cls = ctx.static(call.func)[1]
+        obj = target.id if direct and call is stmt.value else ctx.fresh(cls.__name__.lower())
+        make = gast.Call(func=constant(helpers.new_object, call), args=[constant(cls, call)], keywords=[])
+        out.append(located(gast.Assign(targets=[name(obj, call, store=True)], value=make, type_comment=None), call))
+        init = inspect.getattr_static(cls, "__init__")
+        ctx._depend_on_attribute(cls, "__init__")
+        if init is object.__init__:
+            if call.args or call.keywords:
+                raise ctx.error(f"{cls.__name__}() takes no arguments", call)
+        else:
+            fn = specialized_method(init, cls)
+            args = [_renamed(a, replaced) for a in call.args]
+            keywords = [gast.keyword(arg=k.arg, value=_renamed(k.value, replaced)) for k in call.keywords]
+            init_call = gast.Call(func=constant(fn, call), args=[name(obj, call)] + args, keywords=keywords)
+            out.append(located(gast.Expr(value=init_call), call))
+        replaced[id(call)] = obj
+    if not direct:
+        out.append(_renamed(stmt, replaced))
+    return out
+
+
+def _renamed(node: Any, replaced: dict) -> Any:
+    """node with each construction already hoisted replaced by the variable that holds its object."""
+    class Rename(gast.NodeTransformer):
+        def visit_Call(self, sub: gast.Call) -> Any:
+            if id(sub) in replaced:
+                return gast.copy_location(gast.Name(id=replaced[id(sub)], ctx=gast.Load(), annotation=None,
+                                                    type_comment=None), sub)
+            self.generic_visit(sub)
+            return sub
+    return Rename().visit(node)
