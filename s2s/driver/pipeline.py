@@ -714,9 +714,18 @@ def known_arguments(fn: Callable, args: tuple, wrt: tuple) -> dict:
         return {}
     names = _all_param_names(fn)
     known = {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and primal.literal(a)}
-    known.update({names[i]: primal.InstanceOf(type(a)) for i, a in enumerate(args)       # (keyed on the class)
-                  if i < len(names) and i not in wrt and plain(type(a))})
+    known.update({names[i]: primal.InstanceOf(type(a), _shadowed(a)) for i, a in enumerate(args)  # (keyed on the
+                  if i < len(names) and i not in wrt and plain(type(a))})                       # class)
     return known
+
+
+def _shadowed(obj: Any) -> frozenset:
+    """The names obj holds attributes of its own for that are functions of its class (`model.mean = f`): Python calls
+    the object's attribute there, not the class's method (looked at each call: part of the cache's key)."""
+    cls = type(obj)
+    own = getattr(obj, "__dict__", None)
+    return frozenset(name for name in own if not name.startswith("__") and callable(getattr(cls, name, None))) \
+        if own else frozenset()
 
 
 def global_state(fn: Callable, options: Options) -> tuple:

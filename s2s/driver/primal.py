@@ -114,14 +114,18 @@ def known_arguments(fn: Callable, known: dict) -> Iterator[None]:
 @dataclass(frozen=True)
 class InstanceOf:
     """An argument known, when the derivative is made, by its class alone (a plain class's object not
-    differentiated): its methods are the class's (s2s/frontend/desugar/instances.py); the cache keys on the
-    class, and the dispatcher checks each argument's type on entry."""
+    differentiated): its methods are the class's (s2s/frontend/desugar/instances.py), but for the names it holds
+    attributes of its own for (`model.mean = f`: Python calls those); the cache keys on both, and the dispatcher
+    checks each argument's type on entry."""
     cls: type
+    shadowed: frozenset = frozenset()
 
 
 def _specialization(fn: Callable, known: dict) -> Callable:
     classes = {k: v.cls for k, v in known.items() if isinstance(v, InstanceOf)}
-    return specialize(fn, known={k: v for k, v in known.items() if not isinstance(v, InstanceOf)}, classes=classes)
+    shadowed = {k: v.shadowed for k, v in known.items() if isinstance(v, InstanceOf)}
+    return specialize(fn, known={k: v for k, v in known.items() if not isinstance(v, InstanceOf)}, classes=classes,
+                      shadowed=shadowed)
 
 
 def _specialized(fn: Callable, known: dict) -> Function:

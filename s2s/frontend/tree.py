@@ -31,11 +31,14 @@ class Facts:
     """What the desugaring may take as known about a function's parameters when it is read for one caller:
     `known` maps a parameter to the object every caller passes (a method's `self`), `arity` a `*args`
     parameter to the number of values it receives, `kwnames` a `**kwargs` parameter to its keywords, `classes` a
-    parameter to the class of the objects every caller passes (s2s/frontend/desugar/instances.py)."""
+    parameter to the class of the objects every caller passes (s2s/frontend/desugar/instances.py), `shadowed` such
+    a parameter to the names its object holds attributes of its own for that its class has functions of (Python
+    calls the object's attribute)."""
     known: dict[str, Any] = field(default_factory=dict)
     arity: dict[str, int] = field(default_factory=dict)
     kwnames: dict[str, tuple] = field(default_factory=dict)
     classes: dict[str, type] = field(default_factory=dict)
+    shadowed: dict[str, frozenset] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

@@ -184,6 +184,10 @@ def loss(model, x):
     return model.mean(x) + model.sum(x)
 
 
+def sum_then_mean(model, x):
+    return model.sum(x) + model.mean(x)
+
+
 class Residual:
     def __init__(self, n):
         self.inner = Layer(np.eye(n) * 0.7)
@@ -200,6 +204,45 @@ def test_a_method_named_like_numpy_is_the_argument_classs(mode):
     for model in (Model(2.0), Other(), Model(-0.5)):       # a derivative per class, guarded by the argument's type
         got = s2s.grad(loss, wrt=1, mode=mode)(model, X)
         np.testing.assert_allclose(got, central(lambda v: loss(model, v), X), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_attribute_that_shadows_a_method_is_what_python_calls(mode):
+    """`model.mean = f` on the object: Python calls the object's own attribute, not the class's method; the object is
+    then not read by its class (a derivative made for the class, guarded by the type alone, would call the class's)."""
+    plain, shadowed = Model(2.0), Model(2.0)
+    shadowed.mean = lambda v: np.sum(np.cos(v))
+    for model in (plain, shadowed, plain):
+        got = s2s.grad(sum_then_mean, wrt=1, mode=mode)(model, X)
+        np.testing.assert_allclose(got, central(lambda v: sum_then_mean(model, v), X), rtol=1e-6, atol=1e-9)
+    for model in (shadowed, plain):
+        got = s2s.grad(loss, wrt=1, mode=mode)(model, X)
+        np.testing.assert_allclose(got, central(lambda v: loss(model, v), X), rtol=1e-6, atol=1e-9)
+
+
+class Shadowing:
+    """A class whose __init__ may store an attribute named as one of its methods: Python calls the attribute."""
+    def __init__(self, k, alt):
+        self.k = k
+        if alt:
+            self.mean = lambda v: np.sum(np.cos(v))
+
+    def mean(self, x):
+        return self.k * np.sum(x ** 2)
+
+
+def built_with_a_shadowing_attribute(x, alt=True):
+    m = Shadowing(2.0, alt)
+    return m.mean(x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_object_built_inside_whose_init_shadows_a_method(mode):
+    """Such an object is made and run as Python makes and runs it (it gave the class's method's gradient)."""
+    for alt in (True, False):
+        got = s2s.grad(built_with_a_shadowing_attribute, wrt=0, mode=mode)(X, alt)
+        np.testing.assert_allclose(got, central(lambda v: built_with_a_shadowing_attribute(v, alt), X),
+                                   rtol=1e-6, atol=1e-9)
 
 
 def test_a_bound_method_of_a_plain_class_through_vjp():

@@ -91,15 +91,18 @@ _CHANGES: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
 def _changes_what_it_holds(cls: type) -> bool:
     """Whether a function of the class changes a container an attribute holds (`self.vals.append(v)`,
-    `self.d[k] = v`): such an object stays one Python makes and runs (lowering does not follow those writes
-    into an object this call made)."""
+    `self.d[k] = v`), or stores an attribute named as one of the class's functions (`self.mean = f`, which Python
+    then calls instead of the class's `mean`), or calls setattr: such an object stays one Python makes and runs
+    (lowering does not follow those writes into an object this call made)."""
     found = _CHANGES.get(cls)
     if found is None:
         found = False
+        functions = {name for base in cls.__mro__[:-1] for name, v in vars(base).items() if callable(v)
+                     or isinstance(v, (staticmethod, classmethod))}
         for base in cls.__mro__[:-1]:
             for fn in vars(base).values():
                 fn = getattr(fn, "__func__", fn)
-                if isinstance(fn, types.FunctionType) and _mutates_held(fn):
+                if isinstance(fn, types.FunctionType) and (_mutates_held(fn) or _stores_over(fn, functions)):
                     found = True
         _CHANGES[cls] = found
     return found
@@ -123,6 +126,20 @@ def _mutates_held(fn: types.FunctionType) -> bool:
     return False
 
 
+def _stores_over(fn: types.FunctionType, functions: set) -> bool:
+    """Whether fn stores an attribute named as one of these functions, or calls setattr."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr in functions:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            return True
+    return False
+
+
 def method_of(cls: type, attr: str) -> Any:
     """The function cls gives for `obj.attr(...)`: ("method", f) called with obj first, ("static", f), or None
     (an attribute of the instance, a classmethod, a property, a library's method)."""
@@ -135,10 +152,11 @@ def method_of(cls: type, attr: str) -> Any:
     return None
 
 
-def specialized_method(fn: types.FunctionType, cls: type) -> types.FunctionType:
-    """fn read with its first parameter (`self`) an object of cls."""
+def specialized_method(fn: types.FunctionType, cls: type, shadowed: frozenset = frozenset()) -> types.FunctionType:
+    """fn read with its first parameter (`self`) an object of cls (holding attributes of its own for the names
+    shadowed, which Python calls instead of the class's functions)."""
     first = next(iter(inspect.signature(fn, follow_wrapped=False).parameters), None)
-    return specialize(fn, classes={first: cls}) if first is not None else fn
+    return specialize(fn, classes={first: cls}, shadowed={first: shadowed}) if first is not None else fn
 
 
 # ---------------------------------------------------------------- the class of a receiver
@@ -203,11 +221,13 @@ def method_call(ctx: Context, node: gast.Call) -> gast.Call | None:
         return None
     if receiver.id in ctx.parsed.facts.classes and not _misread(attr):
         return None             # an argument's method, not named like NumPy's: run as the bound method it is
-    found = method_of(cls, attr)
+    # `model.mean = f` on the argument: its own attribute, which Python calls (a call `model(x)` is its class's)
+    shadowed = attr != "__call__" and attr in ctx.parsed.facts.shadowed.get(receiver.id, ())
+    found = None if shadowed else method_of(cls, attr)
     if found is None:
         if attr == "__call__":
             raise ctx.error(f"an object of {cls.__name__} is called here, and its class defines no __call__", node)
-        if inspect.getattr_static(cls, attr, None) is not None:
+        if not shadowed and inspect.getattr_static(cls, attr, None) is not None:
             return None                     # a classmethod, a property, a library's method: as before
         # an attribute of the object (`self.inner(h)`, a layer it holds): called as Python calls it, never NumPy's
         # function of that name (lowering inlines it when the object is one this call made)
@@ -219,7 +239,7 @@ def method_call(ctx: Context, node: gast.Call) -> gast.Call | None:
     ctx._depend_on_attribute(cls, attr)     # (replaced on the class: the derivative is made again)
     if how == "static":
         return located(gast.Call(func=constant(fn, func), args=node.args, keywords=node.keywords), node)
-    callee = constant(specialized_method(fn, cls), func)
+    callee = constant(specialized_method(fn, cls, ctx.parsed.facts.shadowed.get(receiver.id, frozenset())), func)
     return located(gast.Call(func=callee, args=[gast.Name(id=receiver.id, ctx=gast.Load(), annotation=None,
                                                                type_comment=None)] + node.args,
                              keywords=node.keywords), node)

@@ -26,12 +26,14 @@ def _known_key(value: Any) -> Any:
 
 
 def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | None = None,
-               kwnames: dict | None = None, classes: dict | None = None) -> types.FunctionType:
+               kwnames: dict | None = None, classes: dict | None = None,
+               shadowed: dict | None = None) -> types.FunctionType:
     """fn read for one kind of call: a distinct function object (so that lowering caches its IR apart)
     with the facts its desugaring may use, and the signature of that call."""
     known, arity, kwnames, classes = known or {}, arity or {}, kwnames or {}, classes or {}
+    shadowed = {k: v for k, v in (shadowed or {}).items() if v}
     key = (fn, tuple((k, _known_key(v)) for k, v in known.items()), tuple(arity.items()), tuple(kwnames.items()),
-           tuple(classes.items()))
+           tuple(classes.items()), tuple(sorted(shadowed.items())))
     cached = _SPECIALIZED.get(key)
     if cached is not None and all(_known_key(synthetic_of(cached).facts.known.get(k)) == _known_key(v)
                                   for k, v in known.items()) \
@@ -45,7 +47,8 @@ def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | 
         clone.__signature__ = _fixed_signature(fn, arity, kwnames)
     base = synthetic_of(fn)
     facts = Facts(known={**(base.facts.known if base else {}), **known}, arity=arity, kwnames=kwnames,
-                  classes={**(base.facts.classes if base else {}), **classes})
+                  classes={**(base.facts.classes if base else {}), **classes},
+                  shadowed={**(base.facts.shadowed if base else {}), **shadowed})
     register_synthetic(clone, Synthetic(None, fn.__code__.co_filename, facts, source_of=fn))
     _SPECIALIZED[key] = clone
     return clone
