@@ -741,16 +741,37 @@ def _reads_only(function, *args, **kwargs):
     that carry a derivative (s2s/driver/mutation.py: refuse_opaque_writers): called as Python calls it, and refused
     if it wrote into one of them, which s2s would not follow. Its result carries no derivative (the transform
     refuses a call whose result needs one)."""
-    given = [a for a in (*args, *kwargs.values()) if type(a) is np.ndarray]
-    before = [a.copy() for a in given]
+    before = [_contents(a) for a in (*args, *kwargs.values())]
     result = function(*args, **kwargs)
-    for now, then in zip(given, before):
-        if not np.array_equal(now, then, equal_nan=True):
-            raise ValueError(f"s2s: {getattr(function, '__qualname__', function)} wrote into an array it was given "
-                             f"that carries a derivative, which s2s does not follow: register a rule for it, or "
-                             f"call it outside the differentiated function")
+    for then in before:
+        if then is not None and _changed(then):
+            raise ValueError(f"s2s: {getattr(function, '__qualname__', function)} wrote into an array, list or dict "
+                             f"it was given that carries a derivative, which s2s does not follow: register a rule "
+                             f"for it, or call it outside the differentiated function")
     return result
 
 
+def _contents(a):
+    """What _changed compares: an array's values, a list's or dict's items (which objects, in which order) and theirs."""
+    if type(a) is np.ndarray:
+        return (a, a.copy())
+    if type(a) in (list, tuple):
+        return (a, list(a), [_contents(v) for v in a])
+    if type(a) is dict:
+        return (a, list(a.items()), [_contents(v) for v in a.values()])
+    return None
+
+
+def _changed(then):
+    a = then[0]
+    if type(a) is np.ndarray:
+        return not np.array_equal(a, then[1], equal_nan=True)
+    items = list(a.items()) if type(a) is dict else list(a)
+    if len(items) != len(then[1]) or any((k is not j) if type(a) is not dict else (k[0] != j[0] or k[1] is not j[1])
+                                         for k, j in zip(items, then[1])):
+        return True
+    return any(inner is not None and _changed(inner) for inner in then[2])
+
+
 _reads_only._s2s_effect = True          # (never dropped: Python runs the call)
-EMITTED_HELPERS.add(_reads_only)
+EMITTED_HELPERS.update({_reads_only, _contents, _changed})

@@ -8,6 +8,7 @@ np.put: s2s/frontend/desugar/writers.py); any other call given a differentiated 
 array is refused when the derivative is made (s2s/driver/mutation.py: refuse_opaque_writers).
 """
 import logging
+import random
 import operator
 
 import numpy as np
@@ -126,7 +127,7 @@ def _reads_through_a_library(x):
 def test_a_library_function_that_writes_is_refused_when_it_runs(mode):
     """A library's Python function s2s cannot read is called as Python calls it; given an array that carries a
     derivative, it is refused when it writes into one (here y, which then depends on x), never a constant."""
-    with pytest.raises(ValueError, match="wrote into an array"):
+    with pytest.raises(ValueError, match="wrote into an array, list or dict"):
         s2s.grad(_writes_through_a_library, mode=mode)(np.array([0.5, 1.0, 2.0]))
 
 
@@ -134,3 +135,35 @@ def test_a_library_function_that_writes_is_refused_when_it_runs(mode):
 def test_a_library_function_that_only_reads_is_called_as_it_is(mode):
     x = np.array([0.5, 1.0, 2.0])
     np.testing.assert_allclose(s2s.grad(_reads_through_a_library, mode=mode)(x), np.cos(x))
+
+
+def _shuffled_first(a, b):
+    random.seed(1)
+    xs = [a, b * 2.0]
+    random.shuffle(xs)          # (Python's random module: a library's Python s2s calls as it is)
+    return np.sum(xs[0] * 3.0)
+
+
+class _Bag:
+    def __init__(self, a, b):
+        self.items = [a, b * 2.0]
+
+    def first(self):
+        return self.items[0]
+
+
+def _shuffled_bag(a, b):
+    random.seed(1)
+    bag = _Bag(a, b)
+    random.shuffle(bag.items)
+    return np.sum(bag.first() * 3.0)
+
+
+@pytest.mark.parametrize("f", [_shuffled_first, _shuffled_bag], ids=["list", "object's list"])
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
+def test_a_library_function_that_reorders_a_list_it_is_given_is_refused_when_it_runs(f, mode):
+    """`random.shuffle(xs)` on a list of differentiated arrays (a plain list, or one an object built inside holds):
+    the gradient took the list for unchanged, silently ((3, 3), (0, 0) where Python's is (0, 0), (6, 6)); it is
+    refused when the call changes which items the list holds."""
+    with pytest.raises(ValueError, match="wrote into an array, list or dict"):
+        s2s.grad(f, wrt=(0, 1), mode=mode)(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
