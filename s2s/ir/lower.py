@@ -44,6 +44,7 @@ from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, DefaultsOf, ParsedFun
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
+from s2s.ir.loop_sharing import LoopShares, LoopSharing
 from s2s.ir import syntax
 from s2s.ir.naming import Namer
 from s2s.ir.object_state import PREFIX as STATE, ObjectState, key_of, unheld
@@ -238,6 +239,7 @@ class Lowerer:
         self.initial_state = state.env_states(state.low.env) if state is not None else {}
         self.param_idents = param_idents or {}
         self.loop_state: dict[int, tuple] = {}      # a loop (by id) -> (locations it carries, dropped before it)
+        self.loop_sharing = LoopSharing(self)       # what a loop's iterations hand on shared (loop_sharing.py)
         self.namer = namer or Namer()
         self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
         self.functions = functions or {}                # parameters bound to functions by the caller
@@ -670,7 +672,8 @@ class Lowerer:
             if other != name and not other.startswith("$") and isinstance(held, Value) and id(held) not in kept \
                     and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)):
                 how = "is the same object as" if held is value else "may share memory with"
-                raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
+                made = self.loop_sharing.made_by(mine & (self.bases_of(held) | self.contents_of(held)))
+                raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it){made}: s2s does not "
                                  f"follow a write through one name to the other", node,
                                  hint=f"copy it first: {name} = {name}.copy()")
         if mine & self.held:
@@ -753,8 +756,9 @@ class Lowerer:
         if sharing:
             # on an array, `x += v` writes into the object `other` also names; on a number it does not (nor when
             # every other name holds a number: `x = x0; x += dt` with x0 a float makes x a new object)
+            made = self.loop_sharing.made_by(mine & (self.bases_of(sharing[0][1]) | self.contents_of(sharing[0][1])))
             self.scalar_checks.append(((current, *(held for _, held in sharing)), self.parsed.loc(node),
-                                       f"{name!r} may be the same array as {sharing[0][0]!r}: `{name} "
+                                       f"{name!r} may be the same array as {sharing[0][0]!r}{made}: `{name} "
                                        f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
         elif mine & self.held:
             self.scalar_checks.append(((current,), self.parsed.loc(node),
@@ -916,6 +920,11 @@ class Lowerer:
                     raise
                 self.rollback(mark)
                 self.loop_state[id(node)] = exc.found
+            except LoopShares as exc:
+                if exc.node is not node:
+                    raise
+                self.rollback(mark)
+                self.loop_sharing.learn(exc)
 
     def read_in_branches_after(self, node: Any, name: str) -> bool:
         """Whether the function reads name outside node (a branch) only inside the branches of other `if`s: read
@@ -995,6 +1004,7 @@ class Lowerer:
             else:
                 self.bases[id(o)] = self.bases_of(c) | self.bases_of(r)
             self.contents[id(o)] = self.contents_of(c) | self.contents_of(r)
+        self.loop_sharing.found(node, names, carried, results)
 
     def finish_loop(self, body: list[gast.stmt], carried_names: list[str], outs: list[Value],
                     saved: dict[str, Any]) -> None:
@@ -1022,6 +1032,7 @@ class Lowerer:
         inits = [FALSE if n == BRK else self.env[n] for n in names]
         carried = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.carry_bases(carried, inits)
+        self.loop_sharing.carry(node, names, carried)
         self.env.update(zip(names, carried))
         entry, entry_opaque, poison = dict(self.env), self.state.opaque, {k: dict(v) for k, v in self.state.poison.items()}
         self.state.loop_started()
@@ -1079,6 +1090,7 @@ class Lowerer:
         inits = [self.env[n] for n in names]
         carried = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.carry_bases(carried, inits)
+        self.loop_sharing.carry(node, names, carried)
         over_range = isinstance(node.iter, gast.Call) and self.static(node.iter.func)[1] in (range, reversed)
         index = self.namer.value(node.target.id if over_range and isinstance(node.target, gast.Name) else "i")
         self.env.update(zip(names, carried))

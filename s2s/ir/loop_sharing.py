@@ -1,0 +1,131 @@
+"""Which objects a loop's iterations hand on to the next shared: aliasing made in one iteration, seen in the next.
+
+Lowering tracks which objects a value may share memory with (`Lowerer.bases`, `Lowerer.contents`) so that a write
+through one name that Python would make visible through another is followed or refused (`Lowerer.writable`, the
+checks of `x += v`). Inside a loop, a carried variable starts each iteration with its value from the end of the
+previous one; on the first lowering of the body it is taken to share only what its value before the loop shares.
+That misses aliasing an iteration makes for the next one:
+
+    for k in range(n):
+        x += step(result)       # from the second iteration on, x and result are the same array
+        x = result.copy()
+        x[2] = 0.0
+        result = x
+
+Accepts a loop (`For` or `While`) whose body was lowered once. Guarantees: after the body, `found` compares what
+the variables the loop carries share at the end of an iteration (with each other, and with the objects the
+variables it does not change hold) with what they were taken to share at its start; when an iteration hands on
+more, it raises `LoopShares` and the loop is lowered again (`Lowerer.lowered_loop`) with the carried values
+sharing it from the start (`carry`): one token object per pair that may be the same object, or per container that
+may hold the other's object. A write into such a value then meets the other name like any other alias, and is
+refused when the derivative is made, naming the place and the loop that made the alias. The facts found only grow
+(a pair, or a name and an outside variable, found once is kept), so lowering the body again ends.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from s2s.ir.core import Atom, Value
+
+if TYPE_CHECKING:
+    from s2s.ir.lower import Lowerer
+
+
+class LoopShares(Exception):
+    """A loop's iterations hand on objects shared in a way its carried values did not start with: lowered again."""
+
+    def __init__(self, node: Any, found: frozenset):
+        super().__init__("lowered again")
+        self.node, self.found = node, found
+
+
+class LoopSharing:
+    """The sharing each loop (by the id of its node) hands on from one iteration to the next, as facts on names:
+    ("same", a, b): a and b may be one object (or views of one); ("holds", a, b): container a may hold b's object
+    (or a view of it); ("items", a, b): containers a and b may hold one object; ("outside", a, part, o, its_part):
+    a (part "bases") or an item of a (part "contents") may be (a view of) the object the variable o, which the loop
+    does not change, holds (its_part "bases") or one of the objects it holds (its_part "contents")."""
+
+    def __init__(self, low: "Lowerer") -> None:
+        self.low = low
+        self.facts: dict[int, frozenset] = {}
+        self.tokens: dict[int, tuple[object, str]] = {}     # id(token) -> (token, the loop's place), kept alive
+
+    def carry(self, node: Any, names: list[str], carried: list[Value]) -> None:
+        """Before the body is lowered (the variables still hold their values from before the loop): the carried
+        values share what earlier lowerings of the body found an iteration hands on."""
+        facts = self.facts.get(id(node))
+        if not facts:
+            return
+        low = self.low
+        value = dict(zip(names, carried))
+        parts = {"bases": low.bases, "contents": low.contents}
+        where = str(low.parsed.loc(node))
+        for fact in sorted(facts):
+            kind, a = fact[0], fact[1]
+            if a not in value:
+                continue
+            if kind == "outside":
+                part, o, its_part = fact[2:]
+                held = low.env.get(o)
+                if isinstance(held, Value):
+                    parts[part][id(value[a])] = self.part(value[a], part) | self.part(held, its_part)
+                continue
+            b = fact[2]
+            if b not in value:
+                continue
+            token = object()
+            self.tokens[id(token)] = (token, where)
+            one = frozenset({id(token)})
+            first, second = {"same": ("bases", "bases"), "holds": ("contents", "bases"),
+                             "items": ("contents", "contents")}[kind]
+            parts[first][id(value[a])] = self.part(value[a], first) | one
+            parts[second][id(value[b])] = self.part(value[b], second) | one
+
+    def part(self, value: Atom, part: str) -> frozenset:
+        return self.low.bases_of(value) if part == "bases" else self.low.contents_of(value)
+
+    def found(self, node: Any, names: list[str], carried: list[Value], results: list[Atom]) -> None:
+        """After the body: raises LoopShares if an iteration hands on sharing the carried values did not start
+        with. Called with the lowerer's variables as they are at the loop's start (the carried ones excepted)."""
+        ends = {n: (c, r) for n, c, r in zip(names, carried, results)
+                if isinstance(r, Value) and not n.startswith("$")}
+        facts = set()
+        order = list(ends)
+        relations = (("same", "bases", "bases"), ("holds", "contents", "bases"), ("items", "contents", "contents"))
+        for a in order:
+            for b in order:
+                if a == b:
+                    continue
+                for kind, pa, pb in relations:
+                    if kind != "holds" and a > b:
+                        continue        # symmetric: noted once, names in order
+                    (ca, ra), (cb, rb) = ends[a], ends[b]
+                    if self.part(ra, pa) & self.part(rb, pb) and not self.part(ca, pa) & self.part(cb, pb):
+                        facts.add((kind, a, b))
+        outside = [(o, held) for o, held in self.low.env.items()
+                   if o not in names and not o.startswith("$") and isinstance(held, Value)]
+        for a in order:
+            c, r = ends[a]
+            for part in ("bases", "contents"):
+                new = self.part(r, part) - self.part(c, part)
+                if not new:
+                    continue
+                for o, held in outside:
+                    for its_part in ("bases", "contents"):
+                        if new & self.part(held, its_part):
+                            facts.add(("outside", a, part, o, its_part))
+        known = self.facts.get(id(node), frozenset())
+        if not facts <= known:
+            raise LoopShares(node, known | facts)
+
+    def learn(self, exc: LoopShares) -> None:
+        self.facts[id(exc.node)] = exc.found
+
+    def made_by(self, shared: frozenset) -> str:
+        """' (...)' naming the loop whose earlier iteration made two names one object, if shared came from one."""
+        places = [where for i, (_, where) in self.tokens.items() if i in shared]
+        if not places:
+            return ""
+        # the last made: the innermost loop (an outer loop's carried values are made before its body's loops')
+        return f" (an earlier iteration of the loop at {places[-1]} left them one object)"
