@@ -44,6 +44,7 @@ from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, DefaultsOf, ParsedFun
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
+from s2s.ir.liveness import Liveness
 from s2s.ir.loop_sharing import LoopShares, LoopSharing
 from s2s.ir import syntax
 from s2s.ir.naming import Namer
@@ -240,6 +241,7 @@ class Lowerer:
         self.param_idents = param_idents or {}
         self.loop_state: dict[int, tuple] = {}      # a loop (by id) -> (locations it carries, dropped before it)
         self.loop_sharing = LoopSharing(self)       # what a loop's iterations hand on shared (loop_sharing.py)
+        self.liveness = Liveness(parsed.node)       # a name never read again cannot see a write (liveness.py)
         self.namer = namer or Namer()
         self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
         self.functions = functions or {}                # parameters bound to functions by the caller
@@ -650,6 +652,11 @@ class Lowerer:
     def contents_of(self, atom: Any) -> frozenset:
         return self.contents.get(id(atom), frozenset()) if isinstance(atom, Value) else frozenset()
 
+    def dead_after(self, other: str, node: Any, mine: frozenset) -> bool:
+        """Whether a write at node into the objects `mine` cannot be seen through the variable other: it is never
+        read again (liveness.py), and the objects are not an argument's, which the caller sees."""
+        return not mine & self.param_bases and self.liveness.dead_after(other, node)
+
     def writable(self, name: str, node: Any, items_kept: bool = False) -> Atom:
         """The value of a variable about to be written into (x[i] = v, xs.append(v), x += v on an
         array), refusing writes that Python would make visible through another name. items_kept: the write
@@ -670,7 +677,8 @@ class Lowerer:
                 self.bases[id(held)] = frozenset({id(held)})
         for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) and id(held) not in kept \
-                    and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)):
+                    and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)) \
+                    and not self.dead_after(other, node, mine):
                 how = "is the same object as" if held is value else "may share memory with"
                 made = self.loop_sharing.made_by(mine & (self.bases_of(held) | self.contents_of(held)))
                 raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it){made}: s2s does not "
@@ -752,7 +760,8 @@ class Lowerer:
             mine = self.bases[id(current)] = frozenset({id(current)})
         sharing = [(other, held) for other, held in self.env.items()
                    if other != name and not other.startswith("$") and isinstance(held, Value)
-                   and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held))]
+                   and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held))
+                   and not self.dead_after(other, node, mine)]
         if sharing:
             # on an array, `x += v` writes into the object `other` also names; on a number it does not (nor when
             # every other name holds a number: `x = x0; x += dt` with x0 a float makes x a new object)
