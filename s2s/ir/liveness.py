@@ -28,10 +28,12 @@ _LOOPS = (gast.For, gast.While, gast.AsyncFor)
 
 
 class Liveness:
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: Any, range_is_builtin: bool = True) -> None:
         self.root = root
+        self.range_is_builtin = range_is_builtin        # (not a global or closure variable named `range`)
         self._parents: dict[int, Any] | None = None
         self._captured: set[str] | None = None      # names a nested function, lambda or class reads
+        self._stored: set[str] = set()                  # names the function binds
 
     def parents(self) -> dict[int, Any]:
         if self._parents is None:
@@ -40,6 +42,8 @@ class Liveness:
                 for child in gast.iter_child_nodes(node):
                     self._parents[id(child)] = node
             self._captured = set()
+            self._stored = {n.id for n in parsing.walk(self.root) if type(n) is gast.Name
+                            and not isinstance(n.ctx, gast.Load)}
             for node in parsing.walk(self.root):
                 if node is not self.root and isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                                gast.Lambda, gast.ClassDef)):
@@ -50,6 +54,8 @@ class Liveness:
         parents = self.parents()
         if name in self._captured:
             return False
+        if "range" in self._stored:
+            self.range_is_builtin = False
         stmt = node
         while stmt is not None and not isinstance(stmt, gast.stmt):
             stmt = parents.get(id(stmt))
@@ -128,12 +134,31 @@ class Liveness:
             if READ in found:
                 return READ
             return BOUND if found == (BOUND, BOUND) else OPEN
+        if isinstance(stmt, gast.For) and self.range_is_builtin and _runs(stmt) and not _reads(stmt.iter, name) \
+                and not _mentions(stmt.target, name) and not stmt.orelse:
+            # `for j in range(2)`: its first iteration runs the body from its start (then, if the name is unread
+            # and maybe unbound there, the rest of it is read like any loop)
+            found = self.scan(stmt.body, name)
+            if found != OPEN:
+                return found
         if isinstance(stmt, (gast.Break, gast.Continue)):
             return READ                 # (goes elsewhere: not followed)
         if isinstance(stmt, (gast.Expr, gast.Assert, gast.Pass)):
             return READ if _mentions(stmt, name) else OPEN
         # loops (which may run no iteration), with, try, del, global, nested definitions: unread or read
         return READ if _mentions(stmt, name) or _jumps(stmt) else OPEN
+
+
+def _runs(loop: Any) -> bool:
+    """Whether a `for` over `range` of number literals runs its body at least once."""
+    call = loop.iter
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.func.id == "range"
+            and not call.keywords and 1 <= len(call.args) <= 2):
+        return False
+    if not all(isinstance(a, gast.Constant) and type(a.value) is int for a in call.args):
+        return False
+    bounds = [a.value for a in call.args]
+    return (bounds[0] > 0) if len(bounds) == 1 else bounds[0] < bounds[1]
 
 
 def _block_of(parent: Any, stmt: Any) -> list | None:

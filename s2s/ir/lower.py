@@ -241,7 +241,8 @@ class Lowerer:
         self.param_idents = param_idents or {}
         self.loop_state: dict[int, tuple] = {}      # a loop (by id) -> (locations it carries, dropped before it)
         self.loop_sharing = LoopSharing(self)       # what a loop's iterations hand on shared (loop_sharing.py)
-        self.liveness = Liveness(parsed.node)       # a name never read again cannot see a write (liveness.py)
+        self.liveness = Liveness(parsed.node, parsed.globals.get("range", builtins.range) is builtins.range
+                                 and "range" not in parsed.closure)     # a name never read again sees no write
         self.namer = namer or Namer()
         self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
         self.functions = functions or {}                # parameters bound to functions by the caller
