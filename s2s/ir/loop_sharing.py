@@ -13,8 +13,8 @@ That misses aliasing an iteration makes for the next one:
         result = x
 
 Accepts a loop (`For` or `While`) whose body was lowered once. Guarantees: after the body, `found` compares what
-the variables the loop carries share at the end of an iteration (with each other, and with the objects the
-variables it does not change hold) with what they were taken to share at its start; when an iteration hands on
+the variables the loop carries (and the objects' attributes and items it carries: `self.buf = y`) share at the
+end of an iteration (with each other, and with the objects the variables it does not change hold) with what they were taken to share at its start; when an iteration hands on
 more, it raises `LoopShares` and the loop is lowered again (`Lowerer.lowered_loop`) with the carried values
 sharing it from the start (`carry`): one token object per pair that may be the same object, or per container that
 may hold the other's object. A write into such a value then meets the other name like any other alias, and is
@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from s2s.ir.core import Atom, Value
+from s2s.ir.object_state import PREFIX as STATE
 
 if TYPE_CHECKING:
     from s2s.ir.lower import Lowerer
@@ -81,6 +82,8 @@ class LoopSharing:
                              "items": ("contents", "contents")}[kind]
             parts[first][id(value[a])] = self.part(value[a], first) | one
             parts[second][id(value[b])] = self.part(value[b], second) | one
+            if a.startswith(STATE) or b.startswith(STATE):
+                low.held |= one         # an object's attribute (or item) holds it: a write into it is refused
 
     def part(self, value: Atom, part: str) -> frozenset:
         return self.low.bases_of(value) if part == "bases" else self.low.contents_of(value)
@@ -89,7 +92,7 @@ class LoopSharing:
         """After the body: raises LoopShares if an iteration hands on sharing the carried values did not start
         with. Called with the lowerer's variables as they are at the loop's start (the carried ones excepted)."""
         ends = {n: (c, r) for n, c, r in zip(names, carried, results)
-                if isinstance(r, Value) and not n.startswith("$")}
+                if isinstance(r, Value) and (not n.startswith("$") or n.startswith(STATE))}
         facts = set()
         order = list(ends)
         relations = (("same", "bases", "bases"), ("holds", "contents", "bases"), ("items", "contents", "contents"))

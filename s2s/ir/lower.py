@@ -686,7 +686,8 @@ class Lowerer:
                                  f"follow a write through one name to the other", node,
                                  hint=f"copy it first: {name} = {name}.copy()")
         if mine & self.held:
-            raise self.error(f"{name!r} is held by an object (read from an attribute): s2s does not follow a write "
+            raise self.error(f"{name!r} is held by an object (read from an attribute)"
+                             f"{self.loop_sharing.made_by(mine & self.held)}: s2s does not follow a write "
                              f"into it to the object", node,
                              hint=f"copy it first ({name} = {name}.copy()) and pass the new value on, or return it")
         if len(self.call_stack) > 1 and mine & self.param_bases:
@@ -772,7 +773,8 @@ class Lowerer:
                                        f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
         elif mine & self.held:
             self.scalar_checks.append(((current,), self.parsed.loc(node),
-                                       f"{name!r} may be an array an object holds (read from an attribute): `{name} "
+                                       f"{name!r} may be an array an object holds (read from an attribute)"
+                                       f"{self.loop_sharing.made_by(mine & self.held)}: `{name} "
                                        f"{_AUGMENTED[type(node.op)]}= ...` would change it in place, which s2s does "
                                        f"not follow to the object"))
         else:

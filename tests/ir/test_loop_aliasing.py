@@ -321,3 +321,55 @@ def test_an_inner_loop_that_may_run_no_iteration_does_not_bind_the_alias_anew():
     for mode in MODES:
         with pytest.raises(s2s.UnsupportedSyntax, match="'a' may be the same array as 'b'"):
             s2s.value_and_grad(inner_loop_that_may_not_run, mode=mode)(X.copy())
+
+
+class Smoother:
+    """An object whose attribute holds the running array from one iteration to the next."""
+
+    def __init__(self):
+        self.last = np.zeros(4)
+
+    def written_in_place(self, x):
+        y = x * 1.0
+        s = 0.0
+        for i in range(3):
+            y[0] = y[0] * 2.0 + x[1]        # from the second iteration on, self.last is y: it sees this write
+            s = s + np.sum(self.last * x)
+            self.last = y
+        return s
+
+    def updated_in_place(self, x):
+        y = x * 1.0
+        s = 0.0
+        for i in range(3):
+            y += 0.5 * x
+            s = s + np.sum(self.last * x)
+            self.last = y
+        return s
+
+    def copied(self, x):
+        y = x * 1.0
+        s = 0.0
+        for i in range(3):
+            y += 0.5 * x
+            s = s + np.sum(self.last * x)
+            self.last = y.copy()
+        return s
+
+
+@pytest.mark.parametrize("method, phrase", [("written_in_place", "'y' is held by an object"),
+                                            ("updated_in_place", "'y' may be an array an object holds")])
+@pytest.mark.parametrize("mode", MODES)
+def test_an_attribute_an_earlier_iteration_left_holding_the_array_is_refused(method, phrase, mode):
+    """Wrong before (2.38 in Python, 3.10 in the derivative for written_in_place), even with check=False."""
+    with pytest.raises(s2s.UnsupportedSyntax, match=phrase + r" \(read from an attribute\) \(an earlier iteration"):
+        s2s.value_and_grad(getattr(Smoother(), method), mode=mode)(X.copy())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_attribute_given_a_copy_in_a_loop_is_differentiated(mode):
+    f = Smoother().copied
+    value, grad = s2s.value_and_grad(f, mode=mode)(X.copy())
+    assert value == pytest.approx(Smoother().copied(X.copy()), rel=1e-12)
+    # y is 1.5 x, 2 x, 2.5 x; s = 0 + (1.5 x) . x + (2 x) . x (the attribute starts at zeros): gradient 7 x
+    np.testing.assert_allclose(grad, 7.0 * X, rtol=1e-12)
