@@ -43,7 +43,8 @@ class LoopShares(Exception):
 class LoopSharing:
     """The sharing each loop (by the id of its node) hands on from one iteration to the next, as facts on names:
     ("same", a, b): a and b may be one object (or views of one); ("holds", a, b): container a may hold b's object
-    (or a view of it); ("items", a, b): containers a and b may hold one object; ("outside", a, part, o, its_part):
+    (or a view of it); ("items", a, b): containers a and b may hold one object; ("held", a): a may be (a view of)
+    an array an object's attribute holds (read from it: `y = self.buf`); ("outside", a, part, o, its_part):
     a (part "bases") or an item of a (part "contents") may be (a view of) the object the variable o, which the loop
     does not change, holds (its_part "bases") or one of the objects it holds (its_part "contents")."""
 
@@ -65,6 +66,12 @@ class LoopSharing:
         for fact in sorted(facts):
             kind, a = fact[0], fact[1]
             if a not in value:
+                continue
+            if kind == "held":         # an object's attribute holds what it may be
+                token = object()
+                self.tokens[id(token)] = (token, where)
+                low.bases[id(value[a])] = low.bases_of(value[a]) | {id(token)}
+                low.held |= {id(token)}
                 continue
             if kind == "outside":
                 part, o, its_part = fact[2:]
@@ -110,6 +117,8 @@ class LoopSharing:
                    if o not in names and not o.startswith("$") and isinstance(held, Value)]
         for a in order:
             c, r = ends[a]
+            if (self.part(r, "bases") - self.part(c, "bases")) & self.low.held and not a.startswith(STATE):
+                facts.add(("held", a))
             for part in ("bases", "contents"):
                 new = self.part(r, part) - self.part(c, part)
                 if not new:

@@ -356,9 +356,26 @@ class Smoother:
             self.last = y.copy()
         return s
 
+    def rebound_to_the_attribute(self, x):
+        y = x * 1.0
+        for i in range(3):
+            y[0] = y[0] + x[1]              # from the second iteration on, y is self.last: the write changes it
+            y = self.last
+        return np.sum(self.last * x) + np.sum(y)
+
+    def rebound_to_the_attribute_then_updated(self, x):
+        y = x * 1.0
+        for i in range(3):
+            y += x
+            y = self.last
+        return np.sum(self.last * x) + np.sum(y)
+
 
 @pytest.mark.parametrize("method, phrase", [("written_in_place", "'y' is held by an object"),
-                                            ("updated_in_place", "'y' may be an array an object holds")])
+                                            ("updated_in_place", "'y' may be an array an object holds"),
+                                            ("rebound_to_the_attribute", "'y' is held by an object"),
+                                            ("rebound_to_the_attribute_then_updated",
+                                             "'y' may be an array an object holds")])
 @pytest.mark.parametrize("mode", MODES)
 def test_an_attribute_an_earlier_iteration_left_holding_the_array_is_refused(method, phrase, mode):
     """Wrong before (2.38 in Python, 3.10 in the derivative for written_in_place), even with check=False."""
