@@ -134,6 +134,9 @@ class Liveness:
             if READ in found:
                 return READ
             return BOUND if found == (BOUND, BOUND) else OPEN
+        if isinstance(stmt, gast.For) and self.range_is_builtin and range_length(stmt) == 0 \
+                and not _mentions(stmt.iter, name):
+            return OPEN                 # `for i in range(0)`: its body never runs
         if isinstance(stmt, gast.For) and self.range_is_builtin and _runs(stmt) and not _reads(stmt.iter, name) \
                 and not _mentions(stmt.target, name) and not stmt.orelse:
             # `for j in range(2)`: its first iteration runs the body from its start (then, if the name is unread
@@ -149,16 +152,21 @@ class Liveness:
         return READ if _mentions(stmt, name) or _jumps(stmt) else OPEN
 
 
-def _runs(loop: Any) -> bool:
-    """Whether a `for` over `range` of number literals runs its body at least once."""
-    call = loop.iter
+def range_length(loop: Any) -> int | None:
+    """How many iterations a `for` over `range` of number literals runs (`range(2)`, `range(1, 3)`); None for any
+    other loop. (The caller checks that `range` is the builtin.)"""
+    call = loop.iter if isinstance(loop, gast.For) else None
     if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.func.id == "range"
             and not call.keywords and 1 <= len(call.args) <= 2):
-        return False
+        return None
     if not all(isinstance(a, gast.Constant) and type(a.value) is int for a in call.args):
-        return False
-    bounds = [a.value for a in call.args]
-    return (bounds[0] > 0) if len(bounds) == 1 else bounds[0] < bounds[1]
+        return None
+    return len(range(*(a.value for a in call.args)))
+
+
+def _runs(loop: Any) -> bool:
+    """Whether a `for` over `range` of number literals runs its body at least once."""
+    return (range_length(loop) or 0) > 0
 
 
 def _block_of(parent: Any, stmt: Any) -> list | None:

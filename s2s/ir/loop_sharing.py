@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from s2s.ir.core import Atom, Value
+from s2s.ir.liveness import range_length
 from s2s.ir.object_state import PREFIX as STATE
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ class LoopSharing:
     def found(self, node: Any, names: list[str], carried: list[Value], results: list[Atom]) -> None:
         """After the body: raises LoopShares if an iteration hands on sharing the carried values did not start
         with. Called with the lowerer's variables as they are at the loop's start (the carried ones excepted)."""
+        if self.low.liveness.range_is_builtin and (range_length(node) or 0) <= 1 and range_length(node) is not None:
+            return      # `for k in range(1)`: no iteration follows another
         ends = {n: (c, r) for n, c, r in zip(names, carried, results)
                 if isinstance(r, Value) and (not n.startswith("$") or n.startswith(STATE))}
         facts = set()

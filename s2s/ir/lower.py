@@ -44,7 +44,7 @@ from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, DefaultsOf, ParsedFun
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
-from s2s.ir.liveness import Liveness
+from s2s.ir.liveness import Liveness, range_length
 from s2s.ir.loop_sharing import LoopShares, LoopSharing
 from s2s.ir import syntax
 from s2s.ir.naming import Namer
@@ -1000,6 +1000,7 @@ class Lowerer:
         into a new object made in the iteration (`v = u.copy()` then `v[i] = ...`, a Jacobi sweep) is not
         into the carried one, and needs nothing."""
         made = {id(v) for stmt in walk(Block(body, [])) for v in stmt_defs(stmt)}     # new in the iteration
+        runs = range_length(node) if self.liveness.range_is_builtin else None      # (a literal range's length)
         for c, r, o in zip(carried, results, outs):
             if id(c) in self.param_versions and id(r) in self.param_versions:   # a parameter's array, written into
                 self.param_versions.add(id(o))
@@ -1009,6 +1010,14 @@ class Lowerer:
                 raise self.error(f"{name!r} is written into inside a loop in which it may also become another "
                                  f"object: s2s does not follow that write", node,
                                  hint=f"assign a copy: {name} = ... .copy()")
+            if runs == 0:               # `for k in range(0)`: what it started with
+                self.bases[id(o)] = self.bases_of(c) - {id(c)} or self.bases_of(c)
+                self.contents[id(o)] = self.contents_of(c)
+                continue
+            if runs == 1:               # `for k in range(1)`: what its one iteration left
+                self.bases[id(o)] = self.bases_of(r)
+                self.contents[id(o)] = self.contents_of(r)
+                continue
             if self.bases_of(r) <= self.bases_of(c) and self.bases_of(c) - {id(c)}:
                 # every iteration left the object it started with (written into, not rebound): after the loop
                 # it is the object the loop started with

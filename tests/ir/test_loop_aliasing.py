@@ -390,3 +390,59 @@ def test_an_attribute_given_a_copy_in_a_loop_is_differentiated(mode):
     assert value == pytest.approx(Smoother().copied(X.copy()), rel=1e-12)
     # y is 1.5 x, 2 x, 2.5 x; s = 0 + (1.5 x) . x + (2 x) . x (the attribute starts at zeros): gradient 7 x
     np.testing.assert_allclose(grad, 7.0 * X, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- loops over literal ranges: what they run
+
+def inner_loop_of_one_iteration(x):
+    a = x * 0.5
+    b = x * 1.0
+    s = 0.0
+    for k in range(2):
+        for j in range(1):                  # one iteration: none follows the one that made b a
+            a += 0.5 * np.sin(a)
+            s = s + np.sum(b * x)
+            b = a
+        b = b * 2.0
+    return s + np.sum(a * b)
+
+
+def inner_loop_of_two_iterations(x):
+    a = x * 0.5
+    b = x * 1.0
+    s = 0.0
+    for k in range(2):
+        for j in range(2):                  # the second iteration's write changes b, read after it
+            a += 0.5 * np.sin(a)
+            s = s + np.sum(b * x)
+            b = a
+        b = b * 2.0
+    return s + np.sum(a * b)
+
+
+def inner_loop_that_never_runs(x):
+    a = x * 0.5
+    b = x * 1.0
+    s = 0.0
+    for k in range(3):
+        a += 0.5 * np.sin(a)
+        s = s + np.sum(b * x)               # b is never a: the loop that would bind it runs no iteration
+        for j in range(0):
+            b = a
+    return s + np.sum(a)
+
+
+@pytest.mark.parametrize("f", [inner_loop_of_one_iteration, inner_loop_that_never_runs])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_literal_range_of_one_or_no_iteration_hands_nothing_on(f, mode):
+    """The fuzzer's names:687 in short: refused while a `range(0)` loop was taken to run and a `range(1)` loop to
+    run again."""
+    value, _ = s2s.value_and_grad(f, mode=mode)(X.copy())
+    assert value == pytest.approx(f(X.copy()), rel=1e-12)
+    agrees(f, (X.copy(),), mode=mode, rtol=1e-5, atol=1e-7)
+
+
+def test_a_literal_range_of_two_iterations_hands_the_alias_on():
+    for mode in MODES:
+        with pytest.raises(s2s.UnsupportedSyntax, match="'a' may be the same array as 'b'"):
+            s2s.value_and_grad(inner_loop_of_two_iterations, mode=mode)(X.copy())
