@@ -30,10 +30,9 @@ _LOOPS = (gast.For, gast.While, gast.AsyncFor)
 class Liveness:
     def __init__(self, root: Any, range_is_builtin: bool = True) -> None:
         self.root = root
-        self.range_is_builtin = range_is_builtin        # (not a global or closure variable named `range`)
+        self.range_is_builtin = range_is_builtin        # (no variable of the function, global or closure `range`)
         self._parents: dict[int, Any] | None = None
         self._captured: set[str] | None = None      # names a nested function, lambda or class reads
-        self._stored: set[str] = set()                  # names the function binds
 
     def parents(self) -> dict[int, Any]:
         if self._parents is None:
@@ -42,8 +41,6 @@ class Liveness:
                 for child in gast.iter_child_nodes(node):
                     self._parents[id(child)] = node
             self._captured = set()
-            self._stored = {n.id for n in parsing.walk(self.root) if type(n) is gast.Name
-                            and not isinstance(n.ctx, gast.Load)}
             for node in parsing.walk(self.root):
                 if node is not self.root and isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                                gast.Lambda, gast.ClassDef)):
@@ -54,8 +51,6 @@ class Liveness:
         parents = self.parents()
         if name in self._captured:
             return False
-        if "range" in self._stored:
-            self.range_is_builtin = False
         stmt = node
         while stmt is not None and not isinstance(stmt, gast.stmt):
             stmt = parents.get(id(stmt))

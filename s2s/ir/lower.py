@@ -241,8 +241,6 @@ class Lowerer:
         self.param_idents = param_idents or {}
         self.loop_state: dict[int, tuple] = {}      # a loop (by id) -> (locations it carries, dropped before it)
         self.loop_sharing = LoopSharing(self)       # what a loop's iterations hand on shared (loop_sharing.py)
-        self.liveness = Liveness(parsed.node, parsed.globals.get("range", builtins.range) is builtins.range
-                                 and "range" not in parsed.closure)     # a name never read again sees no write
         self.namer = namer or Namer()
         self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
         self.functions = functions or {}                # parameters bound to functions by the caller
@@ -279,6 +277,9 @@ class Lowerer:
         self.local_names = set(params) | set(found[1] if found is not None and found[0] is node
                                              else _stored_names(node.body))
         self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
+        # a name never read again sees no write (liveness.py); `range` read as the builtin unless rebound
+        self.liveness = Liveness(parsed.node, parsed.globals.get("range", builtins.range) is builtins.range
+                                 and "range" not in parsed.closure and "range" not in self.local_names)
         self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
         # why a name is unbound where a `try` left it (lower_try.py): read there, the refusal says so
         self.unbound_reasons: dict[str, tuple[str, str]] = {}
