@@ -1015,10 +1015,6 @@ class Lowerer:
                 self.bases[id(o)] = self.bases_of(c) - {id(c)} or self.bases_of(c)
                 self.contents[id(o)] = self.contents_of(c)
                 continue
-            if runs == 1:               # `for k in range(1)`: what its one iteration left
-                self.bases[id(o)] = self.bases_of(r)
-                self.contents[id(o)] = self.contents_of(r)
-                continue
             if self.bases_of(r) <= self.bases_of(c) and self.bases_of(c) - {id(c)}:
                 # every iteration left the object it started with (written into, not rebound): after the loop
                 # it is the object the loop started with
