@@ -96,39 +96,61 @@ class LoopSharing:
     def part(self, value: Atom, part: str) -> frozenset:
         return self.low.bases_of(value) if part == "bases" else self.low.contents_of(value)
 
-    def found(self, node: Any, names: list[str], carried: list[Value], results: list[Atom]) -> None:
+    def found(self, node: Any, names: list[str], carried: list[Value], results: list[Atom],
+              made: set[int]) -> None:
         """After the body: raises LoopShares if an iteration hands on sharing the carried values did not start
-        with. Called with the lowerer's variables as they are at the loop's start (the carried ones excepted)."""
+        with. Called with the lowerer's variables as they are at the loop's start (the carried ones excepted);
+        made: the values the body makes. Linear in what the carried values share (indexed by object)."""
         if self.low.liveness.range_is_builtin and (range_length(node) or 0) <= 1 and range_length(node) is not None:
             return      # `for k in range(1)`: no iteration follows another
+        low = self.low
         ends = {n: (c, r) for n, c, r in zip(names, carried, results)
                 if isinstance(r, Value) and (not n.startswith("$") or n.startswith(STATE))}
+        if not ends:
+            return
+        rb = {n: low.bases_of(r) for n, (c, r) in ends.items()}
+        rc = {n: low.contents_of(r) for n, (c, r) in ends.items()}
+        cb = {n: low.bases_of(c) for n, (c, r) in ends.items()}
+        cc = {n: low.contents_of(c) for n, (c, r) in ends.items()}
+        by_base: dict[int, list[str]] = {}
+        by_item: dict[int, list[str]] = {}
+        for n in ends:
+            for i in rb[n]:
+                by_base.setdefault(i, []).append(n)
+            for i in rc[n]:
+                by_item.setdefault(i, []).append(n)
         facts = set()
-        order = list(ends)
-        relations = (("same", "bases", "bases"), ("holds", "contents", "bases"), ("items", "contents", "contents"))
-        for a in order:
-            for b in order:
-                if a == b:
-                    continue
-                for kind, pa, pb in relations:
-                    if kind != "holds" and a > b:
-                        continue        # symmetric: noted once, names in order
-                    (ca, ra), (cb, rb) = ends[a], ends[b]
-                    if self.part(ra, pa) & self.part(rb, pb) and not self.part(ca, pa) & self.part(cb, pb):
-                        facts.add((kind, a, b))
-        outside = [(o, held) for o, held in self.low.env.items()
-                   if o not in names and not o.startswith("$") and isinstance(held, Value)]
-        for a in order:
-            c, r = ends[a]
-            if (self.part(r, "bases") - self.part(c, "bases")) & self.low.held and not a.startswith(STATE):
+        for i, sharing in by_base.items():
+            for a in sharing:
+                for b in sharing:
+                    if a < b and not cb[a] & cb[b]:
+                        facts.add(("same", a, b))
+        for i, holding in by_item.items():
+            for a in holding:
+                for b in holding:
+                    if a < b and not cc[a] & cc[b]:
+                        facts.add(("items", a, b))
+                for b in by_base.get(i, ()):
+                    if a != b and not cc[a] & cb[b]:
+                        facts.add(("holds", a, b))
+        before: dict[str, tuple] = {}       # objects from before the loop that an iteration leaves in a variable
+        for a in ends:
+            if (rb[a] - cb[a]) & low.held and not a.startswith(STATE):
                 facts.add(("held", a))
-            for part in ("bases", "contents"):
-                new = self.part(r, part) - self.part(c, part)
-                if not new:
-                    continue
-                for o, held in outside:
+            new = ((rb[a] - cb[a]) - made, (rc[a] - cc[a]) - made)
+            if new[0] or new[1]:
+                before[a] = new
+        if before:
+            outside: dict[int, list[tuple[str, str]]] = {}
+            for o, held in low.env.items():
+                if o not in ends and o not in names and not o.startswith("$") and isinstance(held, Value):
                     for its_part in ("bases", "contents"):
-                        if new & self.part(held, its_part):
+                        for i in self.part(held, its_part):
+                            outside.setdefault(i, []).append((o, its_part))
+            for a, parts in before.items():
+                for part, new in zip(("bases", "contents"), parts):
+                    for i in new:
+                        for o, its_part in outside.get(i, ()):
                             facts.add(("outside", a, part, o, its_part))
         known = self.facts.get(id(node), frozenset())
         if not facts <= known:

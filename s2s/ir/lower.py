@@ -1022,7 +1022,7 @@ class Lowerer:
             else:
                 self.bases[id(o)] = self.bases_of(c) | self.bases_of(r)
             self.contents[id(o)] = self.contents_of(c) | self.contents_of(r)
-        self.loop_sharing.found(node, names, carried, results)
+        self.loop_sharing.found(node, names, carried, results, made)
 
     def finish_loop(self, body: list[gast.stmt], carried_names: list[str], outs: list[Value],
                     saved: dict[str, Any]) -> None:
