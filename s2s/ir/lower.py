@@ -45,6 +45,8 @@ from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Va
 from s2s.ir.lower_objects import unrolled_over_objects
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try
+from s2s.ir.liveness import Liveness, range_length
+from s2s.ir.loop_sharing import LoopShares, LoopSharing
 from s2s.ir import syntax
 from s2s.ir.naming import Namer
 from s2s.ir.object_state import PREFIX as STATE, ObjectState, key_of, unheld
@@ -242,6 +244,7 @@ class Lowerer:
         self.initial_state = state.env_states(state.low.env) if state is not None else {}
         self.param_idents = param_idents or {}
         self.loop_state: dict[int, tuple] = {}      # a loop (by id) -> (locations it carries, dropped before it)
+        self.loop_sharing = LoopSharing(self)       # what a loop's iterations hand on shared (loop_sharing.py)
         self.namer = namer or Namer()
         self.call_stack = call_stack or [parsed.fn]     # the functions being inlined, outermost first
         self.functions = functions or {}                # parameters bound to functions by the caller
@@ -278,6 +281,9 @@ class Lowerer:
         self.local_names = set(params) | set(found[1] if found is not None and found[0] is node
                                              else _stored_names(node.body))
         self.hints = dict(_FLAG_HINTS)     # IR hints of the variables lowering introduces
+        # a name never read again sees no write (liveness.py); `range` read as the builtin unless rebound
+        self.liveness = Liveness(parsed.node, parsed.globals.get("range", builtins.range) is builtins.range
+                                 and "range" not in parsed.closure and "range" not in self.local_names)
         self._loads: dict[str, list[int]] | None = None     # name -> its reads in the function (read_after)
         # why a name is unbound where a `try` left it (lower_try.py): read there, the refusal says so
         self.unbound_reasons: dict[str, tuple[str, str]] = {}
@@ -692,6 +698,11 @@ class Lowerer:
     def contents_of(self, atom: Any) -> frozenset:
         return self.contents.get(id(atom), frozenset()) if isinstance(atom, Value) else frozenset()
 
+    def dead_after(self, other: str, node: Any, mine: frozenset) -> bool:
+        """Whether a write at node into the objects `mine` cannot be seen through the variable other: it is never
+        read again (liveness.py), and the objects are not an argument's, which the caller sees."""
+        return not mine & self.param_bases and self.liveness.dead_after(other, node)
+
     def writable(self, name: str, node: Any, items_kept: bool = False) -> Atom:
         """The value of a variable about to be written into (x[i] = v, xs.append(v), x += v on an
         array), refusing writes that Python would make visible through another name. items_kept: the write
@@ -712,13 +723,16 @@ class Lowerer:
                 self.bases[id(held)] = frozenset({id(held)})
         for other, held in self.env.items():
             if other != name and not other.startswith("$") and isinstance(held, Value) and id(held) not in kept \
-                    and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)):
+                    and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held)) \
+                    and not self.dead_after(other, node, mine):
                 how = "is the same object as" if held is value else "may share memory with"
-                raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it): s2s does not "
+                made = self.loop_sharing.made_by(mine & (self.bases_of(held) | self.contents_of(held)))
+                raise self.error(f"{name!r} {how} {other!r} (a view, an alias or an item of it){made}: s2s does not "
                                  f"follow a write through one name to the other", node,
                                  hint=f"copy it first: {name} = {name}.copy()")
         if mine & self.held:
-            raise self.error(f"{name!r} is held by an object (read from an attribute): s2s does not follow a write "
+            raise self.error(f"{name!r} is held by an object (read from an attribute)"
+                             f"{self.loop_sharing.made_by(mine & self.held)}: s2s does not follow a write "
                              f"into it to the object", node,
                              hint=f"copy it first ({name} = {name}.copy()) and pass the new value on, or return it")
         if len(self.call_stack) > 1 and mine & self.param_bases:
@@ -793,16 +807,19 @@ class Lowerer:
             mine = self.bases[id(current)] = frozenset({id(current)})
         sharing = [(other, held) for other, held in self.env.items()
                    if other != name and not other.startswith("$") and isinstance(held, Value)
-                   and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held))]
+                   and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held))
+                   and not self.dead_after(other, node, mine)]
         if sharing:
             # on an array, `x += v` writes into the object `other` also names; on a number it does not (nor when
             # every other name holds a number: `x = x0; x += dt` with x0 a float makes x a new object)
+            made = self.loop_sharing.made_by(mine & (self.bases_of(sharing[0][1]) | self.contents_of(sharing[0][1])))
             self.scalar_checks.append(((current, *(held for _, held in sharing)), self.parsed.loc(node),
-                                       f"{name!r} may be the same array as {sharing[0][0]!r}: `{name} "
+                                       f"{name!r} may be the same array as {sharing[0][0]!r}{made}: `{name} "
                                        f"{_AUGMENTED[type(node.op)]}= ...` would change both"))
         elif mine & self.held:
             self.scalar_checks.append(((current,), self.parsed.loc(node),
-                                       f"{name!r} may be an array an object holds (read from an attribute): `{name} "
+                                       f"{name!r} may be an array an object holds (read from an attribute)"
+                                       f"{self.loop_sharing.made_by(mine & self.held)}: `{name} "
                                        f"{_AUGMENTED[type(node.op)]}= ...` would change it in place, which s2s does "
                                        f"not follow to the object"))
         else:
@@ -961,6 +978,11 @@ class Lowerer:
                     raise
                 self.rollback(mark)
                 self.loop_state[id(node)] = exc.found
+            except LoopShares as exc:
+                if exc.node is not node:
+                    raise
+                self.rollback(mark)
+                self.loop_sharing.learn(exc)
 
     def read_in_branches_after(self, node: Any, name: str) -> bool:
         """Whether the function reads name outside node (a branch) only inside the branches of other `if`s: read
@@ -1024,6 +1046,7 @@ class Lowerer:
         into a new object made in the iteration (`v = u.copy()` then `v[i] = ...`, a Jacobi sweep) is not
         into the carried one, and needs nothing."""
         made = {id(v) for stmt in walk(Block(body, [])) for v in stmt_defs(stmt)}     # new in the iteration
+        runs = range_length(node) if self.liveness.range_is_builtin else None      # (a literal range's length)
         for c, r, o in zip(carried, results, outs):
             if id(c) in self.param_versions and id(r) in self.param_versions:   # a parameter's array, written into
                 self.param_versions.add(id(o))
@@ -1033,6 +1056,10 @@ class Lowerer:
                 raise self.error(f"{name!r} is written into inside a loop in which it may also become another "
                                  f"object: s2s does not follow that write", node,
                                  hint=f"assign a copy: {name} = ... .copy()")
+            if runs == 0:               # `for k in range(0)`: what it started with
+                self.bases[id(o)] = self.bases_of(c) - {id(c)} or self.bases_of(c)
+                self.contents[id(o)] = self.contents_of(c)
+                continue
             if self.bases_of(r) <= self.bases_of(c) and self.bases_of(c) - {id(c)}:
                 # every iteration left the object it started with (written into, not rebound): after the loop
                 # it is the object the loop started with
@@ -1040,6 +1067,7 @@ class Lowerer:
             else:
                 self.bases[id(o)] = self.bases_of(c) | self.bases_of(r)
             self.contents[id(o)] = self.contents_of(c) | self.contents_of(r)
+        self.loop_sharing.found(node, names, carried, results, made)
 
     def finish_loop(self, body: list[gast.stmt], carried_names: list[str], outs: list[Value],
                     saved: dict[str, Any]) -> None:
@@ -1067,6 +1095,7 @@ class Lowerer:
         inits = [FALSE if n == BRK else self.env[n] for n in names]
         carried = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.carry_bases(carried, inits)
+        self.loop_sharing.carry(node, names, carried)
         self.env.update(zip(names, carried))
         entry, entry_opaque, poison = dict(self.env), self.state.opaque, {k: dict(v) for k, v in self.state.poison.items()}
         self.state.loop_started()
@@ -1126,6 +1155,7 @@ class Lowerer:
         inits = [self.env[n] for n in names]
         carried = [self.namer.value(self.hints.get(n, n)) for n in names]
         self.carry_bases(carried, inits)
+        self.loop_sharing.carry(node, names, carried)
         over_range = isinstance(node.iter, gast.Call) and self.static(node.iter.func)[1] in (range, reversed)
         index = self.namer.value(node.target.id if over_range and isinstance(node.target, gast.Name) else "i")
         self.env.update(zip(names, carried))
