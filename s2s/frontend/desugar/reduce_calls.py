@@ -13,13 +13,13 @@ order: f, then items, then start. (An empty sequence without start raises IndexE
 """
 from __future__ import annotations
 
-import builtins
 import functools
 from typing import Any
 
 import gast
 
-from s2s.frontend.desugar.context import Context, constant, hoisting, listed, located, name
+from s2s.frontend.desugar.context import Context, hoisting
+from s2s.frontend.desugar.reductions import fold_loop
 
 
 def applies(ctx: Context) -> bool:
@@ -35,22 +35,5 @@ def _visit(ctx: Context, node: Any, pre: list) -> Any:
             and not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args)
             and isinstance(node.args[0], (gast.Name, gast.Attribute, gast.Constant, gast.Lambda))):
         return node
-    combine, items = node.args[0], node.args[1]
     start = node.args[2] if len(node.args) == 3 else None
-    seq, acc, k = ctx.fresh("seq"), ctx.fresh("acc"), ctx.fresh("k")
-
-    def assign(target: str, value: Any) -> gast.Assign:
-        return located(gast.Assign(targets=[name(target, node, store=True)], value=value, type_comment=None), node)
-
-    def item(index: Any) -> gast.Subscript:
-        return gast.Subscript(value=name(seq, node), slice=index, ctx=gast.Load())
-    length = gast.Call(func=constant(builtins.len, node), args=[name(seq, node)], keywords=[])
-    step = assign(acc, gast.Call(func=combine, args=[name(acc, node), item(name(k, node))], keywords=[]))
-    first = 0 if start is not None else 1
-    loop = gast.For(target=name(k, node, store=True),
-                    iter=gast.Call(func=constant(builtins.range, node), args=[constant(first, node), length],
-                                   keywords=[]),
-                    body=[step], orelse=[], type_comment=None)
-    pre += [assign(seq, listed(ctx, items)), assign(acc, start if start is not None else item(constant(0, node))),
-            located(loop, node)]
-    return name(acc, node)
+    return fold_loop(ctx, node, node.args[1], node.args[0], start, pre, "acc")

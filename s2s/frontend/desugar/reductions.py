@@ -45,7 +45,13 @@ def _visit(ctx: Context, node: Any, pre: list) -> Any:
         else None
     if fn is None:
         return node
-    seq, best, k = ctx.fresh("seq"), ctx.fresh("best"), ctx.fresh("k")
+    return fold_loop(ctx, node, node.args[0], constant(fn, node), None, pre, "best")
+
+
+def fold_loop(ctx: Context, node: Any, items: Any, combine: Any, start: Any, pre: list, result: str) -> gast.Name:
+    """The statements (appended to pre) of `result = combine(result, item)` over items, from start, or from the
+    first item when start is None; the name of the result. (max/min of one sequence, functools.reduce)"""
+    seq, acc, k = ctx.fresh("seq"), ctx.fresh(result), ctx.fresh("k")
 
     def assign(target: str, value: Any) -> gast.Assign:
         return located(gast.Assign(targets=[name(target, node, store=True)], value=value, type_comment=None), node)
@@ -53,9 +59,12 @@ def _visit(ctx: Context, node: Any, pre: list) -> Any:
     def item(index: Any) -> gast.Subscript:
         return gast.Subscript(value=name(seq, node), slice=index, ctx=gast.Load())
     length = gast.Call(func=constant(builtins.len, node), args=[name(seq, node)], keywords=[])
-    step = assign(best, gast.Call(func=constant(fn, node), args=[name(best, node), item(name(k, node))], keywords=[]))
+    step = assign(acc, gast.Call(func=combine, args=[name(acc, node), item(name(k, node))], keywords=[]))
+    first = 0 if start is not None else 1
     loop = gast.For(target=name(k, node, store=True),
-                    iter=gast.Call(func=constant(builtins.range, node), args=[constant(1, node), length], keywords=[]),
+                    iter=gast.Call(func=constant(builtins.range, node), args=[constant(first, node), length],
+                                   keywords=[]),
                     body=[step], orelse=[], type_comment=None)
-    pre += [assign(seq, listed(ctx, node.args[0])), assign(best, item(constant(0, node))), located(loop, node)]
-    return name(best, node)
+    pre += [assign(seq, listed(ctx, items)), assign(acc, start if start is not None else item(constant(0, node))),
+            located(loop, node)]
+    return name(acc, node)
