@@ -181,6 +181,7 @@ LOOPS = {
     "driver/primal.py:_lowered_unfolding_writes": (1, "lowering again without the folds a write contradicts "
                                                       "(a rewrite of the source, not of values)"),
     "driver/primal.py:root_function": (1, NOT_A_FIXPOINT),
+    "ir/liveness.py:Liveness.dead_after": (3, NOT_A_FIXPOINT),
     "ir/lower.py:_contains": (1, NOT_A_FIXPOINT),
     "ir/lower.py:Lowerer._lower_function": (1, NOT_A_FIXPOINT),
     "ir/lower.py:Lowerer.lowered_loop": (1, "lowering a loop again while it writes locations it does not carry"),
@@ -192,6 +193,7 @@ LOOPS = {
     "ir/object_state.py:ObjectState.rely": (1, NOT_A_FIXPOINT),
     "ir/object_state.py:ObjectState._ancestors": (1, NOT_A_FIXPOINT),
     "ir/object_state.py:ObjectState.lost": (1, NOT_A_FIXPOINT),
+    "ir/object_state.py:ObjectState.private": (1, NOT_A_FIXPOINT),
     "passes/accumulate_in_place.py:accumulate_in_place.loop": (1, NOT_A_FIXPOINT),
     "passes/contractions.py:_Rewrite.block": (1, NOT_A_FIXPOINT),
     "passes/dtype_guards.py:guard_writes.written_from": (1, NOT_A_FIXPOINT),
