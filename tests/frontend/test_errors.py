@@ -69,8 +69,8 @@ def with_walrus(x):
     return x
 
 
-def with_star(x, xs=(1.0, 2.0)):
-    return math.hypot(*xs[:x])
+def with_star(x, n=2):
+    return math.hypot(*[x * (k + 1) for k in range(n)])
 
 
 def with_match(x):
@@ -130,7 +130,6 @@ CASES = [
     (with_lambda, "`lambda`", "lambda t"),
     (with_eval, "`eval`", 'eval("x * 2")'),
     (with_walrus, "walrus", "(y := x * 2)"),
-    (with_star, "star-arguments", "*xs[:x]"),
     (with_match, "`match`", "match x:"),
 ]
 
@@ -145,6 +144,15 @@ def test_unsupported_constructs_are_refused_with_their_place(fn, phrase, text):
     assert phrase in message
     assert text.strip() in message           # the source line is shown
     assert "^" in message and "hint:" in message
+
+
+def test_star_arguments_of_unknown_length_given_a_derivative_are_refused_with_their_place():
+    """(Given no value with a derivative, such a call is Python's: tests/frontend/test_star_arguments.py.)"""
+    with pytest.raises(s2s.S2SError) as info:
+        s2s.grad(with_star)(1.5)
+    message = str(info.value)
+    assert f"test_errors.py:{_line_of(with_star, 'math.hypot(*')}:" in message
+    assert "star-arguments" in message and "pass the arguments one by one" in message and "^" in message
 
 
 def test_caret_points_at_the_column():

@@ -89,5 +89,38 @@ def read_by_a_lambda_then_rebound(x):
 
 @pytest.mark.parametrize("f", [rebound_in_a_loop, read_by_a_lambda_then_rebound])
 def test_a_star_argument_whose_binding_is_not_known_is_refused(f):
-    with pytest.raises(s2s.UnsupportedSyntax, match=r"star-arguments \(`\*args`\) whose length is not known"):
+    # (refused where the call is differentiated: given no derivative, such a call is Python's, below)
+    with pytest.raises(s2s.S2SError, match=r"star-arguments \(`\*args`\) whose length is known only when the code "
+                                           r"runs, given a value that carries a derivative"):
         s2s.grad(f)(1.5, 1) if f is rebound_in_a_loop else s2s.grad(f)(1.5)
+
+
+def _dtype_of_floats(*arrays):
+    """In the style of scikit-learn's _find_matching_floating_dtype: star-arguments of a filtered list."""
+    floating = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
+    return np.result_type(*floating) if floating else np.float64
+
+
+def scaled_by_a_dtype_helper(x, w):
+    dtype = _dtype_of_floats(x, w, np.arange(3))
+    return np.sum(np.asarray(x, dtype=dtype) * w)
+
+
+def star_of_differentiated_values(x):
+    parts = [v for v in x if v > 0]
+    return np.hypot(*parts[:2]) if len(parts) >= 2 else np.sum(x)
+
+
+@pytest.mark.parametrize("mode", ["auto", "reverse", "forward"])
+def test_a_call_with_star_arguments_of_unknown_length_given_no_derivative_runs_as_python(mode):
+    """`np.result_type(*floating)` with floating's length known only when the code runs was refused at the fence
+    ("star-arguments whose length is not known"); given no value that carries a derivative it is Python's call."""
+    x, w = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.5])
+    np.testing.assert_allclose(s2s.grad(scaled_by_a_dtype_helper, wrt=0, mode=mode)(x, w), w)
+    np.testing.assert_allclose(s2s.grad(scaled_by_a_dtype_helper, wrt=1, mode=mode)(x, w), x)
+
+
+@pytest.mark.parametrize("mode", ["auto", "reverse", "forward"])
+def test_a_call_with_star_arguments_of_unknown_length_given_a_derivative_is_refused(mode):
+    with pytest.raises(s2s.S2SError, match="star-arguments .* whose length is known only when the code runs"):
+        s2s.grad(star_of_differentiated_values, mode=mode)(np.array([0.5, 1.0, -2.0]))

@@ -63,6 +63,19 @@ def assert_array(value: Any, function: str) -> None:
                          f"y = operator.{function.removeprefix('i')}(y, ...) instead")
 
 
+def star_call(function: Any, args: tuple, **kwargs: Any) -> Any:
+    """`function(*args, **kwargs)`, a call whose star-arguments' length is known only when the code runs: Python's
+    call, given no value that carries a derivative (its record refuses it otherwise)."""
+    return function(*args, **kwargs)
+
+
+star_call._s2s_effect = True        # type: ignore[attr-defined]  # (it may draw or write as Python runs it: kept)
+registry.refused(star_call, reason="a call with star-arguments (`*args`) whose length is known only when the code "
+                                   "runs, given a value that carries a derivative (s2s runs such a call as Python "
+                                   "does only when no argument carries one); pass the arguments one by one, or a "
+                                   "tuple displayed in the function")
+
+
 def diagonal_index(a: Any) -> tuple:
     """The positions np.fill_diagonal(a, v) writes (wrap=False): a[i, i, ..., i] for i below the smallest side;
     NumPy's errors where it refuses a."""

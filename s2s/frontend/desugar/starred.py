@@ -101,7 +101,8 @@ def star_arguments(ctx: Context, node: gast.Call) -> gast.Call:
             continue
         length = _known_length(ctx, a.value)
         if length is None:
-            return _shape_tuple(node)         # `x.reshape(n, *rest)`: one shape; else left for the fence
+            shaped = _shape_tuple(node)       # `x.reshape(n, *rest)`: one shape
+            return shaped if not any(isinstance(a, gast.Starred) for a in shaped.args) else _python_call(shaped)
         if isinstance(a.value, (gast.Tuple, gast.List)):
             args.extend(a.value.elts)
         else:
@@ -109,6 +110,26 @@ def star_arguments(ctx: Context, node: gast.Call) -> gast.Call:
                                 a) for i in range(length))
     node.args = args
     return node
+
+
+def _python_call(node: gast.Call) -> gast.Call:
+    """`f(a, *rest)` with rest's length known only when the code runs: `star_call(f, (a,) + tuple(rest))`, Python's
+    call (xp.result_type(*dtypes) in a library's dtype helper); refused when the derivative is made if an argument
+    carries a derivative (helpers.star_call's record)."""
+    import builtins
+    parts: list = []
+    for a in node.args:
+        if isinstance(a, gast.Starred):
+            parts.append(located(gast.Call(func=constant(builtins.tuple, a), args=[a.value], keywords=[]), a))
+        elif parts and isinstance(parts[-1], gast.Tuple):
+            parts[-1].elts.append(a)
+        else:
+            parts.append(located(gast.Tuple(elts=[a], ctx=gast.Load()), a))
+    arguments = parts[0]
+    for part in parts[1:]:
+        arguments = located(gast.BinOp(left=arguments, op=gast.Add(), right=part), node)
+    return located(gast.Call(func=constant(helpers.star_call, node), args=[node.func, arguments],
+                             keywords=node.keywords), node)
 
 
 def _shape_tuple(node: gast.Call) -> gast.Call:
