@@ -25,6 +25,11 @@ def expit(g, ans, x):
     return g * ans * (1 - ans)
 
 
+@adjoint(sp.log_expit)
+def log_expit(g, ans, x):
+    return g * sp.expit(-x)
+
+
 @adjoint(sp.logit)
 def logit(g, ans, x):
     return g / (x * (1 - x))

@@ -388,6 +388,7 @@ if scipy is not None:
         sp.gammaincc: [("scipy.special.gammaincc(1.5, x)", (P(3),))],
         sp.betainc: [("scipy.special.betainc(2.0, 3.0, x)", (U(3) * 0.5 + 0.5,))],
         sp.erf: [(A(3),)], sp.erfc: [(A(3),)], sp.erfinv: [(U(3),)], sp.erfcinv: [(U(3) + 1.0,)],
+        sp.log_expit: [(A(3),), (np.array([-30.0, 25.0]),)],
         sp.ndtr: [(A(3),)], sp.log_ndtr: [(A(3),), (np.array([-10.0, 8.0]),)], sp.ndtri: [(U(3) * 0.5 + 0.5,)],
         sp.xlogy: [(A(3), P(3)), (0.0, P(2))], sp.xlog1py: [(A(3), P(3))],
         sp.i0: [(A(3),)], sp.i1: [(A(3),), (0.0,)], sp.iv: [("scipy.special.iv(1.5, x)", (P(3),))],
