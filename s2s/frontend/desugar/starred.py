@@ -116,28 +116,22 @@ def _python_call(node: gast.Call) -> gast.Call:
     """`f(a, *rest)` with rest's length known only when the code runs: `star_call(f, (a,) + tuple(rest))`, Python's
     call (xp.result_type(*dtypes) in a library's dtype helper); refused when the derivative is made if an argument
     carries a derivative (helpers.star_call's record)."""
-    import builtins
-    parts: list = []
-    for a in node.args:
-        if isinstance(a, gast.Starred):
-            parts.append(located(gast.Call(func=constant(builtins.tuple, a), args=[a.value], keywords=[]), a))
-        elif parts and isinstance(parts[-1], gast.Tuple):
-            parts[-1].elts.append(a)
-        else:
-            parts.append(located(gast.Tuple(elts=[a], ctx=gast.Load()), a))
-    arguments = parts[0]
-    for part in parts[1:]:
-        arguments = located(gast.BinOp(left=arguments, op=gast.Add(), right=part), node)
-    return located(gast.Call(func=constant(helpers.star_call, node), args=[node.func, arguments],
+    return located(gast.Call(func=constant(helpers.star_call, node), args=[node.func, _joined(node)],
                              keywords=node.keywords), node)
 
 
 def _shape_tuple(node: gast.Call) -> gast.Call:
     """`x.reshape(a, *rest)` and `x.transpose(*axes)` take their shape (axes) as one tuple as well:
     `x.reshape((a,) + tuple(rest))`, whatever rest's length (known when the code runs: `b_.shape[1:]`)."""
-    import builtins
     if not (isinstance(node.func, gast.Attribute) and node.func.attr in ("reshape", "transpose")) or node.keywords:
         return node
+    node.args = [_joined(node)]
+    return node
+
+
+def _joined(node: gast.Call) -> Any:
+    """node's positional arguments as one tuple expression: `(a,) + tuple(rest) + (b,)` for `a, *rest, b`."""
+    import builtins
     parts: list = []
     for a in node.args:
         if isinstance(a, gast.Starred):
@@ -146,11 +140,10 @@ def _shape_tuple(node: gast.Call) -> gast.Call:
             parts[-1].elts.append(a)
         else:
             parts.append(located(gast.Tuple(elts=[a], ctx=gast.Load()), a))
-    shape = parts[0]
+    joined = parts[0]
     for part in parts[1:]:
-        shape = located(gast.BinOp(left=shape, op=gast.Add(), right=part), node)
-    node.args = [shape]
-    return node
+        joined = located(gast.BinOp(left=joined, op=gast.Add(), right=part), node)
+    return joined
 
 
 def _sized_draw(ctx: Context, node: gast.Call) -> gast.Call | None:
