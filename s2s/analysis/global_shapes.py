@@ -4,12 +4,17 @@ A derivative is specialized on its arguments' shapes (s2s/analysis/shapes.py, s2
 reads from a module global or a closure variable (`U` in `u = U.copy()`) is known just as well when the
 derivative is made: `facts(fn)` gives the abstract value of each (an `Abstract` for a NumPy array of numbers;
 nothing else is specialized on), keyed as `key_of` keys the IR's `runtime.free_name` reads, and `state(fn)` is
-what the pipeline's cache keys on.
+what the pipeline's cache keys on. A number an object holds (`self.df_resid`, `self.slope`: a Python or NumPy int
+or float) is specialized on the same way, by its type (`Abstract((), float)`): the transform knows it is a number
+of that type (its kind "scalar": mode="auto" may take forward mode, the shape pass resolves the adjoints around it),
+its value is still read at each call.
 
 Such a derivative is only right while each of those globals still holds an array of that shape and dtype. It
 checks so on entry, once per global (the emitter writes `U_ = _global_array(U, (20, 20), np.float64, 'U')`: the
 global read into a local that every later read uses, its class, shape and dtype checked), and raises
-`GlobalChanged` when one does not hold;
+`GlobalChanged` when one does not hold; a held number's local is `df_resid_ = _global_number(_const.df_resid,
+float, 'self.df_resid')`, its exact class checked (an int, a NumPy float or an array in its place makes the
+derivative anew; another value of that class is simply the value this call reads);
 the dispatcher (s2s/driver/dispatch.py) then makes the derivative anew for the global as it is now. A global rebound to
 another shape, another dtype or a list, or reshaped in place (`U.shape = ...`, `U.resize(...)`), is never served
 by a derivative that assumed the old shape. An exported derivative raises a ValueError instead (there is no
@@ -57,12 +62,13 @@ def owner_key(owner: Any) -> int:
 
 
 class GlobalChanged(S2SError):
-    """Raised on entry by a derivative specialized on a global array's shape and dtype when they changed."""
+    """Raised on entry by a derivative specialized on a global array's shape and dtype (or a held number's type)
+    when they changed."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, what: str = "an array of the shape and dtype"):
         self.name = name
-        super().__init__(f"the global {name!r} no longer holds an array of the shape and dtype this derivative "
-                         f"was made for", hint="call the derivative s2s returned (s2s.grad(f)): it makes it anew")
+        super().__init__(f"the global {name!r} no longer holds {what} this derivative was made for",
+                         hint="call the derivative s2s returned (s2s.grad(f)): it makes it anew")
 
 
 def key_of(op: Op) -> tuple[int, str]:
@@ -105,6 +111,31 @@ def abstract_global(value: Any) -> Abstract | None:
     return found if isinstance(found, Abstract) else None
 
 
+# the numbers an object holds that a derivative is specialized on by their class (checked on entry): not bool (a
+# flag, which code branches on) nor complex (s2s/analysis/complex_values.py decides on those as they are)
+HELD_NUMBERS = frozenset({float, int, np.float64, np.float32, np.int64, np.int32})
+
+
+def abstract_held(value: Any) -> Abstract | None:
+    """What a derivative is specialized on about a value an object holds: an array's shape and dtype, a number's
+    type (`Abstract((), float)`, `Abstract((), dtype('float64'))` for a NumPy float), or nothing."""
+    if type(value) in HELD_NUMBERS:
+        return abstract_of(value)
+    return abstract_global(value)
+
+
+def abstract_read(owner: Any, name: str) -> Abstract | None:
+    """What a derivative is specialized on about a `runtime.free_name` read, as the value is now."""
+    value = value_of(owner, name)
+    return abstract_held(value) if isinstance(owner, Held) else abstract_global(value)
+
+
+def held_is_number(owner: Any, name: str) -> bool:
+    """Whether a read is of a number an object holds that the derivative being made checks on entry: a number to
+    the transform (the kind "scalar")."""
+    return isinstance(owner, Held) and _CHECKED.get() and type(owner.value(name)) in HELD_NUMBERS
+
+
 # whether the derivative being made checks on entry the global arrays it reads (specialized on their shapes)
 _CHECKED: ContextVar[bool] = ContextVar("s2s_global_checks", default=False)
 
@@ -133,18 +164,19 @@ def global_is_array(owner: Any, name: str) -> bool:
 
 
 def checked_inexact(op: Op) -> bool:
-    """Whether a `runtime.free_name` read is a global float (or complex) array the derivative checks on entry."""
+    """Whether a `runtime.free_name` read is a global float (or complex) array, or a float an object holds, that
+    the derivative checks on entry."""
     if not _CHECKED.get():
         return False
-    found = abstract_global(value_of(op.args[1].value, op.args[0].value))
-    return found is not None and found.dtype.kind in "fc"
+    found = abstract_read(op.args[1].value, op.args[0].value)
+    return found is not None and (found.dtype is float if found.python else found.dtype.kind in "fc")
 
 
 def facts(ir: Function) -> dict[tuple[int, str], Abstract]:
     """The abstract value of each global array the function's IR reads, as the globals are now."""
     found = {}
     for owner, name in reads(ir):
-        abstract = abstract_global(value_of(owner, name))
+        abstract = abstract_read(owner, name)
         if abstract is not None:
             found[owner_key(owner), name] = abstract
     return found
@@ -152,7 +184,8 @@ def facts(ir: Function) -> dict[tuple[int, str], Abstract]:
 
 def state(ir: Function) -> tuple:
     """What a derivative specialized on the globals' shapes depends on: a key for the pipeline's cache (each
-    global array's shape and dtype, in the order of reads(ir)). Cheap: the api's wrappers ask it on every call."""
+    global array's shape and dtype, each number's class, in the order of reads(ir)). Cheap: the api's wrappers ask
+    it on every call."""
     places = getattr(ir, "free_places", None)
     if places is None:
         places = ir.free_places = [_place(owner, name) for owner, name in reads(ir)]  # type: ignore[attr-defined]
@@ -165,7 +198,8 @@ def state(ir: Function) -> tuple:
                 value = None
         else:
             value = namespace.get(name) if namespace is not None else None
-        found.append((value.shape, value.dtype) if type(value) is np.ndarray else None)
+        found.append((value.shape, value.dtype) if type(value) is np.ndarray else
+                     type(value) if type(value) in HELD_NUMBERS else None)
     return tuple(found)
 
 
@@ -198,15 +232,44 @@ def global_array(value: Any, shape: tuple, dtype: Any, name: str) -> Any:
     return value
 
 
-def read_text(read: str, name: str, abstract: Abstract, reference: Callable[[Any, str], str]) -> str:
-    """The expression that reads the global (read: its live read) once, on entry, checking it."""
+def global_number(value: Any, cls: type, name: str) -> Any:
+    """value, a number an object holds, read on entry by a derivative specialized on its class; GlobalChanged if it
+    is now of another class (an int where a float was, an array)."""
+    if value.__class__ is not cls:
+        raise GlobalChanged(name, f"a {cls.__name__}")
+    return value
+
+
+def number_class(owner: Any, name: str, abstract: Abstract) -> type | None:
+    """The class a number's read is checked for (float, np.float64), or None: an array's shape and dtype are.
+    (A NumPy scalar and a 0-d array have one abstract value: which one it is, is read from the value.)"""
+    if abstract.python:
+        return abstract.dtype
+    if abstract.shape == () and isinstance(owner, Held) and type(owner.value(name)) is not np.ndarray:
+        return abstract.dtype.type
+    return None
+
+
+def _class_text(cls: type) -> str:
+    return cls.__name__ if cls in (float, int) else f"np.{cls.__name__}"
+
+
+def read_text(read: str, name: str, abstract: Abstract, reference: Callable[[Any, str], str],
+              number: type | None = None) -> str:
+    """The expression that reads the global (read: its live read) once, on entry, checking it (number: the class
+    of a held number, number_class)."""
+    if number is not None:
+        return f"{reference(global_number, '_global_number')}({read}, {_class_text(number)}, {name!r})"
     return (f"{reference(global_array, '_global_array')}({read}, {abstract.shape!r}, {dtype_text(abstract.dtype)}, "
             f"{name!r})")
 
 
-def exported_check(local: str, name: str, abstract: Abstract) -> tuple[str, str]:
+def exported_check(local: str, name: str, abstract: Abstract, number: type | None = None) -> tuple[str, str]:
     """(the test, the raise) an exported module checks its global with: there is no dispatcher to make the
     derivative anew, so it says what to do."""
+    if number is not None:
+        return (f"type({local}) is not {_class_text(number)}",
+                f"raise ValueError(\"{name!s} is not a {number.__name__}: export the derivative again\")")
     test = (f"type({local}) is not np.ndarray or {local}.shape != {abstract.shape!r} or "
             f"{local}.dtype != {dtype_text(abstract.dtype)}")
     return test, (f"raise ValueError(\"the global {name!s} is not a {abstract.dtype} array of shape "

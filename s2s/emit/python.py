@@ -264,25 +264,27 @@ class _Emitter:
             reserved.add(local)
             found[global_shapes.owner_key(owner), name] = local
         if found:
-            reserved.add("_global_array")
+            reserved.update(("_global_array", "_global_number"))
         return found
 
     def global_checks(self, standalone: bool) -> list[st.Stmt]:
         """On entry: each global array the code is specialized on, read into its local and checked (its class,
-        shape and dtype): s2s/analysis/global_shapes.py."""
+        shape and dtype), and each number an object holds (its class): s2s/analysis/global_shapes.py."""
         stmts = []
         for name, owner, abstract in getattr(self.fn, "global_checks", ()):
             local = self.global_locals[global_shapes.owner_key(owner), name]
             read = self.free_name_read(name, owner)[0]
             shown = getattr(owner, "shown", name)           # `self.exog`, an array an object holds
-            self.imports["np"] = "numpy"
+            number = global_shapes.number_class(owner, name, abstract)
+            if number is None or number not in (float, int):
+                self.imports["np"] = "numpy"
             if standalone:
                 stmts.append(st.Stmt(f"{local} = {read}"))
-                test, failed = global_shapes.exported_check(local, shown, abstract)
+                test, failed = global_shapes.exported_check(local, shown, abstract, number)
                 stmts.append(st.Stmt(test, "if", [st.Stmt(failed)], []))
             else:
                 stmts.append(st.Stmt(f"{local} = " + global_shapes.read_text(
-                    read, shown, abstract, lambda obj, base: self.reference_named(obj, base)[0])))
+                    read, shown, abstract, lambda obj, base: self.reference_named(obj, base)[0], number)))
         return stmts
 
     def free_name(self, name: str, owner: Any) -> st.Expr:

@@ -38,7 +38,7 @@ import gast
 import numpy as np
 
 from s2s import runtime
-from s2s.analysis.global_shapes import Held, abstract_global
+from s2s.analysis.global_shapes import Held, abstract_held
 from s2s.frontend.desugar import helpers
 from s2s.frontend.desugar.instances import method_of, specialized_method
 from s2s.frontend.policy import library_owned
@@ -250,9 +250,10 @@ class ObjectState:
         return out
 
     def _held_array(self, ident: tuple, kind: str, name: Any, node: Any) -> Held | None:
-        """The owner of a `free_name` read of an array of numbers an object known now holds as a plain instance
-        attribute (`self.exog`) or under a string key of its dict (`self.parameters["W"]`), not changed earlier in
-        this call: the derivative is specialized on its shape and dtype, checked on entry, as a global array's
+        """The owner of a `free_name` read of an array of numbers, or of a number, an object known now holds as a
+        plain instance attribute (`self.exog`, `self.df_resid`) or under a string key of its dict
+        (`self.parameters["W"]`), not changed earlier in this call: the derivative is specialized on the array's
+        shape and dtype, or the number's class, checked on entry, as a global array's
         (s2s/analysis/global_shapes.py). A location the call writes is read where it is (`unheld`)."""
         if ident[0] != "obj" or self.opaque or (ident, kind, name) in self.touched \
                 or (ident, "item", None) in self.touched:
@@ -269,7 +270,7 @@ class ObjectState:
             value = obj.get(name)
         else:
             return None
-        if abstract_global(value) is None:
+        if abstract_held(value) is None:
             return None
         return Held(obj, kind == "item", _shown(node))
 
