@@ -100,10 +100,12 @@ class Sizes:
             return self._diag_adjoint(op)
         if not all(isinstance(a, Const) for a in op.kwargs.values()) or set(op.kwargs) - {"dtype"}:
             return None
-        values = [self.value(a) for a in op.args]
+        args, dtype = op.args, op.kwargs["dtype"].value if "dtype" in op.kwargs else None
+        if rule == "filled" and len(args) == 2 and dtype is None and isinstance(args[1], Const):
+            args, dtype = args[:1], args[1].value           # `np.ones(mu.shape, np.float64)`: the dtype given by position
+        values = [self.value(a) for a in args]
         if not values or any(v is None for v in values) and rule != "full":
             return None
-        dtype = op.kwargs["dtype"].value if "dtype" in op.kwargs else None
         try:
             if rule == "arange":
                 if len(values) > 3 or not all(_integer(v) or type(v) is float for v in values):

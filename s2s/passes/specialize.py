@@ -386,6 +386,9 @@ def _plain_stacks(body: Block) -> dict[int, int]:
 def _unbroadcast(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
     g, x = op.args[0], op.args[1]
     G, X = facts[0], facts[1]
+    if len(facts) == 3 and X is not None and facts[2] is not None and X.shape == facts[2].shape \
+            and not op.kwargs:
+        return g                            # x was not broadcast: the helper returns g, whatever g is
     if G is None or X is None or op.kwargs:
         return None
     if len(facts) == 3:
@@ -423,6 +426,14 @@ def _unbroadcast(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list
         return g
     ops[-1].outs = [out]
     return ops
+
+
+def _masked(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """`_masked(c, 1.0)`: c. An adjoint that is a nonzero constant (the seed, spread lazily) masks nothing."""
+    g = op.args[1] if len(op.args) == 2 and not op.kwargs else None
+    if isinstance(g, Const) and type(g.value) in (int, float) and g.value != 0:
+        return op.args[0]
+    return None
 
 
 def _expand(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
@@ -547,6 +558,7 @@ _RULES = {
     runtime._scatter: _scatter,
     runtime._unbroadcast: _unbroadcast,
     runtime._expand: _expand,
+    runtime._masked: _masked,
     runtime._fill: _fill,
     runtime._reduced_size: _reduced_size,
     runtime._broadcast_back: _broadcast_back,
