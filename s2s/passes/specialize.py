@@ -398,7 +398,7 @@ def _unbroadcast(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list
         if X.shape == R.shape:
             return g
         if G.shape != R.shape:              # an adjoint spread lazily: the helper counts the copies
-            return None
+            return _counted(s, op, G, X, R)
     if G.shape == X.shape:
         return g
     if G.python:
@@ -426,6 +426,17 @@ def _unbroadcast(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list
         return g
     ops[-1].outs = [out]
     return ops
+
+
+def _counted(s: _Specializer, op: Op, G: Abstract, X: Abstract, R: Abstract) -> list[Op] | None:
+    """`_unbroadcast(g, x, r)` with g a float standing for r's full shape (spread lazily) and x a number: every
+    copy sums into x, g times r's size (a Python float for a Python number x, NumPy's for NumPy's, as the helper)."""
+    if G.shape != () or X.shape != () or G.python and G.dtype is not float or not G.python and G.dtype.kind != "f":
+        return None
+    count = Const(int(np.prod(R.shape, dtype=np.int64)))
+    if X.python:
+        return [s.new(syntax.BINARY["*"], [op.args[0], count], op, out=op.outs[0])] if G.python else None
+    return [s.new(np.multiply, [op.args[0], count], op, out=op.outs[0])]
 
 
 def _masked(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
