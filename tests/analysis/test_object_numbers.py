@@ -154,3 +154,10 @@ def test_a_number_the_function_writes_is_read_where_it_is():
     got = g(x)
     assert np.allclose(got, 2 * x * before * 1.5)
     assert c.scale == before * 1.5                      # the write performed once per call
+
+
+def test_second_order_with_numbers_the_model_holds():
+    m = GaussianGLM()
+    g = s2s.grad(m.loglike)
+    expected = np.array([numeric(lambda p: g(p)[i], PARAMS, h=1e-5) for i in range(3)])
+    assert np.allclose(s2s.hessian(m.loglike)(PARAMS), expected, rtol=1e-5, atol=1e-5)
