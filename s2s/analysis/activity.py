@@ -23,7 +23,7 @@ import numpy as np
 from s2s.ir import syntax
 from s2s import runtime
 from s2s.analysis import dtypes
-from s2s.analysis.global_shapes import global_is_array, held_is_number
+from s2s.analysis.global_shapes import global_is_array, checked_number
 from s2s.analysis import dataflow
 from s2s.analysis.dataflow import Domain
 from s2s.analysis.values import NUMERIC, SCALAR_TYPES, Kind, is_container, kind_of  # noqa: F401  (kind_of: reached here)
@@ -302,7 +302,7 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
     prim = op.prim
     if prim is runtime.free_name:       # `x += DT` with DT a global float: a number; U a global array: an array
         owner, name = op.args[1].value, op.args[0].value    # (self.slope, a number checked on entry: a number)
-        return "scalar" if global_is_scalar(owner, name) or held_is_number(owner, name) else \
+        return "scalar" if global_is_scalar(owner, name) or checked_number(owner, name) else \
             "array" if global_is_array(owner, name) else "other"
     args = list(op.args) + list(op.kwargs.values())
     arg_kinds = [kind(a) for a in args]

@@ -5,7 +5,8 @@ reads from a module global or a closure variable (`U` in `u = U.copy()`) is know
 derivative is made: `facts(fn)` gives the abstract value of each (an `Abstract` for a NumPy array of numbers;
 nothing else is specialized on), keyed as `key_of` keys the IR's `runtime.free_name` reads, and `state(fn)` is
 what the pipeline's cache keys on. A number an object holds (`self.df_resid`, `self.slope`: a Python or NumPy int
-or float) is specialized on the same way, by its type (`Abstract((), float)`): the transform knows it is a number
+or float; and a number a module global or a closure variable holds) is specialized on the same way, by its type
+(`Abstract((), float)`): the transform knows it is a number
 of that type (its kind "scalar": mode="auto" may take forward mode, the shape pass resolves the adjoints around it),
 its value is still read at each call.
 
@@ -125,15 +126,15 @@ def abstract_held(value: Any) -> Abstract | None:
 
 
 def abstract_read(owner: Any, name: str) -> Abstract | None:
-    """What a derivative is specialized on about a `runtime.free_name` read, as the value is now."""
-    value = value_of(owner, name)
-    return abstract_held(value) if isinstance(owner, Held) else abstract_global(value)
+    """What a derivative is specialized on about a `runtime.free_name` read, as the value is now: an array's shape
+    and dtype, a number's class (one an object holds, a module global, a closure variable)."""
+    return abstract_held(value_of(owner, name))
 
 
-def held_is_number(owner: Any, name: str) -> bool:
-    """Whether a read is of a number an object holds that the derivative being made checks on entry: a number to
-    the transform (the kind "scalar")."""
-    return isinstance(owner, Held) and _CHECKED.get() and type(owner.value(name)) in HELD_NUMBERS
+def checked_number(owner: Any, name: str) -> bool:
+    """Whether a read is of a number (an object's, a global, a closure variable) that the derivative being made
+    checks on entry: a number to the transform (the kind "scalar")."""
+    return _CHECKED.get() and type(value_of(owner, name)) in HELD_NUMBERS
 
 
 # whether the derivative being made checks on entry the global arrays it reads (specialized on their shapes)
@@ -245,7 +246,7 @@ def number_class(owner: Any, name: str, abstract: Abstract) -> type | None:
     (A NumPy scalar and a 0-d array have one abstract value: which one it is, is read from the value.)"""
     if abstract.python:
         return abstract.dtype
-    if abstract.shape == () and isinstance(owner, Held) and type(owner.value(name)) is not np.ndarray:
+    if abstract.shape == () and type(value_of(owner, name)) is not np.ndarray:
         return abstract.dtype.type
     return None
 

@@ -54,6 +54,26 @@ def _elementwise_of(prim: Any, inputs: list[Abstract]) -> Abstract | None:
     return _numpy_scalar_or_array(shape, np.asarray(result).dtype)
 
 
+def _elementwise_with_none(op: Op, inputs: list) -> Abstract | None:
+    """An elementwise function given None for some arguments (`np.clip(x, None, hi)`): NumPy's result on the
+    others' shapes and dtypes, None passed as it is."""
+    given = [a for atom, a in zip(op.args, inputs) if not (type(atom) is Const and atom.value is None)]
+    if not given or not all(type(a) is Abstract for a in given):
+        return None
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in given))
+        with np.errstate(all="ignore"):
+            result = op.prim(*(None if type(atom) is Const and atom.value is None else a.proto()
+                               for atom, a in zip(op.args, inputs)))
+    except Exception:               # noqa: BLE001 - no rule is no shape
+        return None
+    if isinstance(result, tuple):
+        return None
+    if all(a.python for a in given) and type(result) in _PYTHON:
+        return Abstract((), type(result))
+    return _numpy_scalar_or_array(shape, np.asarray(result).dtype)
+
+
 def _axes(axis: Any, ndim: int) -> tuple | None:
     if axis is None:
         return tuple(range(ndim))
@@ -263,6 +283,8 @@ def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract |
         return inputs[0] if not inputs[0].python else Abstract((), np.asarray(inputs[0].proto()).dtype)
     if prim in runtime.EMITTED_HELPERS or prim in (runtime.zeros_like, runtime._seed):
         return _helper(op, inputs)
+    if not op.kwargs and any(type(a) is Const and a.value is None for a in op.args) and registry.is_elementwise(prim):
+        return _elementwise_with_none(op, inputs)       # `np.clip(x, None, hi)`: a bound left out
     if any(a is None for a in inputs) or any(get(a) is None for a in op.kwargs.values()
                                               if not isinstance(a, Const)):
         return None

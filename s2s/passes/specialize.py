@@ -439,6 +439,31 @@ def _counted(s: _Specializer, op: Op, G: Abstract, X: Abstract, R: Abstract) -> 
     return [s.new(np.multiply, [op.args[0], count], op, out=op.outs[0])]
 
 
+def _known_slice(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """`slice(None, X.shape[1], None)` with its bounds known from shapes: a constant slice, so that the array it
+    indexes has a known shape (statsmodels' `params[: exog.shape[1]]`)."""
+    if op.kwargs or not 1 <= len(op.args) <= 3:
+        return None
+    bounds = []
+    for a in op.args:
+        if type(a) is Const and (a.value is None or type(a.value) is int):
+            bounds.append(a.value)
+        elif type(a) is Value and type(s.sizes.value(a)) is int:
+            bounds.append(s.sizes.value(a))
+        else:
+            return None
+    return Const(slice(*bounds))
+
+
+def _none_test(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """`hi is not None` (`is None`) of a number or array of known shape and dtype: True (False). A rule's test on
+    an optional bound (np.clip's) read from a global number checked on entry."""
+    if len(op.args) != 2 or op.kwargs or not (type(op.args[1]) is Const and op.args[1].value is None) \
+            or type(facts[0]) is not Abstract:
+        return None
+    return Const(op.prim is syntax.COMPARE["is not"])
+
+
 def _masked(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
     """`_masked(c, 1.0)`: c. An adjoint that is a nonzero constant (the seed, spread lazily) masks nothing."""
     g = op.args[1] if len(op.args) == 2 and not op.kwargs else None
@@ -570,6 +595,9 @@ _RULES = {
     runtime._unbroadcast: _unbroadcast,
     runtime._expand: _expand,
     runtime._masked: _masked,
+    syntax.COMPARE["is not"]: _none_test,
+    syntax.COMPARE["is"]: _none_test,
+    slice: _known_slice,
     runtime._fill: _fill,
     runtime._reduced_size: _reduced_size,
     runtime._broadcast_back: _broadcast_back,

@@ -161,3 +161,26 @@ def test_second_order_with_numbers_the_model_holds():
     g = s2s.grad(m.loglike)
     expected = np.array([numeric(lambda p: g(p)[i], PARAMS, h=1e-5) for i in range(3)])
     assert np.allclose(s2s.hessian(m.loglike)(PARAMS), expected, rtol=1e-5, atol=1e-5)
+
+
+def closure_with_a_number():
+    c = 2.0
+
+    def f(p):
+        return np.sum(p * c) ** 2
+
+    def rebind(value):
+        nonlocal c
+        c = value
+    return f, rebind
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_number_in_a_closure_is_checked_on_entry_and_read_at_each_call(mode):
+    f, rebind = closure_with_a_number()
+    g = s2s.grad(f, mode=mode)
+    for c in (2.0, 3.5, 1, np.array([1.0, -2.0, 0.5])):      # a new value, an int, an array: each followed
+        rebind(c)
+        assert np.allclose(g(PARAMS), numeric(f, PARAMS), rtol=1e-6, atol=1e-6), c
+    rebind(2.0)
+    assert "_global_number(c, float, 'c')" in s2s.source(f, PARAMS, mode="reverse")
