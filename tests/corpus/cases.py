@@ -240,7 +240,8 @@ def lifelines_cases() -> list[Case]:
             gradient = autograd.grad(f)(params, *args)
             hessian = autograd.hessian(f)(params, *args)
             out.append(Case("lifelines", f"{name}.{method}", f, (params, *args), 0, gradient, hessian,
-                            method == "_cumulative_hazard", tol=1e-6, hand=autograd.grad(f)))
+                            method == "_cumulative_hazard", tol=1e-6, hand=autograd.grad(f),
+                            extra={"same_rules": True}))
     return out
 
 

@@ -95,6 +95,12 @@ def run_case(case: Case) -> tuple[str, str]:
                 if ref is None or not _close(ref, numeric_h, 1e-5, True, 2):
                     if ref is not None:
                         case.extra["library_wrong"] = "hessian"
+                        # the reference is autograd on the same code: where the library's own @primitive rule
+                        # is itself an approximation (autograd_gamma's gammainc in its shape: a five-point
+                        # difference), its Hessian is the rule's, and s2s, which differentiates that rule, must
+                        # equal it; central differences of the exact function are not the rule's
+                        if case.extra.get("same_rules") and _close(H, ref, max(case.tol, 1e-5), False, 2):
+                            return "ok", "second order equals the library's rules' (not central differences)"
                     ref = numeric_h
                 ok = _close(H, ref, max(case.tol, 1e-5), ref is numeric_h, 2)
             if not ok:
