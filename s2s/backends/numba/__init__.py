@@ -11,12 +11,15 @@ module, applied in this order by `rewrite.to_numba`:
 - ranges.py    `reversed(range(a, b))` becomes `range(b - 1, a - 1, -1)` (a constant step s: the range back);
 - rewrite.py   a name that starts as None and is saved on a stack (an early `return` in a loop) is refused;
 - ufunc_out.py `np.tanh(t, out=t)` becomes `np.tanh(t, t)` (Numba takes a ufunc's output by position only);
-- scatters.py  `du = du + _scatter(u, i, g)` becomes `du[i] += g` on an adjoint no other name shares;
 - rows.py      `for x in xs` over an argument becomes a loop over indices (contiguous rows);
-- stacks.py    stacks nothing reads are dropped; stacks pushed once per iteration of a loop of known trip
-               count become arrays allocated before it (of numbers: 1-D; of arrays: one row per push);
+- stacks.py    stacks pushed once per iteration of a loop of known trip count become arrays allocated before
+               it (of numbers: 1-D; of arrays: one row per push);
 - fuse.py      consecutive elementwise NumPy lines over arrays of one shape become one loop (Numba does not
                fuse array expressions, each of which allocates).
+
+What the IR's passes already did before emission is not done again here: stacks nothing reads are gone
+(passes/optimize.py's eliminate_dead_stacks), and an adjoint accumulated from one element or across a loop is
+added into in place (passes/specialize.py, in_place.py, accumulate_in_place.py, contractions.py).
 
 assemble.py puts the module back together with the helpers it calls and its line map; typed.py reads what a
 first compilation's typing says about the variables (the last two rewrites need it). compiler.py compiles the result with `numba.njit` (with the options of the user's `@njit` dispatcher, when the

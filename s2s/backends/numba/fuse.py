@@ -12,7 +12,7 @@ two or more such lines, on consecutive lines of one block, becomes
     h = h_new
 
 where only the values read after the run get an array (the others stay numbers inside the loop), and an adjoint
-no other name shares (scatters.owned_arrays) accumulates in place: `db = db + dv` becomes `db[k] += dv_k`.
+no other name shares (owned_arrays) accumulates in place: `db = db + dv` becomes `db[k] += dv_k`.
 When the run reads more than one array, the loop runs only if they all have the same shape, and the original
 lines run otherwise (NumPy broadcasts; the loop would not). Which names are 1-D float arrays and which are
 numbers comes from Numba's typing of a first compilation (typed.py); `/` and `**` are written as np.divide
@@ -22,14 +22,68 @@ from __future__ import annotations
 
 import ast
 
-from s2s.backends.numba.lines import Source, accumulation, blocks, dead_at, indent
-from s2s.backends.numba.scatters import owned_arrays
+from s2s.backends.numba.lines import Source, accumulated, accumulation, blocks, dead_at, indent, name_of
 from s2s.backends.numba.typed import DTYPES, Types, array_of, number
 
 ELEMENTWISE = {"tanh", "exp", "log", "sin", "cos", "tan", "sqrt", "abs", "absolute", "negative", "sinh", "cosh",
                "arctan", "arcsin", "arccos", "arcsinh", "log1p", "expm1", "square", "maximum", "minimum", "sign"}
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 _FLOATS = ("float64", "float32")
+
+
+def _fresh_zeros(stmt: ast.stmt, name: str) -> bool:
+    """Whether stmt gives name a fresh array of zeros: `d = np.zeros_like(x)`, or one of `d, e = np.zeros_like(x),
+    np.zeros_like(y)`."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return False
+    target, value = stmt.targets[0], stmt.value
+    pairs = [(target, value)]
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        pairs = list(zip(target.elts, value.elts))
+    return any(name_of(t) == name and isinstance(v, ast.Call) and ast.unparse(v.func) in ("np.zeros_like", "np.zeros")
+               for t, v in pairs)
+
+
+def owned_arrays(fn: ast.FunctionDef) -> set[str]:
+    """Names whose every store is a fresh array (`np.zeros_like(...)`, `np.zeros(...)`) or an accumulation
+    into themselves, and whose every read is such an accumulation or a return: no other name shares them,
+    so adding into them in place is what Python's `d = d + x` computes."""
+    stores: dict[str, list[ast.stmt]] = {}
+    for stmt in ast.walk(fn):
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        stores.setdefault(name.id, []).append(stmt)
+        elif isinstance(stmt, (ast.AugAssign, ast.For)):
+            for name in ast.walk(stmt.target):
+                if isinstance(name, ast.Name):
+                    stores.setdefault(name.id, []).append(stmt)
+    owned = set()
+    for name, found in stores.items():
+        fresh = False
+        for stmt in found:
+            if _fresh_zeros(stmt, name):
+                fresh = True
+            elif accumulated(stmt, name) is None:
+                break
+        else:
+            if fresh:
+                owned.add(name)
+    reads: dict[str, int] = {}
+    allowed: dict[str, int] = {}
+    for stmt in ast.walk(fn):
+        if isinstance(stmt, ast.Name) and isinstance(stmt.ctx, ast.Load):
+            reads[stmt.id] = reads.get(stmt.id, 0) + 1
+        if isinstance(stmt, ast.stmt):
+            for name in owned:
+                if isinstance(stmt, (ast.Assign, ast.AugAssign)) and accumulated(stmt, name) is not None:
+                    allowed[name] = allowed.get(name, 0) + 1
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            for name in ast.walk(stmt.value):
+                if isinstance(name, ast.Name) and name.id in owned:
+                    allowed[name.id] = allowed.get(name.id, 0) + 1
+    return {name for name in owned if reads.get(name, 0) == allowed.get(name, 0)}
 
 
 class _Run:

@@ -77,30 +77,6 @@ def stack_of(stmt: ast.stmt, method: str) -> str | None:
     return None
 
 
-def dead_after(block: list[ast.stmt], k: int, name: str, loop: bool = False) -> bool:
-    """Whether the value block[k] stores in name is overwritten, in this block, before anything reads it
-    (loop: the block is a loop's body, whose next iteration starts again at its top)."""
-    for stmt in block[k + 1:] + (block[:k] if loop else []):
-        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.Return)):
-            return False
-        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(stmt)):
-            return False
-        if isinstance(stmt, ast.Assign) and any(name_of(t) == name for t in stmt.targets):
-            return True
-    return False
-
-
-def never_read_again(fn: ast.FunctionDef, stmt: ast.stmt, name: str) -> bool:
-    """Whether nothing reads name after stmt: no read on a later line, nor in the loop around stmt (whose
-    next iteration would read it)."""
-    start = stmt.lineno
-    for top in fn.body:
-        if isinstance(top, (ast.For, ast.While)) and top.lineno <= stmt.lineno <= top.end_lineno:
-            start = top.lineno
-    return not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-                   and n.lineno >= start for n in ast.walk(fn))
-
-
 def blocks(fn: ast.FunctionDef) -> list[tuple[list[ast.stmt], ast.stmt | None]]:
     """Every statement list of fn, with the loop whose body it is (None for other bodies and else-branches)."""
     found: list[tuple[list[ast.stmt], ast.stmt | None]] = []

@@ -10,8 +10,7 @@ from s2s.backends.numba.helpers import called_helpers, zeros_like_of_numbers
 from s2s.backends.numba.lines import Source, refuse, stack_of
 from s2s.backends.numba.ranges import count_down
 from s2s.backends.numba.rows import loops_over_rows
-from s2s.backends.numba.scatters import scatters_in_place
-from s2s.backends.numba.stacks import drop_dead_stacks, preallocate
+from s2s.backends.numba.stacks import preallocate
 from s2s.backends.numba.typed import Types
 from s2s.backends.numba.ufunc_out import out_by_position
 from s2s.backends.numba.unpack import split_parallel
@@ -29,9 +28,7 @@ def to_numba(source: str, name: str, line_map: dict, types: Types | None = None)
     helpers = called_helpers(main, defs, source, line_map)
     count_down(main, source, edits, line_map)
     out_by_position(main, source, edits)
-    scatters_in_place(main, source, edits)
     loops_over_rows(main, source, edits)
-    drop_dead_stacks(main, edits)
     if types:                   # what a first compilation's typing decides
         preallocate(main, source, edits, types)
         fuse(main, source, edits, types)
@@ -40,7 +37,6 @@ def to_numba(source: str, name: str, line_map: dict, types: Types | None = None)
     for node in ast.walk(main):
         if isinstance(node, (ast.Dict, ast.DictComp, ast.Lambda, ast.GeneratorExp, ast.Try, ast.Raise)):
             raise refuse(f"`{ast.get_source_segment(source, node)}`", line_map, node.lineno)
-    helpers.append("_add_outer")
     return assemble(source, main, defs, edits, helpers, line_map)
 
 

@@ -1,44 +1,12 @@
-"""The stacks of the forward sweep: those nothing reads are dropped; those pushed once per iteration of a loop
-whose trip count is known before it runs become arrays allocated before that loop (Numba's lists grow by
-reallocation)."""
+"""The stacks of the forward sweep pushed once per iteration of a loop whose trip count is known before it runs,
+as arrays allocated before that loop (Numba's lists grow by reallocation). (Stacks nothing reads were dropped
+from the IR: s2s/passes/optimize.py's eliminate_dead_stacks.)"""
 from __future__ import annotations
 
 import ast
 
-from s2s.backends.numba.lines import Source, calls, dead_after, indent, name_of, never_read_again, stack_of
+from s2s.backends.numba.lines import Source, calls, indent, name_of, stack_of
 from s2s.backends.numba.typed import DTYPES, Types, array_type, element_type
-
-
-def drop_dead_stacks(fn: ast.FunctionDef, source: Source) -> None:
-    """A stack whose every pop is overwritten unread: its creation, pushes and pops go (the forward
-    sweep saved values the reverse sweep ended up not reading)."""
-    pops: dict[str, list[bool]] = {}
-    uses: dict[str, int] = {}
-    lines: dict[str, list[int]] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name):
-            uses[node.id] = uses.get(node.id, 0) + 1
-    blocks = [n.body for n in ast.walk(fn) if isinstance(getattr(n, "body", None), list)] + \
-        [n.orelse for n in ast.walk(fn) if isinstance(getattr(n, "orelse", None), list)]
-    counted: dict[str, int] = {}
-    for block in blocks:
-        for k, stmt in enumerate(block):
-            popped = stack_of(stmt, "pop")
-            if popped is not None:
-                target = stmt.targets[0].id
-                pops.setdefault(popped, []).append(dead_after(block, k, target)
-                                                   or never_read_again(fn, stmt, target))
-            stack = popped or stack_of(stmt, "append")
-            if stack is None and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
-                    isinstance(stmt.value, ast.List) and not stmt.value.elts:
-                stack = name_of(stmt.targets[0])
-            if stack is not None and stmt.lineno == stmt.end_lineno:
-                counted[stack] = counted.get(stack, 0) + 1
-                lines.setdefault(stack, []).append(stmt.lineno)
-    for stack, dead in pops.items():
-        if all(dead) and counted.get(stack) == uses.get(stack):     # no other use (a len(): the trip count)
-            for lineno in lines[stack]:
-                source.drop(lineno)
 
 
 def trip_count(loop: ast.For, text: str) -> str | None:
