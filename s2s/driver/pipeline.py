@@ -390,7 +390,8 @@ def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes
             derivative = derivative_ir(fn, options, param_kinds, shapes)
             root = root_function(fn)
             emitted = emit_module(derivative, _defaults(fn, derivative),
-                                  _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
+                                  _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root,
+                                  target=numba_backend.SYNTAX if options.backend == "numba" else None)
         if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
             return numba_backend.build(emitted, derivative.name, root, options.numba_options,
                                        numba_backend.call_args(args, options.mode, options.wrt),

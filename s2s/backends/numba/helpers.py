@@ -4,10 +4,8 @@ typed_helpers.py's: `setitem`, `_scatter`, `_unbroadcast`, ...); and why each he
 refused, with what to write instead."""
 from __future__ import annotations
 
-import ast
 from typing import Any
 
-from s2s.backends.numba.lines import Source, calls, name_of, refuse
 from s2s.backends.numba.typed_helpers import TEXTS
 
 NUMBA_HELPERS = {
@@ -108,31 +106,3 @@ def _zeros_like_typed(x):
     return lambda x: 0.0
 ''',
 }
-
-
-def called_helpers(main: ast.FunctionDef, defs: dict, source: str, line_map: dict) -> list[str]:
-    """The module's helpers main calls; one Numba cannot type is refused, naming it and the user's line."""
-    helpers: list[str] = []
-    for call in calls(main):
-        callee = name_of(call.func)
-        if callee in defs and callee not in helpers:
-            if callee not in NUMBA_HELPERS:
-                why = WHY.get(callee, f"s2s's run-time helper {callee}")
-                raise refuse(f"{why} (`{ast.get_source_segment(source, call)}`)", line_map, call.lineno,
-                             hint=HINTS.get(callee, ""))
-            helpers.append(callee)
-    return helpers
-
-
-def zeros_like_of_numbers(main: ast.FunctionDef, edits: Source) -> list[str]:
-    """`np.zeros_like(x)` as `_zeros_like(x)`: of a number, np.zeros_like is a 0-d array in Numba."""
-    lines: dict[int, bool] = {}
-    for call in calls(main):
-        if ast.unparse(call.func) == "np.zeros_like":
-            plain = len(call.args) == 1 and not call.keywords and call.lineno == call.end_lineno
-            lines[call.lineno] = lines.get(call.lineno, True) and plain
-    for lineno, plain in lines.items():
-        line = edits.lines[lineno - 1]
-        if plain and line is not None and "_zeros_like(" not in line.replace("np.zeros_like(", ""):
-            edits.replace(lineno, line.replace("np.zeros_like(", "_zeros_like("))
-    return ["_zeros_like"] if any(lines.values()) else []

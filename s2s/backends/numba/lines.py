@@ -7,6 +7,7 @@ import ast
 from typing import Any
 
 from s2s.backends.numba.dispatchers import NumbaUnsupported
+from s2s.backends.numba.dispatchers import refuse as refuse_at
 
 
 class Source:
@@ -26,16 +27,9 @@ def indent(line: str) -> str:
     return line[:len(line) - len(line.lstrip())]
 
 
-def place(line_map: dict, lineno: int) -> Any:
-    return line_map.get(lineno)
-
-
-PYTHON_BACKEND = "differentiate this function with backend='python' (the default)"
-
-
 def refuse(message: str, line_map: dict, lineno: int, hint: str = "") -> NumbaUnsupported:
-    return NumbaUnsupported(f"the Numba backend cannot express {message}", place(line_map, lineno),
-                            hint=hint or PYTHON_BACKEND)
+    """dispatchers.refuse at the user's place of a generated line."""
+    return refuse_at(message, line_map.get(lineno), hint)
 
 
 def calls(tree: ast.AST) -> list[ast.Call]:

@@ -310,10 +310,12 @@ def test_arrays_made_from_the_arguments_sizes_are_written_in_place_without_shape
 
 
 def test_a_range_with_a_step_counts_back_and_an_array_written_twice_is_copied():
-    from s2s.backends.numba.ranges import reversed_range
-    import ast
-    for text in ("reversed(range(t4, -1, -1))", "reversed(range(1, 9, 3))", "reversed(range(n + 1, 2, -2))"):
-        rewritten = reversed_range(ast.parse(text).body[0].value, text, {})
+    from s2s.backends.numba.syntax import count_down
+    from s2s.emit import source_text as st
+    n_plus_1 = st.binary(" + ", 47, st.name("n"), st.constant(1))
+    for text, bounds in (("reversed(range(t4, -1, -1))", (st.name("t4"), -1, -1)),
+                         ("reversed(range(1, 9, 3))", (1, 9, 3)), ("reversed(range(n + 1, 2, -2))", (n_plus_1, 2, -2))):
+        rewritten = count_down(*bounds)[0]          # written from the IR's bounds by the emitter (syntax.py)
         assert "reversed" not in rewritten
         for t4, n in ((5, 7), (-2, 0), (0, 1)):
             assert list(eval(rewritten)) == list(eval(text))
