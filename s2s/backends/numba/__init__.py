@@ -13,10 +13,12 @@ What the IR's passes already did before emission is not done again here: stacks 
 (passes/optimize.py's eliminate_dead_stacks), and an adjoint accumulated from one element or across a loop is
 added into in place (passes/specialize.py, in_place.py, accumulate_in_place.py, contractions.py).
 
-Two rewrites still read the emitted text, because what decides them is Numba's typing of a first compilation
-(typed.py), keyed by the emitted names; `rewrite.to_numba` applies them with assemble.py (helpers and line map):
-- stacks.py    stacks pushed once per iteration of a loop of known trip count become arrays allocated before
-               it (of numbers: 1-D; of arrays: one row per push);
+The pipeline runs the Numba target's own pass on the IR (s2s/passes/stack_rows.py): a loop's stacks whose
+values' shapes and dtypes are known become the rows of an array allocated before the loop (`v_rows[i] = v`,
+read back in reverse as `v = v_rows[i]`; Numba's lists grow by reallocation).
+
+One rewrite still reads the emitted text, because what decides it is Numba's typing of a first compilation
+(typed.py), keyed by the emitted names; `rewrite.to_numba` applies it with assemble.py (helpers and line map):
 - fuse.py      consecutive elementwise NumPy lines over arrays of one shape become one loop (Numba does not
                fuse array expressions, each of which allocates).
 

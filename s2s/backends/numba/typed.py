@@ -1,5 +1,5 @@
 """What Numba's typing of a first compilation says about the derivative's variables, read by the rewrites that
-need it (stacks.py, fuse.py): Numba's type names by variable, every SSA version of a name together."""
+need it (fuse.py): Numba's type names by variable, every SSA version of a name together."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,6 @@ from typing import Any
 Types = dict[str, set[str]]          # variable -> the names of the Numba types its versions have
 
 _ARRAY = re.compile(r"array\((\w+), (\d+)d, [CAF]\)$")
-_LIST = re.compile(r"(?:reflected )?list\((.*)\)(?:<.*>)?$")
 NUMBER_TYPES = {"float64", "float32", "int64", "int32", "intp", "uint64", "bool"}
 DTYPES = {"float64": "np.float64", "float32": "np.float32", "int64": "np.int64", "int32": "np.int32",
           "bool": "np.bool_", "uint64": "np.uint64"}
@@ -24,13 +23,6 @@ def variable_types(jitted: Any) -> Types:
             if not name.startswith(("$", "arg.")):
                 found.setdefault(name.split(".")[0], set()).add(str(typ))
     return found
-
-
-def element_type(types: Types, stack: str) -> str | None:
-    """The type of what a list holds (`float64`, `array(float64, 1d, C)`), when it has one."""
-    seen = types.get(stack, set())
-    found = {m.group(1) for m in map(_LIST.match, seen) if m}
-    return found.pop() if len(found) == 1 and len(seen) == 1 else None
 
 
 def array_type(name: str | None) -> tuple[str, int] | None:
