@@ -45,7 +45,8 @@ from s2s.kept import FunctionTable
 from s2s.passes import sequences, type_tests
 from s2s.passes.accumulate_in_place import accumulate_in_place
 from s2s.passes.accumulate_items import accumulate_items
-from s2s.passes.stack_rows import stacks_as_rows
+from s2s.passes.fuse_elementwise import fuse_elementwise
+from s2s.passes.stack_rows import shape_facts, stacks_as_rows
 from s2s.passes.contractions import contract_accumulations
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
@@ -296,7 +297,7 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
                 shapes: Any = None, free: dict | None = None, backend: str = "python") -> Function:
     """The optimizing passes selected by optimize (True: all of PASSES), each followed by the verifier.
     free: the shapes of the global arrays fn reads (global_facts), with shapes. backend: the target's own
-    passes run too (Numba's: stack_rows.py)."""
+    passes run too (Numba's: stack_rows.py, fuse_elementwise.py)."""
     selected = set(PASSES) if optimize is True else set(optimize or ())
     if "simplify" in selected:
         fn = checked(simplify(fn, _float_params(wrt, shapes)))
@@ -317,8 +318,10 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(fn, _float_params(wrt, shapes)))))
         if "contract" in selected:      # sums of outer products over a reverse loop: one product after it
             fn = checked(eliminate_dead_code(contract_accumulations(fn, list(shapes), free)))
-    if final and backend == "numba" and shapes is not None:     # Numba's lists grow by reallocation: a loop's
-        fn = checked(stacks_as_rows(fn, list(shapes), free))       # stack as the rows of an array
+    if final and backend == "numba" and shapes is not None:     # Numba allocates each array expression's result
+        facts = shape_facts(fn, list(shapes), free)         # (read once: the passes' new values have none)
+        fn = checked(stacks_as_rows(fn, list(shapes), free, facts))       # a loop's stack as rows of an array,
+        fn = checked(fuse_elementwise(fn, list(shapes), free, facts))     # elementwise lines as one loop
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
         fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values

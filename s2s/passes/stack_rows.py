@@ -33,7 +33,9 @@ _DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
 _NUMPY = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_)}
 
 
-def stacks_as_rows(fn: Function, params: list | None, free: dict | None = None) -> Function:
+def stacks_as_rows(fn: Function, params: list | None, free: dict | None = None, facts: _Facts | None = None
+                   ) -> Function:
+    """facts: the shape pass's facts (contractions._Facts), to share them with the next pass."""
     if params is None:
         return fn
     top = fn.body.stmts
@@ -47,7 +49,7 @@ def stacks_as_rows(fn: Function, params: list | None, free: dict | None = None) 
         if type(atom) is Value:
             uses[id(atom)] = uses.get(id(atom), 0) + 1
     defining = {id(o): s for s in walk(fn.body) if type(s) is Op for o in s.outs}
-    rewrite = _Rows(fn, _Facts(fn, params, free, defining), defining)
+    rewrite = _Rows(fn, facts or _Facts(fn, params, free, defining), defining)
     for forward in loops:
         if forward.step != Const(1):
             continue
@@ -155,3 +157,9 @@ class _Rows:
         at = next(k for k, s in enumerate(top) if s is forward)
         top[at:at] = before
         self.count += 1
+
+
+def shape_facts(fn: Function, params: list, free: dict | None = None) -> _Facts:
+    """The shape pass's facts of fn's values, read once for the Numba target's passes (stacks_as_rows, then
+    fuse_elementwise.py): the values they read keep their facts through the first one's rewrite."""
+    return _Facts(fn, params, free, {id(o): s for s in walk(fn.body) if type(s) is Op for o in s.outs})

@@ -1,5 +1,6 @@
-"""Stacks of a loop as the rows of an array (s2s/passes/stack_rows.py, the Numba target's pass): the IR the
-Numba backend emits, run here as plain Python, against central differences and the Python backend's gradient."""
+"""The Numba target's passes on the IR: stacks of a loop as the rows of an array (s2s/passes/stack_rows.py) and
+consecutive elementwise operations as one loop (s2s/passes/fuse_elementwise.py). The IR the Numba backend emits,
+run here as plain Python (no Numba needed), against central differences and the Python backend's gradient."""
 from __future__ import annotations
 
 import numpy as np
@@ -70,7 +71,8 @@ RNG = np.random.default_rng(5)
 
 @pytest.mark.parametrize("fn, args, wrt, rows", [
     (stencil, (RNG.normal(size=9), 0.3), (0, 1), ["t_rows = np.empty(max(", "v_rows = np.empty(max("]),
-    (damped, (0.8, RNG.normal(size=(5, 3)), RNG.normal(size=3)), (0, 2), ["h_rows = np.empty((len(xs), 3), np.float64)"]),
+    (damped, (0.8, RNG.normal(size=(5, 3)), RNG.normal(size=3)), (0, 2), ["h_rows = np.empty((len(xs), 3), np.float64)",
+                                                                               "for k in range(3):", "np.tanh(v_k)"]),
 ])
 def test_a_loops_stacks_are_rows_written_forward_and_read_back_in_reverse(fn, args, wrt, rows):
     ir, source, found = run(fn, args, wrt)

@@ -13,14 +13,11 @@ What the IR's passes already did before emission is not done again here: stacks 
 (passes/optimize.py's eliminate_dead_stacks), and an adjoint accumulated from one element or across a loop is
 added into in place (passes/specialize.py, in_place.py, accumulate_in_place.py, contractions.py).
 
-The pipeline runs the Numba target's own pass on the IR (s2s/passes/stack_rows.py): a loop's stacks whose
-values' shapes and dtypes are known become the rows of an array allocated before the loop (`v_rows[i] = v`,
-read back in reverse as `v = v_rows[i]`; Numba's lists grow by reallocation).
-
-One rewrite still reads the emitted text, because what decides it is Numba's typing of a first compilation
-(typed.py), keyed by the emitted names; `rewrite.to_numba` applies it with assemble.py (helpers and line map):
-- fuse.py      consecutive elementwise NumPy lines over arrays of one shape become one loop (Numba does not
-               fuse array expressions, each of which allocates).
+The pipeline runs the Numba target's own passes on the IR, from the values' shapes and dtypes known when the
+derivative is made: s2s/passes/stack_rows.py makes a loop's stacks the rows of an array allocated before it
+(`v_rows[i] = v`, read back in reverse as `v = v_rows[i]`: Numba's lists grow by reallocation), and
+s2s/passes/fuse_elementwise.py writes consecutive elementwise operations over 1-D float64 arrays of one length as
+one loop (Numba does not fuse array expressions, each of which allocates). Nothing here reads emitted text back.
 
 compiler.py compiles the result with `numba.njit` (with the options of the user's `@njit` dispatcher, when the
 user's function is one) for the argument types it is called with, at once: whatever Numba cannot type is refused
@@ -42,10 +39,9 @@ from s2s.backends.numba.dispatchers import (
            resolve_backend,
 )
 from s2s.backends.numba.export import standalone
-from s2s.backends.numba.rewrite import to_numba
 from s2s.backends.numba.sequences import FLOATS, array_positions
 from s2s.backends.numba.syntax import SYNTAX
 
 __all__ = ["FLOATS", "INSTALL_HINT", "NumbaUnsupported", "array_positions", "build", "call_args", "call_key",
            "compile_numba", "dispatcher_options", "is_dispatcher", "numba_module", "plain_function", "resolve_backend",
-           "standalone", "SYNTAX", "to_numba"]
+           "standalone", "SYNTAX"]
