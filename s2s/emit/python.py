@@ -13,6 +13,11 @@ the user's code; otherwise a copy is written. Temporaries are `t1`, `t2`.
 The text is written directly, spelled as astor spells the same tree
 (s2s/emit/source_text.py); astor itself is called only for the rare line it would
 wrap or spell its own way.
+
+`emit_module(..., target=...)` writes for another target whose syntax differs
+(s2s/backends/numba/syntax.py: Numba's nopython mode): the emitter asks the
+target's hooks, from the IR, and the Python module it writes without one is
+unchanged.
 """
 from __future__ import annotations
 

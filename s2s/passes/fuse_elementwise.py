@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from s2s import runtime
 from s2s.analysis.values import Abstract
 from s2s.ir import syntax
 from s2s.ir.core import Atom, Block, Const, For, Function, Op, Value, While, stmt_blocks, substitute, uses_in, walk
-from s2s import runtime
 from s2s.passes.contractions import _Facts
 from s2s.passes.optimize import changed
 from s2s.passes.sequences import LazyNamer

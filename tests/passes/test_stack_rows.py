@@ -88,7 +88,7 @@ def test_a_loops_stacks_are_rows_written_forward_and_read_back_in_reverse(fn, ar
 
 def test_a_stack_pushed_under_a_condition_stays_a_list_and_the_python_backend_keeps_its_stacks():
     args = (np.array([0.5, -1.0, 2.0, 0.1]),)
-    ir, source, found = run(gated, args, (0,))
+    _, source, found = run(gated, args, (0,))
     assert ".append(" in source and ".pop()" in source           # pushed in some iterations only
     np.testing.assert_allclose(found[0], central(gated, args, 0), rtol=1e-6, atol=1e-8)
     python = s2s.source(stencil, RNG.normal(size=9), 0.3)

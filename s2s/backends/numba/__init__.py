@@ -42,6 +42,20 @@ from s2s.backends.numba.export import standalone
 from s2s.backends.numba.sequences import FLOATS, array_positions
 from s2s.backends.numba.syntax import SYNTAX
 
-__all__ = ["FLOATS", "INSTALL_HINT", "NumbaUnsupported", "array_positions", "build", "call_args", "call_key",
-           "compile_numba", "dispatcher_options", "is_dispatcher", "numba_module", "plain_function", "resolve_backend",
-           "standalone", "SYNTAX"]
+__all__ = [
+           "FLOATS",
+           "INSTALL_HINT",
+           "SYNTAX",
+           "NumbaUnsupported",
+           "array_positions",
+           "build",
+           "call_args",
+           "call_key",
+           "compile_numba",
+           "dispatcher_options",
+           "is_dispatcher",
+           "numba_module",
+           "plain_function",
+           "resolve_backend",
+           "standalone",
+]
