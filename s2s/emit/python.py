@@ -45,6 +45,7 @@ from s2s.errors import S2SError
 from s2s.ir.calls import Callee, callees_in
 from s2s.ir import syntax
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
+from s2s.rules import registry
 
 # the primitives Python's syntax writes (s2s/ir/syntax.py, the lowering's map read backwards)
 _BINARY = {     # prim -> (symbol with its spaces, astor's precedence)
@@ -412,7 +413,7 @@ class _Emitter:
             return st.call(st.name(prim.__name__), values, keywords)
         callee = self.reference(prim)
         if not (prim in _BINARY or prim in _UNARY or prim in _COMPARE or prim in _SPECIAL) and not (
-                self.target is not None and prim is np.zeros_like):
+                self.target is not None and registry.record(prim).zeros == "like"):
             self.plain_calls[id(prim)] = callee
         return st.call(callee, values, keywords)
 
@@ -422,7 +423,7 @@ class _Emitter:
         if prim is runtime.make_dict:
             raise self.target.refuse_dict(st.dict_([self.constant(k) for k in op.args[0].value], values[1:])[0],
                                           self.loc or op.loc)
-        if (prim is runtime.zeros_like or prim is np.zeros_like) and len(values) == 1 and not keywords:
+        if registry.record(prim).zeros == "like" and len(values) == 1 and not keywords:     # np.zeros_like
             return self.target_call(self.target.zeros_like, values, None, op)
         if prim in runtime.EMITTED_HELPERS:
             return self.target_call(prim.__name__, values, keywords, op)

@@ -3,9 +3,9 @@ target.
 
 Numba compiles each NumPy array expression on its own (it fuses them only with parallel=True), so
 `t1 = t1 + t2; t1 = t1 + b; h = np.tanh(t1)` allocates three arrays and walks them three times. A run of two
-or more consecutive elementwise operations of one block (arithmetic and NumPy's elementwise functions) whose
-arrays are all 1-D float64 of one length n, known when the derivative is made (the shape pass's facts,
-specialized on the arguments: no operand broadcasts), and whose numbers are numbers, becomes
+or more consecutive elementwise operations of one block (arithmetic, and NumPy's ufuncs of floats whose record
+says elementwise) whose arrays are all 1-D float64 of one length n, known when the derivative is made (the shape
+pass's facts, specialized on the arguments: no operand broadcasts), and whose numbers are numbers, becomes
 
     for k in range(n):
         t1_k = t1[k] + t2[k]
@@ -34,20 +34,27 @@ from s2s.ir.core import Atom, Block, Const, For, Function, Op, Value, While, stm
 from s2s.passes.contractions import _Facts
 from s2s.passes.optimize import changed
 from s2s.passes.sequences import LazyNamer
+from s2s.rules import registry
 
-ELEMENTWISE = {np.tanh, np.exp, np.log, np.sin, np.cos, np.tan, np.sqrt, np.abs, np.absolute, np.negative, np.sinh,
-               np.cosh, np.arctan, np.arcsin, np.arccos, np.arcsinh, np.log1p, np.expm1, np.square, np.maximum,
-               np.minimum, np.sign}
 _ARITHMETIC = {syntax.BINARY[s] for s in ("+", "-", "*", "/", "**")} | {syntax.UNARY["-"], syntax.UNARY["+"]}
 _DIVIDE, _POWER = syntax.BINARY["/"], syntax.BINARY["**"]
 _F8 = np.dtype(np.float64)
+
+
+def _elementwise(prim: Any) -> bool:
+    """An arithmetic operator, or a NumPy ufunc of floats that its record says is elementwise (Numba compiles
+    NumPy's ufuncs on numbers as on arrays)."""
+    if prim in _ARITHMETIC:
+        return True
+    return isinstance(prim, np.ufunc) and getattr(np, prim.__name__, None) is prim and prim.nout == 1 and \
+        prim.nin <= 2 and ("d->d" in prim.types or "dd->d" in prim.types) and registry.record(prim).elementwise
 
 
 def fuse_elementwise(fn: Function, params: list | None, free: dict | None = None, facts: _Facts | None = None
                      ) -> Function:
     """facts: the shape pass's facts (contractions._Facts), when another pass read them first (a value a pass
     made has none: stack_rows.py's rows)."""
-    if params is None or not any(type(s) is Op and s.prim in ELEMENTWISE | _ARITHMETIC for s in walk(fn.body)):
+    if params is None or not any(type(s) is Op and _elementwise(s.prim) for s in walk(fn.body)):
         return fn
     defining = {id(o): s for s in walk(fn.body) if type(s) is Op for o in s.outs}
     facts = facts or _Facts(fn, params, free, defining)
@@ -124,8 +131,8 @@ class _Fuse:
 
     def joins(self, stmt: Any, run: _Run) -> bool:
         """Whether stmt extends the run (and if so, records it)."""
-        if type(stmt) is not Op or stmt.kwargs or len(stmt.outs) != 1 or stmt.in_place is not None or not (
-                stmt.prim in _ARITHMETIC or stmt.prim in ELEMENTWISE):
+        if type(stmt) is not Op or stmt.kwargs or len(stmt.outs) != 1 or stmt.in_place is not None or \
+                not _elementwise(stmt.prim):
             return False
         length = self.vector(stmt.outs[0])
         if length is None or run.length is not None and length != run.length or id(stmt.outs[0]) in self.written:
