@@ -632,7 +632,8 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
     kinds_line = "\n".join(full.splitlines()[1:])
     header = (comment_text(f"# Exported by s2s {__version__} from {path}:{root.__name__} (sha256 {digest}): the "
                            f"{what}.") + f"\n{kinds_line}\n# A standalone module: it needs NumPy, not s2s.")
-    emitted = emit_module(derivative, _defaults(fn, derivative), header, root, standalone=True)
+    emitted = emit_module(derivative, _defaults(fn, derivative), header, root, standalone=True,
+                          target=numba_backend.SYNTAX if backend == "numba" else None)
     if backend == "numba":
         return numba_backend.standalone(emitted, derivative.name, root, numba_options, example)
     return shape_checks(emitted.source, derivative.name, _param_names(fn), example)

@@ -45,6 +45,8 @@ from s2s.kept import FunctionTable
 from s2s.passes import sequences, type_tests
 from s2s.passes.accumulate_in_place import accumulate_in_place
 from s2s.passes.accumulate_items import accumulate_items
+from s2s.passes.fuse_elementwise import fuse_elementwise
+from s2s.passes.stack_rows import shape_facts, stacks_as_rows
 from s2s.passes.contractions import contract_accumulations
 from s2s.passes.dtype_guards import guard_writes
 from s2s.passes.in_place import write_elements_in_place
@@ -242,7 +244,8 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     if shapes is not None and options.mode in ("forward", "hvp") and len(derivative.params) == len(kinds) + len(wrt):
         shapes = [*shapes, *(shapes[i] for i in wrt)]          # a tangent has its primal's shape
     result = verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True, shapes=shapes,
-                                free=global_facts(fn, options) if shapes is not None else None))
+                                free=global_facts(fn, options) if shapes is not None else None,
+                                backend=options.backend))
     result.auto_fallback = fallback        # type: ignore[attr-defined]  # said in the header (_header)
     return result
 
@@ -291,9 +294,10 @@ def _float_params(wrt: list[int], shapes: Any) -> list[int]:
 
 
 def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, final: bool,
-                shapes: Any = None, free: dict | None = None) -> Function:
+                shapes: Any = None, free: dict | None = None, backend: str = "python") -> Function:
     """The optimizing passes selected by optimize (True: all of PASSES), each followed by the verifier.
-    free: the shapes of the global arrays fn reads (global_facts), with shapes."""
+    free: the shapes of the global arrays fn reads (global_facts), with shapes. backend: the target's own
+    passes run too (Numba's: stack_rows.py, fuse_elementwise.py)."""
     selected = set(PASSES) if optimize is True else set(optimize or ())
     if "simplify" in selected:
         fn = checked(simplify(fn, _float_params(wrt, shapes)))
@@ -314,6 +318,10 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(fn, _float_params(wrt, shapes)))))
         if "contract" in selected:      # sums of outer products over a reverse loop: one product after it
             fn = checked(eliminate_dead_code(contract_accumulations(fn, list(shapes), free)))
+    if final and backend == "numba" and shapes is not None:     # Numba allocates each array expression's result
+        facts = shape_facts(fn, list(shapes), free)         # (read once: the passes' new values have none)
+        fn = checked(stacks_as_rows(fn, list(shapes), free, facts))       # a loop's stack as rows of an array,
+        fn = checked(fuse_elementwise(fn, list(shapes), free, facts))     # elementwise lines as one loop
     if final and "sink" in selected:       # scheduling is for the emitter, once: it is not stable
         fn = checked(sink_pure_operations(fn))
     if final and "in_place" in selected:   # a hint for the emitter: a later transform must see plain values
@@ -390,7 +398,8 @@ def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes
             derivative = derivative_ir(fn, options, param_kinds, shapes)
             root = root_function(fn)
             emitted = emit_module(derivative, _defaults(fn, derivative),
-                                  _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
+                                  _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root,
+                                  target=numba_backend.SYNTAX if options.backend == "numba" else None)
         if options.backend == "numba":      # the same module, rewritten for Numba and compiled for args' types
             return numba_backend.build(emitted, derivative.name, root, options.numba_options,
                                        numba_backend.call_args(args, options.mode, options.wrt),

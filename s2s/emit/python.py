@@ -13,6 +13,11 @@ the user's code; otherwise a copy is written. Temporaries are `t1`, `t2`.
 The text is written directly, spelled as astor spells the same tree
 (s2s/emit/source_text.py); astor itself is called only for the rare line it would
 wrap or spell its own way.
+
+`emit_module(..., target=...)` writes for another target whose syntax differs
+(s2s/backends/numba/syntax.py: Numba's nopython mode): the emitter asks the
+target's hooks, from the IR, and the Python module it writes without one is
+unchanged.
 """
 from __future__ import annotations
 
@@ -40,6 +45,7 @@ from s2s.errors import S2SError
 from s2s.ir.calls import Callee, callees_in
 from s2s.ir import syntax
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Stmt, Value, While, stmt_blocks, walk
+from s2s.rules import registry
 
 # the primitives Python's syntax writes (s2s/ir/syntax.py, the lowering's map read backwards)
 _BINARY = {     # prim -> (symbol with its spaces, astor's precedence)
@@ -78,8 +84,12 @@ class Emitted:
 
 
 class _Emitter:
-    def __init__(self, fn: Function, root: Any = None, shared: "_Emitter | None" = None):
+    def __init__(self, fn: Function, root: Any = None, shared: "_Emitter | None" = None, target: Any = None):
         self.fn = fn
+        # another target's syntax (s2s/backends/numba/syntax.py): its hooks say what it spells otherwise
+        self.target = target if shared is None else shared.target
+        self.loc: Any = None            # (with a target) the user's place of the statement being written
+        self.target_helpers: dict[str, str] = {}        # (with a target) the helpers' texts, by name
         self.root = root            # the user's function whose namespace the module's bare names read
         self.imports: dict[str, str] = {}         # alias -> module
         self.helpers: dict[str, Any] = {}
@@ -94,6 +104,7 @@ class _Emitter:
         self.callee_names: dict[int, str] = {}      # the functions of the module it calls (recursion: companions.py)
         if shared is not None:          # another function of the same module: one set of imports and names
             self.imports, self.helpers, self.bindings = shared.imports, shared.helpers, shared.bindings
+            self.target_helpers = shared.target_helpers
             self.references, self.callee_names = shared.references, shared.callee_names
         self.inlined: dict[int, Op] = {}
         self._taken: set[str] | None = None     # names bound objects may not take (_taken_names)
@@ -365,6 +376,10 @@ class _Emitter:
         if binary is not None and len(values) == 2:
             return st.binary(binary[0], binary[1], values[0], values[1])
         keywords = {k: atom(a) for k, a in op.kwargs.items()} if op.kwargs else None
+        if self.target is not None:
+            found = self.target_expression(op, values, keywords)
+            if found is not None:
+                return found
         callee = self.plain_calls.get(id(prim))
         if callee is not None:
             return st.call(callee, values, keywords)
@@ -399,9 +414,33 @@ class _Emitter:
             self.use_helper(prim)
             return st.call(st.name(prim.__name__), values, keywords)
         callee = self.reference(prim)
-        if not (prim in _BINARY or prim in _UNARY or prim in _COMPARE or prim in _SPECIAL):
+        if not (prim in _BINARY or prim in _UNARY or prim in _COMPARE or prim in _SPECIAL) and not (
+                self.target is not None and registry.record(prim).zeros == "like"):
             self.plain_calls[id(prim)] = callee
         return st.call(callee, values, keywords)
+
+    def target_expression(self, op: Op, values: list[st.Expr], keywords: dict | None) -> st.Expr | None:
+        """What the target spells its own way (s2s/backends/numba/syntax.py), or None."""
+        prim = op.prim
+        if prim is runtime.make_dict:
+            raise self.target.refuse_dict(st.dict_([self.constant(k) for k in op.args[0].value], values[1:])[0],
+                                          self.loc or op.loc)
+        if registry.record(prim).zeros == "like" and len(values) == 1 and not keywords:     # np.zeros_like
+            return self.target_call(self.target.zeros_like, values, None, op)
+        if prim in runtime.EMITTED_HELPERS:
+            return self.target_call(prim.__name__, values, keywords, op)
+        if keywords and self.target.out_by_position and list(keywords) == ["out"] and isinstance(prim, np.ufunc) \
+                and getattr(np, prim.__name__, None) is prim and len(values) == prim.nin:
+            return st.call(self.reference(prim), values + [keywords["out"]])
+        return None
+
+    def target_call(self, helper: str, values: list[st.Expr], keywords: dict | None, op: Op) -> st.Expr:
+        """A call of the target's version of a helper, whose text the module gets once."""
+        call = st.call(st.name(helper), values, keywords)
+        if helper not in self.target_helpers:
+            self.target_helpers[helper] = self.target.helper(helper, call[0], self.loc or op.loc)
+            self.imports["np"] = "numpy"
+        return call
 
     def use_helper(self, helper: Any) -> None:
         """Copy a helper into the module, with the helpers it calls, each once."""
@@ -431,12 +470,28 @@ class _Emitter:
             return []
         if len(pairs) == 1:
             return [st.assign([pairs[0][0]], self.atom(pairs[0][1]))]
+        if self.target is not None and self.target.one_assignment_per_line and \
+                not {t for t, _ in pairs} & set().union(*(self.names_read(s) for _, s in pairs)):
+            return [st.assign([t], self.atom(s)) for t, s in pairs]
         return [st.assign([t for t, _ in pairs], st.tuple_([self.atom(s) for _, s in pairs]))]
+
+    def names_read(self, atom: Atom) -> set[str]:
+        """The names the expression written for atom reads."""
+        if type(atom) is not Value:
+            return set()
+        name = self.names.get(id(atom))
+        if name is not None:
+            return {name}
+        made = self.inlined.get(id(atom))
+        return set().union(*(self.names_read(a) for a in [*made.args, *made.kwargs.values()])) if made else set()
 
     def block(self, block: Block) -> list[st.Stmt]:
         out: list[st.Stmt] = []
         inlined, skipped, names, assign, assign_one = self.inlined, self.skipped, self.names, st.assign, st.assign_one
+        target = self.target
         for stmt in block.stmts:
+            if target is not None:
+                self.loc = stmt.loc
             if stmt.__class__ is Op:
                 outs = stmt.outs
                 if outs and id(outs[0]) in inlined or skipped and id(stmt) in skipped:
@@ -513,7 +568,15 @@ class _Emitter:
             self.skipped.add(id(item))
         body = self.block(stmt.body) + self.copies(stmt.carried, stmt.body.results)
         if item is not None:
-            header = f"for {self.name_of(item.outs[0])} in {st.wrap(self.atom(item.args[0]), st.HIGHEST)}:"
+            element, sequence = self.name_of(item.outs[0]), st.wrap(self.atom(item.args[0]), st.HIGHEST)
+            index = f"{element}_i"
+            if self.target is not None and self.target.rows_over_arguments and \
+                    any(item.args[0] is p for p in self.fn.params) and index not in self.names.values():
+                row = st.Stmt(f"{element} = {sequence}[{index}]")
+                row.loc = stmt.loc
+                header = f"for {index} in range(len({sequence})):"
+                return before + [st.Stmt(header, "for", [row] + body)]
+            header = f"for {element} in {sequence}:"
             return before + [st.Stmt(header, "for", body or [st.Stmt("pass")])]
         if isinstance(stmt, While):
             test = self.test_expression(stmt.test)
@@ -528,8 +591,13 @@ class _Emitter:
             bounds = bounds[:2]
             if isinstance(stmt.start, Const) and stmt.start.value == 0:
                 bounds = bounds[1:]
-        iterator = st.call(st.name("range"), [self.atom(b) for b in bounds])
-        if stmt.reverse:
+        if stmt.reverse and self.target is not None:        # the target's way of counting down
+            start, stop, step = (b.value if isinstance(b, Const) and type(b.value) is int else self.atom(b)
+                                 for b in (stmt.start, stmt.stop, stmt.step))
+            iterator = self.target.count_down(start, stop, step, stmt.loc)
+        else:
+            iterator = st.call(st.name("range"), [self.atom(b) for b in bounds])
+        if stmt.reverse and self.target is None:
             iterator = st.call(st.name("reversed"), [iterator])
         index = self.name_of(stmt.index) if self.uses.get(id(stmt.index)) else "_"
         return before + [st.Stmt(f"for {index} in {iterator[0]}:", "for", body or [st.Stmt("pass")])]
@@ -588,7 +656,9 @@ class _Emitter:
 
     def function(self, name: str, defaults: tuple = (), standalone: bool = False) -> tuple[str, list[str], list]:
         """(signature, lines, the user's place of each line) of the function."""
-        body = merge_initializations(self.block(self.fn.body))     # a, b = [], []: one line
+        body = self.block(self.fn.body)
+        if self.target is None or not self.target.one_assignment_per_line:
+            body = merge_initializations(body)         # a, b = [], []: one line
         results = self.fn.body.results
         value = self.atom(results[0]) if len(results) == 1 else st.tuple_([self.atom(r) for r in results])
         body.append(st.Stmt(f"return {st.wrap(value, st.RETURN)}"))
@@ -627,6 +697,7 @@ class _Emitter:
                     *(p for p in bound if not p.startswith(("import ", "from ")))]          # then the names bound
         top = "\n\n".join(part for part in (header, "\n".join(imports)) if part)
         definitions = [_helper_source(helper) for helper in self.helpers.values()]
+        definitions += [self.target_helpers[name] for name in sorted(self.target_helpers)]
         definitions.extend("\n".join(function[1]).rstrip() for function in functions)
         definitions.append(function_source.rstrip())
         text = "\n\n\n".join(([top] if top else []) + definitions) + "\n"
@@ -742,9 +813,12 @@ def _public_path(obj: Any) -> tuple[str, str] | None:
 
 
 def emit_module(fn: Function, defaults: tuple = (), header: str = "", root: Any = None,
-                standalone: bool = False) -> Emitted:
-    """The module text; standalone: every name it reads is imported (or the export is refused)."""
-    emitter = _Emitter(fn, root)
+                standalone: bool = False, target: Any = None) -> Emitted:
+    """The module text; standalone: every name it reads is imported (or the export is refused). target: another
+    target's syntax (s2s/backends/numba/syntax.py's SYNTAX), whose check reads the IR first."""
+    if target is not None:
+        target.check(fn)
+    emitter = _Emitter(fn, root, target=target)
     emitted = emitter.module(defaults, header, standalone)
     if standalone:
         return emitter.standalone(emitted)

@@ -196,6 +196,9 @@ LOOPS = {
     "ir/object_state.py:ObjectState.private": (1, NOT_A_FIXPOINT),
     "passes/accumulate_in_place.py:accumulate_in_place.loop": (1, NOT_A_FIXPOINT),
     "passes/contractions.py:_Rewrite.block": (1, NOT_A_FIXPOINT),
+    "passes/fuse_elementwise.py:_Fuse.block": (2, NOT_A_FIXPOINT + " (a block's runs of operations, in order)"),
+    "passes/fuse_elementwise.py:fuse_elementwise": (1, NOT_A_FIXPOINT + " (an array written item by item, back "
+                                                       "along the chain of loops that carry it)"),
     "passes/dtype_guards.py:guard_writes.written_from": (1, NOT_A_FIXPOINT),
     "passes/dtype_guards.py:guard_writes.origin": (1, NOT_A_FIXPOINT),
     "passes/methods.py:_inline_methods": (1, REWRITE),

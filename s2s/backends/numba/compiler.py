@@ -1,6 +1,5 @@
-"""Compiling the rewritten module with numba.njit for the types of example arguments, at once, so that what
-Numba cannot type is refused when the derivative is made, at the user's line; compiled twice when the first
-typing shows stacks that can be preallocated."""
+"""Compiling the module the emitter wrote for Numba with numba.njit for the types of example arguments, at once,
+so that what Numba cannot type is refused when the derivative is made, at the user's line."""
 from __future__ import annotations
 
 import re
@@ -9,9 +8,7 @@ from typing import Any, Callable, Sequence
 
 from s2s.backends.numba.dispatchers import NumbaUnsupported, is_dispatcher, numba_module
 from s2s.backends.numba.helpers import HINTS, NUMBA_HELPERS, WHY, overloaded_helpers
-from s2s.backends.numba.rewrite import to_numba
 from s2s.backends.numba.sequences import converted, entry
-from s2s.backends.numba.typed import variable_types
 from s2s.backends.numba.typed_helpers import typed_helpers
 
 
@@ -94,32 +91,17 @@ def translated(exc: Exception, source: str, line_map: dict) -> NumbaUnsupported:
 
 def build(emitted: Any, name: str, root: Any, options: tuple, args: Sequence[Any] | None,
           arrays: Sequence[int] = ()) -> tuple[str, Callable]:
-    """(source, compiled function) of an emitted derivative on the Numba target. With args it is compiled
-    twice: the first compilation types the variables, the second preallocates the stacks it can as arrays and
-    fuses elementwise lines (typed.py, stacks.py, fuse.py). Should Numba fail on the second where it compiled
-    the first (its array-expression pass has asserted on some SSA names), the first is kept.
-    arrays: the positions of lists and tuples of numbers the derivative may take as float64 arrays
-    (sequences.py); when args has exact floats there, it is compiled for arrays, and the function returned
-    converts them at each call."""
+    """(source, compiled function) of a derivative the emitter wrote for the Numba target (syntax.py), compiled
+    for args' types at once when given. arrays: the positions of lists and tuples of numbers the derivative may
+    take as float64 arrays (sequences.py); when args has exact floats there, it is compiled for arrays, and the
+    function returned converts them at each call."""
     examples = converted(args, arrays) if args is not None and arrays else None
     if examples is not None:
         args = examples
-    text, line_map = to_numba(emitted.source, name, emitted.line_map)
     label = getattr(root, "__qualname__", name)
-    jitted = compile_numba(text, name, root, emitted.bindings, label, emitted.reads_user_names, line_map,
-                           options, args)
-    if args is not None:
-        types = variable_types(jitted)
-        if types:
-            better, better_map = to_numba(emitted.source, name, emitted.line_map, types)
-            if better != text:
-                try:
-                    jitted = compile_numba(better, name, root, emitted.bindings, label, emitted.reads_user_names,
-                                           better_map, options, args)
-                    text, line_map = better, better_map
-                except Exception:               # noqa: BLE001 - the first compilation stands
-                    pass
-    jitted.__s2s_lines__ = line_map                     # type: ignore[attr-defined]
+    jitted = compile_numba(emitted.source, name, root, emitted.bindings, label, emitted.reads_user_names,
+                           emitted.line_map, options, args)
+    jitted.__s2s_lines__ = emitted.line_map             # type: ignore[attr-defined]
     if examples is not None:
-        return text, entry(jitted, arrays, len(examples), name)
-    return text, jitted
+        return emitted.source, entry(jitted, arrays, len(examples), name)
+    return emitted.source, jitted

@@ -16,6 +16,14 @@ class NumbaUnsupported(S2SError):
     """A construct the Numba target cannot express (or Numba cannot type), found when the derivative is made."""
 
 
+PYTHON_BACKEND = "differentiate this function with backend='python' (the default)"
+
+
+def refuse(message: str, loc: Any, hint: str = "") -> NumbaUnsupported:
+    """What the Numba target cannot express, at the user's place loc, with the hint to use the Python backend."""
+    return NumbaUnsupported(f"the Numba backend cannot express {message}", loc, hint=hint or PYTHON_BACKEND)
+
+
 # ---------------------------------------------------------------- Numba itself and its dispatchers
 
 def numba_module() -> Any:

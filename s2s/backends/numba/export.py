@@ -4,23 +4,18 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from s2s.backends.numba.compiler import compile_numba
-from s2s.backends.numba.dispatchers import NumbaUnsupported, numba_module
+from s2s.backends.numba.dispatchers import numba_module
 from s2s.backends.numba.helpers import STANDALONE_OVERLOADS
-from s2s.backends.numba.rewrite import to_numba
-from s2s.backends.numba.typed import variable_types
 
 
 def standalone(emitted: Any, name: str, root: Any, options: tuple, args: Sequence[Any]) -> str:
-    """The exported module for Numba: the rewritten derivative (stacks typed on args), `@numba.njit` on it
-    and on its helpers, and the overload that lets Numba type `_zeros_like`."""
+    """The exported module for Numba: the derivative the emitter wrote for Numba (compiled for args once, so
+    that what Numba cannot type is refused now), `@numba.njit` on it and on its helpers, and the overloads that
+    let Numba type the helpers chosen by type (`_zeros_like`, ...)."""
     numba = numba_module()
-    text, line_map = to_numba(emitted.source, name, emitted.line_map)
-    try:
-        types = variable_types(compile_numba(text, name, root, emitted.bindings, name,
-                                                           emitted.reads_user_names, line_map, options, args))
-    except NumbaUnsupported:
-        raise
-    text = to_numba(emitted.source, name, emitted.line_map, types)[0]
+    compile_numba(emitted.source, name, root, emitted.bindings, name, emitted.reads_user_names, emitted.line_map,
+                  options, args)
+    text = emitted.source
     text = text.replace("# A standalone module: it needs NumPy, not s2s.",
                         f"# A standalone module: it needs NumPy and Numba (written for {numba.__version__}), not s2s.")
     settings = ", ".join(f"{k}={v!r}" for k, v in options)

@@ -1,13 +1,11 @@
 """s2s's run-time helpers as Numba can type them: written out in the module where the derivative calls them
-(`_seed`, `_add_outer`), or chosen by type through `numba.extending.overload` (`_zeros_like`, `_masked`, and
+(`_seed`), or chosen by type through `numba.extending.overload` (`_zeros_like`, `_masked`, and
 typed_helpers.py's: `setitem`, `_scatter`, `_unbroadcast`, ...); and why each helper Numba cannot type is
 refused, with what to write instead."""
 from __future__ import annotations
 
-import ast
 from typing import Any
 
-from s2s.backends.numba.lines import Source, calls, name_of, refuse
 from s2s.backends.numba.typed_helpers import TEXTS
 
 NUMBA_HELPERS = {
@@ -17,16 +15,6 @@ NUMBA_HELPERS = {
 ''',
 }
 NUMBA_HELPERS |= {name: text for name, (text, _) in TEXTS.items()}    # typed_helpers.py: chosen by type
-
-# helpers whose Python text is their meaning, compiled by Numba as an overload that picks by type
-NUMBA_HELPERS["_add_outer"] = '''def _add_outer(d, a, b):
-    """d += np.outer(a, b), without the temporary outer product (Numba target: a loop over d's rows)."""
-    a, b = a.ravel(), b.ravel()
-    for i in range(a.shape[0]):
-        row, ai = d[i], a[i]
-        for j in range(b.shape[0]):
-            row[j] += ai * b[j]
-'''
 
 NUMBA_HELPERS["_zeros_like"] = '''def _zeros_like(x):
     """Zeros shaped like x: 0.0 for a number (np.zeros_like would give a 0-d array)."""
@@ -69,41 +57,9 @@ def overloaded_helpers(numba: Any) -> dict[str, Any]:
             return lambda contribution, g: np.where(g == 0, 0.0, contribution)
         return lambda contribution, g: contribution if g != 0 else 0.0
 
-    def _add_outer(d, a, b):
-        a, b = a.ravel(), b.ravel()
-        for i in range(a.shape[0]):
-            row, ai = d[i], a[i]
-            for j in range(b.shape[0]):
-                row[j] += ai * b[j]
-
-    @overload(_add_outer)
-    def _add_outer_typed(d, a, b):
-        return _add_outer_of(nbtypes, a, b)
-
-    _OVERLOADED["_add_outer"] = _add_outer
     _OVERLOADED["_zeros_like"] = _zeros_like
     _OVERLOADED["_masked"] = _masked
     return _OVERLOADED
-
-
-def _add_outer_of(nbtypes: Any, a: Any, b: Any) -> Any:
-    """_add_outer for these types: of vectors without ravel (whose result Numba types so that the loop is not
-    vectorized: 1.4x slower)."""
-    def vectors(d, a, b):
-        for i in range(a.shape[0]):
-            row, ai = d[i], a[i]
-            for j in range(b.shape[0]):
-                row[j] += ai * b[j]
-
-    def flattened(d, a, b):
-        a_flat, b_flat = a.ravel(), b.ravel()
-        for i in range(a_flat.shape[0]):
-            row, ai = d[i], a_flat[i]
-            for j in range(b_flat.shape[0]):
-                row[j] += ai * b_flat[j]
-
-    vector = all(isinstance(x, nbtypes.Array) and x.ndim == 1 for x in (a, b))
-    return vectors if vector else flattened
 
 
 WHY = {
@@ -143,17 +99,6 @@ def _masked_typed(contribution, g):
         return lambda contribution, g: np.where(g == 0, 0.0, contribution)
     return lambda contribution, g: contribution if g != 0 else 0.0
 ''',
-    "_add_outer": '''@numba.extending.overload(_add_outer)
-def _add_outer_typed(d, a, b):
-    def vectors(d, a, b):
-        for i in range(a.shape[0]):
-            row, ai = d[i], a[i]
-            for j in range(b.shape[0]):
-                row[j] += ai * b[j]
-    if isinstance(a, numba.types.Array) and isinstance(b, numba.types.Array) and a.ndim == 1 and b.ndim == 1:
-        return vectors
-    return _add_outer
-''',
     "_zeros_like": '''@numba.extending.overload(_zeros_like)
 def _zeros_like_typed(x):
     if isinstance(x, numba.types.Array):
@@ -161,31 +106,3 @@ def _zeros_like_typed(x):
     return lambda x: 0.0
 ''',
 }
-
-
-def called_helpers(main: ast.FunctionDef, defs: dict, source: str, line_map: dict) -> list[str]:
-    """The module's helpers main calls; one Numba cannot type is refused, naming it and the user's line."""
-    helpers: list[str] = []
-    for call in calls(main):
-        callee = name_of(call.func)
-        if callee in defs and callee not in helpers:
-            if callee not in NUMBA_HELPERS:
-                why = WHY.get(callee, f"s2s's run-time helper {callee}")
-                raise refuse(f"{why} (`{ast.get_source_segment(source, call)}`)", line_map, call.lineno,
-                             hint=HINTS.get(callee, ""))
-            helpers.append(callee)
-    return helpers
-
-
-def zeros_like_of_numbers(main: ast.FunctionDef, edits: Source) -> list[str]:
-    """`np.zeros_like(x)` as `_zeros_like(x)`: of a number, np.zeros_like is a 0-d array in Numba."""
-    lines: dict[int, bool] = {}
-    for call in calls(main):
-        if ast.unparse(call.func) == "np.zeros_like":
-            plain = len(call.args) == 1 and not call.keywords and call.lineno == call.end_lineno
-            lines[call.lineno] = lines.get(call.lineno, True) and plain
-    for lineno, plain in lines.items():
-        line = edits.lines[lineno - 1]
-        if plain and line is not None and "_zeros_like(" not in line.replace("np.zeros_like(", ""):
-            edits.replace(lineno, line.replace("np.zeros_like(", "_zeros_like("))
-    return ["_zeros_like"] if any(lines.values()) else []

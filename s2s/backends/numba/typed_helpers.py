@@ -7,7 +7,8 @@ texts serve the derivative compiled in this process (`typed_helpers`) and the ex
   array (`cp = np.zeros(n); dp = np.zeros(n)` made one array, written twice);
 - `_diag_adjoint(g, x, k)`: the adjoint of `np.diag`, a loop writing g on the diagonal;
 - `_scatter`, `_item`, `_add` on a list of numbers (`conc = [a + h * da, ...]`): the adjoint of a list is a
-  list of floats, read and added item by item.
+  list of floats, read and added item by item; `_scatter_into` adds an item's adjoint into a list's adjoint of
+  its own in place (s2s/passes/accumulate_items.py).
 """
 from __future__ import annotations
 
@@ -112,6 +113,21 @@ def _add_typed(a, b):
     return None             # tuples, dicts: Numba refuses the call, at the user's line
 '''),
 }
+
+TEXTS["_scatter_into"] = ('''def _scatter_into(g_all, x, index, g):
+    """g added at item index of g_all, an adjoint of x's own that nothing else reads (a list or an array: in
+    place)."""
+    g_all[index] = g_all[index] + g
+    return g_all
+''', '''@numba.extending.overload(_scatter_into)
+def _scatter_into_typed(g_all, x, index, g):
+    if isinstance(g_all, (numba.types.List, numba.types.Array)) and isinstance(index, numba.types.Integer):
+        def into(g_all, x, index, g):
+            g_all[index] = g_all[index] + g
+            return g_all
+        return into
+    return None             # a dict, a tuple: refused at the user's line
+''')
 
 TEXTS["_unbroadcast"] = ('''def _unbroadcast(g, x, result=None):
     """g summed to x's shape, where x is a number (a sum a loop carries: `total += v[i] ** 2`) or g is one;

@@ -164,9 +164,11 @@ def test_elementwise_lines_are_fused_and_stacks_of_arrays_preallocated():
     text = s2s.source(damped, *args, wrt=(0, 2), backend="numba")
     # one stack of h: the h pushed before each step and the one after are the same values shifted by a step
     # (s2s/passes/shifted_stacks.py), which the reverse loop carries instead of saving twice
-    assert ".append(" not in text and text.count("# rows shaped at the first push") == 1
-    assert re.search(r"if \w+\.shape == \w+\.shape:  # no operand broadcasts: the \d lines below as one loop\n", text)
-    assert re.search(r"\n +for k in range\(\w+\.shape\[0\]\):\n", text) and "\n        else:\n" in text
+    # (its rows' shape is known when the derivative is made: s2s/passes/stack_rows.py allocates them at once)
+    assert ".append(" not in text and text.count("h_rows = np.empty((len(xs), 4), np.float64)") == 1
+    # the elementwise lines, one loop over the 4 elements: their shapes are known when the derivative is made, so
+    # no operand broadcasts and no shape check is needed (s2s/passes/fuse_elementwise.py)
+    assert text.count("\n        for k in range(4):\n") == 2 and "np.tanh(" in text and ".shape ==" not in text
     da, dh0 = s2s.grad(damped, (0, 2), backend="numba")(*args)
     expected = s2s.grad(damped, (0, 2))(*args)
     assert da == pytest.approx(expected[0], rel=1e-12)
@@ -175,31 +177,22 @@ def test_elementwise_lines_are_fused_and_stacks_of_arrays_preallocated():
     np.testing.assert_allclose(dh0, central(damped, args, 2), rtol=1e-6, atol=1e-9)
 
 
-EMITTED = """import numpy as np
-
-
-def f_grad(x, c):
+def broadcast_lines(x, c):
     t1 = np.sin(x)
     t1 = t1 * c
     y = t1 + c / x
-    return y
-"""
+    return np.sum(y)
 
 
 def test_fused_lines_run_as_written_when_an_operand_broadcasts():
-    from s2s.backends.numba import to_numba
-    vector = {"array(float64, 1d, C)"}
-    text, _ = to_numba(EMITTED, "f_grad", {}, {"x": vector, "c": vector, "t1": vector, "y": vector})
-    assert "if c.shape == x.shape:  # no operand broadcasts: the 3 lines below as one loop" in text
-    assert "np.divide(c[k], x[k])" in text and "\n    else:\n        t1 = np.sin(x)" in text
-    python: dict = {}
-    exec(EMITTED, python)
-    compiled: dict = {}
-    exec(text, compiled)
-    fused = numba.njit(compiled["f_grad"])
     x = RNG.normal(size=5)
-    for c in (RNG.normal(size=5), np.array([0.3])):         # the loop; the lines as written (c broadcasts)
-        np.testing.assert_array_equal(fused(x, c), python["f_grad"](x, c))
+    for c, fused in ((RNG.normal(size=5), True), (np.array([0.3]), False)):    # the loop; the lines as written
+        text = s2s.source(broadcast_lines, x, c, backend="numba")
+        assert "for k in range(5):" in text and ("c_k = c[k]" in text) == fused      # c read element by element
+        assert fused or "c / x" in text and "c * np.cos(x)" in text         # or the lines reading it as written
+        found = s2s.grad(broadcast_lines, backend="numba")(x, c)
+        np.testing.assert_allclose(found, s2s.grad(broadcast_lines)(x, c), rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(found, central(broadcast_lines, (x, c), 0), rtol=1e-6, atol=1e-8)
 
 
 # ---------------------------------------------------------------- element loops written for Numba (F15)
@@ -310,10 +303,12 @@ def test_arrays_made_from_the_arguments_sizes_are_written_in_place_without_shape
 
 
 def test_a_range_with_a_step_counts_back_and_an_array_written_twice_is_copied():
-    from s2s.backends.numba.ranges import reversed_range
-    import ast
-    for text in ("reversed(range(t4, -1, -1))", "reversed(range(1, 9, 3))", "reversed(range(n + 1, 2, -2))"):
-        rewritten = reversed_range(ast.parse(text).body[0].value, text, {})
+    from s2s.backends.numba.syntax import count_down
+    from s2s.emit import source_text as st
+    n_plus_1 = st.binary(" + ", 47, st.name("n"), st.constant(1))
+    for text, bounds in (("reversed(range(t4, -1, -1))", (st.name("t4"), -1, -1)),
+                         ("reversed(range(1, 9, 3))", (1, 9, 3)), ("reversed(range(n + 1, 2, -2))", (n_plus_1, 2, -2))):
+        rewritten = count_down(*bounds)[0]          # written from the IR's bounds by the emitter (syntax.py)
         assert "reversed" not in rewritten
         for t4, n in ((5, 7), (-2, 0), (0, 1)):
             assert list(eval(rewritten)) == list(eval(text))
@@ -469,8 +464,8 @@ def test_forward_mode_with_the_numba_backend_runs_one_compiled_jvp_per_direction
 def test_numba_refusals_name_the_python_backend():
     """Outside round 2, messages."""
     pytest.importorskip("numba")
-    from s2s.backends.numba.lines import refuse
-    error = refuse("`{1: x}`", {}, 1)
+    from s2s.backends.numba.dispatchers import refuse
+    error = refuse("`{1: x}`", None)
     assert "backend='python'" in str(error) and error.hint
 
 
