@@ -390,15 +390,15 @@ def vjp(fn: Callable, *args: Any, wrt: Any = None, optimize: bool = True, check:
     indices, several = _resolve_wrt(fn, wrt)
     options = Options(indices, True, "vjp", True, optimize, has_aux)
     args = _bind(fn, args, {})
-    if selfcheck.enabled(check):        # the checking mode compares the derivative's reading of f with f's
-        _current(fn, options, args, check)
+    # the checking mode compares the derivative's reading of f with f's, at the first call for these arguments
+    checking = (lambda: _current(fn, options, args, check)) if selfcheck.enabled(check) else None
     stale(fn)
     before = Effects(fn)
     if before:      # f writes into objects: its writes happen here, once; each pullback runs from the state f
         function = _current(fn, options, args, check)[1]        # started from, and leaves them as they were
         value = fn(*args)
     else:           # f runs once: the derivative's forward sweep gives its value and saves what the pullback reads
-        entry = splitting.compiled_split(fn, options, args, (len(args),))
+        entry = splitting.compiled_split(fn, options, args, (len(args),), checking)
         early, saved = splitting.run_early(entry, args)
         value = early[0] if early else call(entry[1], (*args, *saved, _zero_output(fn, args)))[0]
     out = value[0] if has_aux else value
@@ -658,11 +658,10 @@ def linearize(fn: Callable, *primals: Any, optimize: bool = True, check: bool | 
     if not indices:
         raise BadArgument("linearize differentiates float arguments; none of these is one")
     options = Options(indices, False, "forward", True, optimize)
-    if selfcheck.enabled(check):
-        _current(fn, options, primals, check)
+    checking = (lambda: _current(fn, options, primals, check)) if selfcheck.enabled(check) else None
     stale(fn)
     late = tuple(range(len(primals), len(primals) + len(indices)))
-    entry = splitting.compiled_split(fn, options, primals, late)
+    entry = splitting.compiled_split(fn, options, primals, late, checking)
     early, saved = splitting.run_early(entry, primals)
     if early:
         value = early[0]

@@ -356,7 +356,10 @@ def _compare_modes(name: str, root: Callable, options: Any, args: tuple, entry: 
                 value, tangent = run(other("forward", False, True), tuple(v))
                 return dot(w, tangent, value)
             if kind == "reverse":
-                return along_gradients(list(run(other("reverse", True, False))))
+                # (the gradient as the checked derivative returns it, one or a tuple: the derivative a call of
+                # grad(f, mode="reverse") with the same wrt makes next is the one made here, not another)
+                grads = run(other("reverse", options.several, False))
+                return along_gradients(list(grads) if options.several else [grads])
             return along_gradients(list(run(other("vjp", True, True), (w,))[1]))
         except Exception:       # noqa: BLE001 - refused, or failing, in that mode: central differences instead
             return None

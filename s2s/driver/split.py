@@ -20,9 +20,12 @@ _CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary(
 _LOCK = threading.RLock()
 
 
-def compiled_split(fn: Callable, options: pipeline.Options, args: tuple, late: tuple[int, ...]) -> tuple:
+def compiled_split(fn: Callable, options: pipeline.Options, args: tuple, late: tuple[int, ...],
+                   check: Callable[[], object] | None = None) -> tuple:
     """(early, late, how many of the results early gives) for fn's derivative of these options on args; late: the
-    positions of the derivative's parameters given later (after args)."""
+    positions of the derivative's parameters given later (after args). check (the checking mode's check of the
+    whole derivative, s2s/driver/pipeline.py): run before the first use of each entry, as the pipeline's first call
+    of a derivative is checked; not again at each call (s2s.vjp inside an integrator's step)."""
     signature = pipeline._signature(args)
     shaped = pipeline.specializes(options)
     known = pipeline.known_arguments(fn, args, options.wrt)      # (an argument's class: its methods are the class's)
@@ -30,6 +33,11 @@ def compiled_split(fn: Callable, options: pipeline.Options, args: tuple, late: t
         key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None,
                pipeline.global_state(fn, options) if shaped else None, late, primal.value_key(known))
         table = _CACHE.setdefault(fn, {})
+        # (checked again once the pipeline forgets what it checked for fn: clear_cache, a name fn reads rebound)
+        if check is not None and (table.get(("checked", key)) is not pipeline._VERIFIED.get(fn) or
+                                  pipeline._VERIFIED.get(fn) is None):
+            check()
+            table[("checked", key)] = pipeline._VERIFIED.get(fn)
         entry = table.get(key)
         if entry is None:
             pipeline._check_differentiable(fn, args, options.wrt)

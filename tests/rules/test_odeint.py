@@ -147,8 +147,12 @@ def _flat_hessian(blocks, args):
                      for i in range(len(args))])
 
 
-@pytest.mark.parametrize("f, args", [CASES[0], CASES[2], CASES[3], CASES[4]],
-                         ids=["oscillator", "times", "time_first", "closure"])
+# each case is 2.4 to 4.5 s of CPU (a Hessian column is a solve of the adjoint ODE with its sensitivities, and the
+# differences take two gradients per coordinate): time_first in the default run, the other three with -m slow
+@pytest.mark.parametrize("f, args", [pytest.param(*CASES[0], marks=pytest.mark.slow, id="oscillator"),
+                                     pytest.param(*CASES[2], marks=pytest.mark.slow, id="times"),
+                                     pytest.param(*CASES[3], id="time_first"),
+                                     pytest.param(*CASES[4], marks=pytest.mark.slow, id="closure")])
 def test_hessian_forward_over_reverse_against_differences_of_the_gradient(f, args):
     """Second order: the adjoint sweep's tangent (each adjoint ODE with its forward sensitivities)."""
     blocks = s2s.hessian(f, wrt=tuple(range(len(args))))(*args)

@@ -279,7 +279,9 @@ def matvec_by_hand(A, x):
 _M = RNG.normal(size=(4, 4))
 ELEMENT_LOOPS = [
     (spring_chain, (np.array([0.0, 1.2, 2.1, 3.3, 4.0]),), 0),
-    (tridiag_solve, (np.array([0.1, 0.2, -0.3, 0.4, 0.5]),), 0),
+    # (2.0 s of CPU, most of it Numba compiling the derivative: with -m slow; s2s.source of it below stays)
+    pytest.param(tridiag_solve, (np.array([0.1, 0.2, -0.3, 0.4, 0.5]),), 0, marks=pytest.mark.slow,
+                 id="tridiag_solve"),
     (temperature_time_loop, (20.0,), 0),
     pytest.param(kinetics_abc, (1.0, 0.5), (0, 1), marks=pytest.mark.slow, id="kinetics_abc"),
     pytest.param(cholesky_by_hand, (_M @ _M.T + 4 * np.eye(4),), 0, marks=pytest.mark.slow, id="cholesky_by_hand"),
