@@ -9,7 +9,7 @@ from typing import Callable
 
 from s2s.analysis import complex_values
 from s2s.analysis.values import abstract_of, kind_of, shape_key
-from s2s.driver import pipeline, primal
+from s2s.driver import dispatch, pipeline, primal
 from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import root_function
 from s2s.emit.python import emit_module
@@ -31,7 +31,9 @@ def compiled_split(fn: Callable, options: pipeline.Options, args: tuple, late: t
     known = pipeline.known_arguments(fn, args, options.wrt)      # (an argument's class: its methods are the class's)
     with _LOCK, primal.known_arguments(root_function(fn), known):
         key = (getattr(root_function(fn), "__code__", None), options, signature, shape_key(args) if shaped else None,
-               pipeline.global_state(fn, options) if shaped else None, late, primal.value_key(known))
+               pipeline.global_state(fn, options) if shaped else None, late, primal.value_key(known),
+               # made stale (a function or a global fn reads rebound: dispatch.stale, by whichever call saw it)
+               dispatch._GENERATION.get(root_function(fn), 0))
         table = _CACHE.setdefault(fn, {})
         # (checked again once the pipeline forgets what it checked for fn: clear_cache, a name fn reads rebound)
         if check is not None and (table.get(("checked", key)) is not pipeline._VERIFIED.get(fn) or
