@@ -45,7 +45,7 @@ from s2s.frontend.tree import FUNCTION_PARTS, MISSING, AttributeOf, DefaultsOf, 
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
 from s2s.ir.lower_objects import unrolled_over_objects
 from s2s.ir.lower_recursion import recursive_call
-from s2s.ir.lower_try import lower_try
+from s2s.ir.lower_try import lower_try, refuse_when_run_twice
 from s2s.ir.liveness import Liveness, range_length
 from s2s.ir.loop_sharing import LoopShares, LoopSharing
 from s2s.ir import syntax
@@ -290,6 +290,7 @@ class Lowerer:
         self.unbound_reasons: dict[str, tuple[str, str]] = {}
         self._guarded: dict[int, tuple] | None = None       # (read_in_branches_after)
         self.maybe_unbound: set[int] = set()            # variables unbound on some path (join_if): checked when read
+        self.run_twice: dict[int, Any] = {}             # id(statement of a `try` body) -> its `try` (lower_try.py)
 
     # ---------------------------------------------------------------- helpers
 
@@ -623,7 +624,13 @@ class Lowerer:
         method = getattr(self, f"stmt_{type(node).__name__}", None)
         if method is None:
             raise self.error(f"s2s does not support the statement `{type(node).__name__}`", node)
+        in_try = self.run_twice.get(id(node)) if self.run_twice else None
+        if in_try is None:
+            method(node)
+            return
+        start = len(self.stmts)         # a statement of a `try` body, which also runs as written (lower_try.py)
         method(node)
+        refuse_when_run_twice(self, in_try, self.stmts[start:])
 
     def stmt_Pass(self, node: gast.Pass) -> None:
         pass
