@@ -215,7 +215,8 @@ def _rewrite_op(fn: Function, stmt: Op, kinds: dict, namer: Any, indices: set, s
                 stmt.args = [stmt.args[1], stmt.args[0]]
             stmt.prim = runtime.repeat
             changed = True
-    elif stmt.prim is syntax.BINARY["%"] and isinstance(stmt.args[0], Const) and isinstance(stmt.args[0].value, str):
+    elif stmt.prim is syntax.BINARY["%"] and isinstance(stmt.args[0], Const) and \
+            isinstance(stmt.args[0].value, str):
         return changed              # `"... %r" % [n1, n2]`: Python's string formatting (a message), kept as it is
     elif stmt.prim in _ARITHMETIC and any(sequences):
         raise UnsupportedSyntax(f"`{stmt.prim.__name__}` on a tuple or list", stmt.loc,
