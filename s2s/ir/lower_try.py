@@ -213,11 +213,12 @@ def _refuse_effects(lw: "Lowerer", body: list) -> None:
 
 def refuse_when_run_twice(lw: "Lowerer", node: gast.Try, stmts: list) -> None:
     """What a statement of the body (its IR, stmts) does that would happen twice, once as written and once in the
-    derivative: a random draw, or a call of a method of an object known only when the code runs (a call Python
-    makes as written). Such a call is refused where it runs, when the derivative's body reaches it (the body as
-    written took the same path and made it already): one on a path that does not run for the values at hand (the
-    array-API branch of a library's helper, given NumPy arrays) is no refusal. Another effect (a write into an
-    object's state by a method the body calls) is refused when the derivative is made."""
+    derivative. A call of a method of an object known only when the code runs is refused where it runs, when the
+    derivative's body reaches it (the body as written took the same path and made it already): one on a path that
+    does not run for the values at hand (the array-API branch of a library's helper, given NumPy arrays) is no
+    refusal. A random draw, another call Python makes as written (star-arguments, a library function s2s does not
+    read) and any other effect are refused when the derivative is made (a library function holding one is then
+    called as it is: lower.py's expr_Call)."""
     for stmt in walk_list(stmts):
         if not isinstance(stmt, Op):
             continue
@@ -233,14 +234,13 @@ def refuse_when_run_twice(lw: "Lowerer", node: gast.Try, stmts: list) -> None:
                    f"would do that twice")
         hint = "draw the numbers (or make the call) before the `try` and use the result in its body"
         loc = stmt.loc or lw.parsed.loc(node)
-        if draws or stmt.prim in _CALLS or getattr(stmt.prim, "__name__", "").startswith("method_call_"):
+        if stmt.prim is helpers.call_method or getattr(stmt.prim, "__name__", "").startswith("method_call_"):
             stmt.prim = helpers.refused_when_run(message, loc, hint)
         else:
             raise UnsupportedSyntax(message, loc, hint=hint)
 
 
 _NOT_TWICE = frozenset({helpers.try_body, runtime._bound})     # (an unbound read raises the same each time)
-_CALLS = frozenset({helpers.call_method, helpers.star_call, runtime._reads_only})
 
 
 def walk_list(stmts: list) -> list:
