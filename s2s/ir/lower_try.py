@@ -229,7 +229,10 @@ def refuse_when_run_twice(lw: "Lowerer", node: gast.Try, stmts: list) -> None:
         effect = getattr(stmt.prim, "_s2s_effect", False) and stmt.prim not in _NOT_TWICE
         if not (draws or effect) or getattr(stmt.prim, "_s2s_refused", False):      # (a `try` inside: refused)
             continue
-        what = "draws random numbers" if draws else "calls a method of an object known only when the code runs"
+        what = "draws random numbers" if draws else (
+            "calls a function with star-arguments as Python calls it" if stmt.prim is helpers.star_call else
+            "calls a library function s2s does not read, as Python calls it" if stmt.prim is runtime._reads_only else
+            "calls a method of an object known only when the code runs")
         message = (f"this `try` body {what}: s2s runs a `try` body once more, as written, to find how it ends, which "
                    f"would do that twice")
         hint = "draw the numbers (or make the call) before the `try` and use the result in its body"
