@@ -46,10 +46,11 @@ wrong. What stayed refused, and why (none of it is mathematics s2s lacks, except
   with `np.place`; the distributions with rules (norm, t, gamma, beta, chi2, poisson, dirichlet, multivariate
   normal) work.
 - scikit-learn's public metrics (`mean_squared_error`, `mean_absolute_error`, `r2_score`, `log_loss`,
-  `mean_poisson_deviance`): they now pass the fence (a generator in a pandas-only `elif`) and validate_params'
-  `try` (method calls on paths NumPy arrays do not take), and stop at input validation through narwhals:
-  `next(...)` of a generator a library function s2s cannot read returns, given the differentiated array; reading
-  them takes 20-60 s.
+  `mean_poisson_deviance`): they now pass the fence (a generator in a pandas-only `elif`), and validate_params'
+  `try` body no longer refuses method calls on paths NumPy arrays do not take; it still refuses the star-argument
+  call `xp.result_type(*floating_dtypes)` (sklearn/utils/_array_api.py), which running the body twice would make
+  twice. With that allowed (tried), input validation through narwhals stops at `next(...)` of a generator a library
+  function s2s cannot read returns, given the differentiated array. Reading them takes 20-60 s.
 - scikit-learn's `_loss` classes (`HalfSquaredError()(y, raw)`, `HalfBinomialLoss`): Cython methods called with a
   differentiated keyword argument (`raw_prediction=`) and no rule; `sklearn.utils.extmath.softmax(X, copy=True)`:
   refused as writing into its argument (`X -= ...` after `check_array(X, copy=copy)`); the Gaussian process
