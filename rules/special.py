@@ -156,6 +156,36 @@ def xlog1py(g, ans, x, y):
     return g * np.log1p(y), g * x / (1 + y)
 
 
+# ---- entropies and robust losses (elementwise: DLMF-free closed forms)
+
+
+@adjoint(sp.entr)
+def entr(g, ans, x):                    # -x log x
+    return -g * (np.log(x) + 1.0)
+
+
+@adjoint(sp.rel_entr)
+def rel_entr(g, ans, x, y):             # x log(x / y)
+    return g * (np.log(x / y) + 1.0), -g * x / y
+
+
+@adjoint(sp.kl_div)
+def kl_div(g, ans, x, y):               # x log(x / y) - x + y
+    return g * np.log(x / y), g * (1.0 - x / y)
+
+
+@adjoint(sp.huber)
+def huber(g, ans, delta, r):            # r**2 / 2 where |r| <= delta, else delta (|r| - delta / 2)
+    inside = np.abs(r) <= delta
+    return g * np.where(inside, 0.0, np.abs(r) - delta), g * np.where(inside, r, delta * np.sign(r))
+
+
+@adjoint(sp.pseudo_huber)
+def pseudo_huber(g, ans, delta, r):     # delta**2 (sqrt(1 + (r / delta)**2) - 1)
+    root = np.sqrt(1.0 + (r / delta) ** 2)
+    return g * (2.0 * delta * (root - 1.0) - r * r / (delta * root)), g * r / root
+
+
 # ---- Bessel functions (the order v is not differentiated)
 
 

@@ -10,6 +10,7 @@ A library's function that cannot be read (it uses what s2s refuses) is called as
 falls back to an operation, refused only if it is given a differentiated value (`library_function`)."""
 from __future__ import annotations
 
+import os
 import sys
 import types
 import weakref
@@ -35,9 +36,31 @@ def library_function(fn: Any) -> bool:
     top = module.split(".")[0]
     if top in LIBRARIES:
         return True
-    spec = sys.modules.get(top)
-    where = getattr(spec, "__file__", None) or ""
-    return "site-packages" in where or "dist-packages" in where
+    return _installed(top)
+
+
+_INSTALLED: dict[str, bool] = {}        # top-level module -> whether it is an installed package's
+
+
+def _installed(top: str) -> bool:
+    """Whether the top-level module top was installed by an installer: under site-packages (dist-packages), or in a
+    directory of the path that holds installers' records (`*.dist-info`: `pip install --target DIR`, a wheel
+    unpacked on PYTHONPATH). A project's own package (an editable install: its records stay in site-packages) is
+    not."""
+    found = _INSTALLED.get(top)
+    if found is None:
+        where = getattr(sys.modules.get(top), "__file__", None) or ""
+        found = "site-packages" in where or "dist-packages" in where
+        if not found and where:
+            folder = os.path.dirname(where)
+            folder = os.path.dirname(folder) if os.path.basename(where) == "__init__.py" else folder
+            try:
+                found = any(name.endswith(".dist-info") for name in os.listdir(folder))
+            except OSError:
+                found = False
+        if top in sys.modules:          # (a module imported later is asked again)
+            _INSTALLED[top] = found
+    return found
 
 
 def is_user_function(obj: Any) -> bool:

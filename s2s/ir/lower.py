@@ -39,12 +39,13 @@ from s2s.frontend.desugar import helpers
 from s2s.frontend.desugar.objects import specialize
 from s2s.frontend.desugar.properties import GETTERS
 from s2s.frontend.parse import parse_function
+from s2s.frontend.fence import REFUSAL
 from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
-from s2s.frontend.tree import FUNCTION_PARTS, AttributeOf, DefaultsOf, ParsedFunction, PartsOf, synthetic_of
+from s2s.frontend.tree import FUNCTION_PARTS, MISSING, AttributeOf, DefaultsOf, ParsedFunction, PartsOf, synthetic_of
 from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
 from s2s.ir.lower_objects import unrolled_over_objects
 from s2s.ir.lower_recursion import recursive_call
-from s2s.ir.lower_try import lower_try
+from s2s.ir.lower_try import lower_try, refuse_when_run_twice
 from s2s.ir.liveness import Liveness, range_length
 from s2s.ir.loop_sharing import LoopShares, LoopSharing
 from s2s.ir import syntax
@@ -289,6 +290,7 @@ class Lowerer:
         self.unbound_reasons: dict[str, tuple[str, str]] = {}
         self._guarded: dict[int, tuple] | None = None       # (read_in_branches_after)
         self.maybe_unbound: set[int] = set()            # variables unbound on some path (join_if): checked when read
+        self.run_twice: dict[int, Any] = {}             # id(statement of a `try` body) -> its `try` (lower_try.py)
 
     # ---------------------------------------------------------------- helpers
 
@@ -496,13 +498,13 @@ class Lowerer:
                     self.stmts, self.env = saved_stmts, saved_env
 
     def value_if(self, cond: Atom, then_expr: Callable[[], Atom], else_expr: Callable[[], Atom], node: Any,
-                 hint: str) -> Atom:
-        """An expression-valued `If`: `then_expr() if cond else else_expr()`."""
+                 hint: str, deferred: bool = False) -> Atom:
+        """An expression-valued `If`: `then_expr() if cond else else_expr()` (deferred: as join_if's)."""
         saved = self.env.get(EXPR, UNDEF)
 
         def set_expr(make: Callable[[], Atom]) -> Callable[[], None]:
             return lambda: self.env.__setitem__(EXPR, make())
-        self.join_if(cond, set_expr(then_expr), set_expr(else_expr), node)
+        self.join_if(cond, set_expr(then_expr), set_expr(else_expr), node, deferred=deferred)
         result = self.env.pop(EXPR)
         if saved is not UNDEF:
             self.env[EXPR] = saved
@@ -615,10 +617,20 @@ class Lowerer:
             return
 
     def stmt(self, node: gast.stmt) -> None:
+        refusal = node.__dict__.get(REFUSAL)
+        if refusal is not None:     # the fence's refusal on a side of an `if` (fence.py): raised if the side runs
+            message, loc, hint = refusal
+            raise UnsupportedSyntax(message, loc, hint=hint)
         method = getattr(self, f"stmt_{type(node).__name__}", None)
         if method is None:
             raise self.error(f"s2s does not support the statement `{type(node).__name__}`", node)
+        in_try = self.run_twice.get(id(node)) if self.run_twice else None
+        if in_try is None:
+            method(node)
+            return
+        start = len(self.stmts)         # a statement of a `try` body, which also runs as written (lower_try.py)
         method(node)
+        refuse_when_run_twice(self, in_try, self.stmts[start:])
 
     def stmt_Pass(self, node: gast.Pass) -> None:
         pass
@@ -1307,7 +1319,9 @@ class Lowerer:
                 if is_user_function(plain_function(value)):
                     # `hmod.helper(x)`: made anew when the module's name is bound to another function
                     # (monkeypatched, or the module reloaded)
-                    self.dependencies.append((AttributeOf(base), node.attr, inspect.getattr_static(base, node.attr)))
+                    # (MISSING: a name a module's __getattr__ gives, as array_api_compat's namespaces do)
+                    self.dependencies.append((AttributeOf(base), node.attr,
+                                              inspect.getattr_static(base, node.attr, MISSING)))
                 return True, value
         return False, None
 
@@ -1339,6 +1353,10 @@ class Lowerer:
         return self.op(runtime.free_name, [Const(name), Const(self.parsed.fn)], node, name)
 
     def expr(self, node: gast.expr, hint: str = "") -> Atom:
+        refusal = node.__dict__.get(REFUSAL)
+        if refusal is not None:     # the fence's refusal in an operand `and`/`or`/`a if c else b` may skip (fence.py)
+            message, loc, hint = refusal
+            raise UnsupportedSyntax(message, loc, hint=hint)
         method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
             raise self.error(f"s2s does not support the expression `{type(node).__name__}`", node)
@@ -1415,13 +1433,13 @@ class Lowerer:
         rest = gast.BoolOp(op=node.op, values=node.values[1:])
         gast.copy_location(rest, node)
         if isinstance(node.op, gast.And):
-            return self.value_if(first, lambda: self.expr(rest), lambda: first, node, hint)
-        return self.value_if(first, lambda: first, lambda: self.expr(rest), node, hint)
+            return self.value_if(first, lambda: self.expr(rest), lambda: first, node, hint, deferred=True)
+        return self.value_if(first, lambda: first, lambda: self.expr(rest), node, hint, deferred=True)
 
     def expr_IfExp(self, node: gast.IfExp, hint: str) -> Atom:
         cond = self.expr(node.test)
         return self.value_if(cond, lambda: self.expr(node.body, hint), lambda: self.expr(node.orelse, hint),
-                             node, hint)
+                             node, hint, deferred=True)
 
     def expr_Tuple(self, node: gast.Tuple, hint: str) -> Atom:
         items = [self.expr(e) for e in node.elts]

@@ -76,8 +76,8 @@ def lower_try(lw: "Lowerer", node: gast.Try) -> None:
     partial = _partial_names(lw, node, body)
 
     def fill_completed() -> None:
-        body_alone, _ = lw.sub_block(lambda: lw.block(node.body))     # (what runs twice: the body, not `else`)
-        _refuse_twice(lw, node, body_alone)
+        for stmt in node.body:          # (what runs twice: the body, not `else`: Lowerer.stmt)
+            lw.run_twice[id(stmt)] = node
         lw.block(node.body + node.orelse)
 
     def run_handler(handler: gast.ExceptHandler) -> None:
@@ -211,23 +211,39 @@ def _refuse_effects(lw: "Lowerer", body: list) -> None:
                            hint="compute the value in the body and store it on the object after the `try`")
 
 
-def _refuse_twice(lw: "Lowerer", node: gast.Try, body: list) -> None:
-    """A body that draws random numbers, or calls a method of an object known only when the code runs, would do
-    it twice (once as written, once in the derivative): refused."""
-    for stmt in walk_list(body):
+def refuse_when_run_twice(lw: "Lowerer", node: gast.Try, stmts: list) -> None:
+    """What a statement of the body (its IR, stmts) does that would happen twice, once as written and once in the
+    derivative. A call of a method of an object known only when the code runs is refused where it runs, when the
+    derivative's body reaches it (the body as written took the same path and made it already): one on a path that
+    does not run for the values at hand (the array-API branch of a library's helper, given NumPy arrays) is no
+    refusal. A random draw, another call Python makes as written (star-arguments, a library function s2s does not
+    read) and any other effect are refused when the derivative is made (a library function holding one is then
+    called as it is: lower.py's expr_Call)."""
+    for stmt in walk_list(stmts):
         if not isinstance(stmt, Op):
             continue
         owner = getattr(stmt.prim, "__self__", None)
         module = getattr(stmt.prim, "__module__", None) or ""
         draws = isinstance(owner, (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
                                    random.Random)) or module.startswith("numpy.random") or module == "random"
-        effect = getattr(stmt.prim, "_s2s_effect", False) and stmt.prim is not helpers.try_body
-        if draws or effect:
-            what = "draws random numbers" if draws else "calls a method of an object known only when the code runs"
-            raise UnsupportedSyntax(f"this `try` body {what}: s2s runs a `try` body once more, as written, to find "
-                                    f"how it ends, which would do that twice", stmt.loc or lw.parsed.loc(node),
-                                    hint="draw the numbers (or make the call) before the `try` and use the result in "
-                                         "its body")
+        effect = getattr(stmt.prim, "_s2s_effect", False) and stmt.prim not in _NOT_TWICE
+        if not (draws or effect) or getattr(stmt.prim, "_s2s_refused", False):      # (a `try` inside: refused)
+            continue
+        what = "draws random numbers" if draws else (
+            "calls a function with star-arguments as Python calls it" if stmt.prim is helpers.star_call else
+            "calls a library function s2s does not read, as Python calls it" if stmt.prim is runtime._reads_only else
+            "calls a method of an object known only when the code runs")
+        message = (f"this `try` body {what}: s2s runs a `try` body once more, as written, to find how it ends, which "
+                   f"would do that twice")
+        hint = "draw the numbers (or make the call) before the `try` and use the result in its body"
+        loc = stmt.loc or lw.parsed.loc(node)
+        if stmt.prim is helpers.call_method or getattr(stmt.prim, "__name__", "").startswith("method_call_"):
+            stmt.prim = helpers.refused_when_run(message, loc, hint)
+        else:
+            raise UnsupportedSyntax(message, loc, hint=hint)
+
+
+_NOT_TWICE = frozenset({helpers.try_body, runtime._bound})     # (an unbound read raises the same each time)
 
 
 def walk_list(stmts: list) -> list:

@@ -30,7 +30,7 @@ from s2s import runtime
 from s2s.analysis.activity import const_kind, value_kinds
 from s2s.analysis.values import NUMERIC, is_container
 from s2s.errors import UnsupportedSyntax
-from s2s.frontend.desugar.helpers import element_index
+from s2s.frontend.desugar.helpers import element_index, refused_when_run
 from s2s.ir.core import Block, Const, For, Function, If, Op, Value, value_names, walk
 from s2s.ir.naming import Namer
 from s2s.rules import registry
@@ -103,108 +103,129 @@ def _kind(atom, kinds):
 
 
 def _rewrite(fn: Function, kinds: dict, namer: Any) -> bool:
+    """One round of the rewrites; a refusal of an operation on a side of a branch decided when the code runs is
+    raised only if that side runs (the operation becomes a call that raises it: helpers.refused_when_run)."""
+    conditional: set[int] | None = None
     changed = False
     indices = {id(s.index) for s in walk(fn.body) if isinstance(s, For)}
     sequences_held = {k for k, kind in kinds.items() if _sequence(kind)}     # values that are tuples or lists
     for stmt in list(walk(fn.body)):
         if not isinstance(stmt, Op):
             continue
-        if stmt.prim is runtime.copy_method:        # `x.copy()`: as its kind copies itself
-            kind = _kind(stmt.args[0], kinds)
-            if kind in NUMERIC or kind == "slice":
-                stmt.prim = np.copy
-                changed = True
-            elif _sequence(kind) and kind[0] != "tuple":
-                stmt.prim = builtins.list
-                changed = True
-            continue
-        extremum = stmt.prim is builtins.max or stmt.prim is builtins.min
-        if stmt.prim is not syntax.SUBSCRIPT and stmt.prim is not runtime.setitem and not extremum and not any(
-                id(a) in sequences_held if isinstance(a, Value) else isinstance(a, Const) and _sequence(
-                    const_kind(a.value)) for a in stmt.args):
-            continue                  # no tuple or list among its operands: nothing below applies
-        if stmt.prim is syntax.SUBSCRIPT and isinstance(stmt.args[1], Value) and id(stmt.args[1]) in indices \
-                and is_container(_kind(stmt.args[0], kinds)) and _kind(stmt.args[0], kinds)[0] == "dict":
-            stmt.prim = runtime.dict_key          # `for k in d:` goes over the keys
+        try:
+            changed |= _rewrite_op(fn, stmt, kinds, namer, indices, sequences_held)
+        except UnsupportedSyntax as exc:
+            if conditional is None:
+                conditional = {id(s) for branch in walk(fn.body) if isinstance(branch, If)
+                               for block in (branch.then, branch.orelse) for s in walk(block)}
+            if id(stmt) not in conditional:
+                raise
+            stmt.prim, stmt.kwargs = refused_when_run(exc.message, exc.loc, exc.hint), {}
             changed = True
-            continue
-        if stmt.prim is syntax.SUBSCRIPT and isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, slice) \
-                and is_container(_kind(stmt.args[0], kinds)) and _kind(stmt.args[0], kinds)[0] == "dict":
-            raise UnsupportedSyntax("a slice of a dict, or reversed() of a dict", stmt.loc,
-                                    hint="name the keys in a tuple and loop over it: for k in reversed(('a', 'b')): "
-                                         "... d[k]")
-        if stmt.prim is getattr and len(stmt.args) == 2 and isinstance(stmt.args[1], Const) and \
-                _static(_kind(stmt.args[0], kinds), stmt.args[1].value)[0]:
-            # `self.activation` of an object read as a record (s2s/driver/objects.py): a constant of the code
-            value = _static(_kind(stmt.args[0], kinds), stmt.args[1].value)[1]
-            stmt.prim, stmt.args = syntax.SUBSCRIPT, [Const((value,)), Const(0)]
+    return changed
+
+
+def _rewrite_op(fn: Function, stmt: Op, kinds: dict, namer: Any, indices: set, sequences_held: set) -> bool:
+    changed = False
+    if stmt.prim is runtime.copy_method:        # `x.copy()`: as its kind copies itself
+        kind = _kind(stmt.args[0], kinds)
+        if kind in NUMERIC or kind == "slice":
+            stmt.prim = np.copy
             changed = True
-            continue
-        if stmt.prim is getattr and len(stmt.args) == 2 and isinstance(stmt.args[1], Const) and \
-                stmt.args[1].value in _fields(_kind(stmt.args[0], kinds)):
-            # `p.w` of a namedtuple: p[k], k the field's position
-            stmt.prim, stmt.args = syntax.SUBSCRIPT, [stmt.args[0], Const(_fields(_kind(stmt.args[0], kinds))
-                                                                           .index(stmt.args[1].value))]
+        elif _sequence(kind) and kind[0] != "tuple":
+            stmt.prim = builtins.list
             changed = True
-            continue
-        if stmt.prim is syntax.SUBSCRIPT and isinstance(stmt.args[0], Const) and \
-                isinstance(stmt.args[0].value, (type(np.r_), type(np.c_))):
-            _index_builder(fn, stmt, namer)
+        return changed
+    extremum = stmt.prim is builtins.max or stmt.prim is builtins.min
+    if stmt.prim is not syntax.SUBSCRIPT and stmt.prim is not runtime.setitem and not extremum and not any(
+            id(a) in sequences_held if isinstance(a, Value) else isinstance(a, Const) and _sequence(
+                const_kind(a.value)) for a in stmt.args):
+        return changed                  # no tuple or list among its operands: nothing below applies
+    if stmt.prim is syntax.SUBSCRIPT and isinstance(stmt.args[1], Value) and id(stmt.args[1]) in indices \
+            and is_container(_kind(stmt.args[0], kinds)) and _kind(stmt.args[0], kinds)[0] == "dict":
+        stmt.prim = runtime.dict_key          # `for k in d:` goes over the keys
+        changed = True
+        return changed
+    if stmt.prim is syntax.SUBSCRIPT and isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, slice) \
+            and is_container(_kind(stmt.args[0], kinds)) and _kind(stmt.args[0], kinds)[0] == "dict":
+        raise UnsupportedSyntax("a slice of a dict, or reversed() of a dict", stmt.loc,
+                                hint="name the keys in a tuple and loop over it: for k in reversed(('a', 'b')): "
+                                     "... d[k]")
+    if stmt.prim is getattr and len(stmt.args) == 2 and isinstance(stmt.args[1], Const) and \
+            _static(_kind(stmt.args[0], kinds), stmt.args[1].value)[0]:
+        # `self.activation` of an object read as a record (s2s/driver/objects.py): a constant of the code
+        value = _static(_kind(stmt.args[0], kinds), stmt.args[1].value)[1]
+        stmt.prim, stmt.args = syntax.SUBSCRIPT, [Const((value,)), Const(0)]
+        changed = True
+        return changed
+    if stmt.prim is getattr and len(stmt.args) == 2 and isinstance(stmt.args[1], Const) and \
+            stmt.args[1].value in _fields(_kind(stmt.args[0], kinds)):
+        # `p.w` of a namedtuple: p[k], k the field's position
+        stmt.prim, stmt.args = syntax.SUBSCRIPT, [stmt.args[0], Const(_fields(_kind(stmt.args[0], kinds))
+                                                                       .index(stmt.args[1].value))]
+        changed = True
+        return changed
+    if stmt.prim is syntax.SUBSCRIPT and isinstance(stmt.args[0], Const) and \
+            isinstance(stmt.args[0].value, (type(np.r_), type(np.c_))):
+        _index_builder(fn, stmt, namer)
+        changed = True
+        return changed
+    if stmt.prim is runtime.setitem and _sequence(_kind(stmt.args[0], kinds)) and not (
+            isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, int)) and (
+            _kind(stmt.args[1], kinds) != "scalar"):
+        if _made_by(fn, stmt.args[1], element_index):
+            raise UnsupportedSyntax("a chained write `x[i][j] = v` into a list of lists (s2s does not follow a "
+                                    "write into an item of a container)", stmt.loc,
+                                    hint="build the row anew: row = list(x[i]); row[j] = v; x[i] = row, or use "
+                                         "a NumPy array and x[i, j] = v")
+        raise UnsupportedSyntax("assignment to a slice of a list (it may change the list's length)", stmt.loc,
+                                hint="build a new list: xs = xs[:i] + [...] + xs[j:]")
+    arg_kinds = [_kind(a, kinds) for a in stmt.args]
+    sequences = [_sequence(k) for k in arg_kinds]
+    if extremum and len(stmt.args) == 2 and not stmt.kwargs and any(
+            k not in NUMERIC for k in arg_kinds):      # tuples, or items s2s cannot tell are numbers
+        _extremum_of_sequences(fn, stmt, namer)
+        changed = True
+        return changed
+    if (stmt.prim in _ARITHMETIC or stmt.prim in (syntax.BINARY["+"], syntax.BINARY["*"]) or isinstance(
+            stmt.prim, np.ufunc)) and any(sequences) and "array" in arg_kinds:
+        # NumPy reads a tuple or list beside an array as an array: `[2.0, 3.0] * x`
+        for k, is_sequence in enumerate(sequences):
+            if is_sequence:
+                _as_array(fn, stmt, k, namer)
+        changed = True
+    elif stmt.prim is syntax.BINARY["+"] and len(stmt.args) == 2 and any(sequences):
+        if all(sequences):
+            stmt.prim = runtime.concat
             changed = True
-            continue
-        if stmt.prim is runtime.setitem and _sequence(_kind(stmt.args[0], kinds)) and not (
-                isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, int)) and (
-                _kind(stmt.args[1], kinds) != "scalar"):
-            if _made_by(fn, stmt.args[1], element_index):
-                raise UnsupportedSyntax("a chained write `x[i][j] = v` into a list of lists (s2s does not follow a "
-                                        "write into an item of a container)", stmt.loc,
-                                        hint="build the row anew: row = list(x[i]); row[j] = v; x[i] = row, or use "
-                                             "a NumPy array and x[i, j] = v")
-            raise UnsupportedSyntax("assignment to a slice of a list (it may change the list's length)", stmt.loc,
-                                    hint="build a new list: xs = xs[:i] + [...] + xs[j:]")
-        arg_kinds = [_kind(a, kinds) for a in stmt.args]
-        sequences = [_sequence(k) for k in arg_kinds]
-        if extremum and len(stmt.args) == 2 and not stmt.kwargs and any(
-                k not in NUMERIC for k in arg_kinds):      # tuples, or items s2s cannot tell are numbers
-            _extremum_of_sequences(fn, stmt, namer)
+        elif "scalar" in arg_kinds:
+            raise UnsupportedSyntax("`+` between a tuple or list and a number", stmt.loc,
+                                    hint="Python raises TypeError here; concatenate two sequences, or "
+                                         "use np.array(...) for arithmetic")
+        elif "array" not in arg_kinds:
+            raise UnsupportedSyntax("`+` between a tuple or list and a value s2s cannot tell is a tuple, "
+                                    "a list or an array", stmt.loc,
+                                    hint="convert it first: list(...) to join lists, np.asarray(...) to add")
+    elif stmt.prim is syntax.BINARY["*"] and len(stmt.args) == 2 and any(sequences):
+        if all(sequences):
+            raise UnsupportedSyntax("`*` between two tuples or lists", stmt.loc)
+        count = 1 if sequences[0] else 0
+        if arg_kinds[count] == "scalar":
+            if count == 0:
+                stmt.args = [stmt.args[1], stmt.args[0]]
+            stmt.prim = runtime.repeat
             changed = True
-            continue
-        if (stmt.prim in _ARITHMETIC or stmt.prim in (syntax.BINARY["+"], syntax.BINARY["*"]) or isinstance(
-                stmt.prim, np.ufunc)) and any(sequences) and "array" in arg_kinds:
-            # NumPy reads a tuple or list beside an array as an array: `[2.0, 3.0] * x`
-            for k, is_sequence in enumerate(sequences):
-                if is_sequence:
-                    _as_array(fn, stmt, k, namer)
-            changed = True
-        elif stmt.prim is syntax.BINARY["+"] and len(stmt.args) == 2 and any(sequences):
-            if all(sequences):
-                stmt.prim = runtime.concat
-                changed = True
-            elif "scalar" in arg_kinds:
-                raise UnsupportedSyntax("`+` between a tuple or list and a number", stmt.loc,
-                                        hint="Python raises TypeError here; concatenate two sequences, or "
-                                             "use np.array(...) for arithmetic")
-            elif "array" not in arg_kinds:
-                raise UnsupportedSyntax("`+` between a tuple or list and a value s2s cannot tell is a tuple, "
-                                        "a list or an array", stmt.loc,
-                                        hint="convert it first: list(...) to join lists, np.asarray(...) to add")
-        elif stmt.prim is syntax.BINARY["*"] and len(stmt.args) == 2 and any(sequences):
-            if all(sequences):
-                raise UnsupportedSyntax("`*` between two tuples or lists", stmt.loc)
-            count = 1 if sequences[0] else 0
-            if arg_kinds[count] == "scalar":
-                if count == 0:
-                    stmt.args = [stmt.args[1], stmt.args[0]]
-                stmt.prim = runtime.repeat
-                changed = True
-        elif stmt.prim in _ARITHMETIC and any(sequences):
-            raise UnsupportedSyntax(f"`{stmt.prim.__name__}` on a tuple or list", stmt.loc,
-                                    hint="convert it with np.array(...) first")
-        elif (registry.record(stmt.prim).sequence_argument or isinstance(stmt.prim, np.ufunc)) and stmt.args and any(sequences):
-            for k, is_sequence in enumerate(sequences):
-                if is_sequence and (k == 0 or isinstance(stmt.prim, np.ufunc)):
-                    _as_array(fn, stmt, k, namer)
-            changed = True
+    elif stmt.prim is syntax.BINARY["%"] and isinstance(stmt.args[0], Const) and \
+            isinstance(stmt.args[0].value, str):
+        return changed              # `"... %r" % [n1, n2]`: Python's string formatting (a message), kept as it is
+    elif stmt.prim in _ARITHMETIC and any(sequences):
+        raise UnsupportedSyntax(f"`{stmt.prim.__name__}` on a tuple or list", stmt.loc,
+                                hint="convert it with np.array(...) first")
+    elif (registry.record(stmt.prim).sequence_argument or isinstance(stmt.prim, np.ufunc)) and stmt.args and any(sequences):
+        for k, is_sequence in enumerate(sequences):
+            if is_sequence and (k == 0 or isinstance(stmt.prim, np.ufunc)):
+                _as_array(fn, stmt, k, namer)
+        changed = True
     return changed
 
 

@@ -150,3 +150,17 @@ def test_a_class_attribute_rebound_in_code_run_by_exec():
         assert value == pytest.approx(f(x, v))
         eps = 1e-6
         assert grad == pytest.approx((f(x + eps, v) - f(x - eps, v)) / (2 * eps), rel=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_function_a_module_gives_through_its_getattr(helper_module, make_fn, mode):
+    # array_api_compat's namespaces give NumPy's names through a module-level __getattr__ (PEP 562): the function
+    # is read, and the derivative is made anew when the module later binds the name itself
+    hmod, write = helper_module
+    write("def _cube(x):\n    return x ** 3\n\n\ndef __getattr__(name):\n    return _cube\n")
+    importlib.reload(hmod)
+    f = make_fn("def f(x):\n    return hmod.power3(x) * 2.0\n", namespace={"hmod": hmod})
+    gradient = s2s.grad(f, mode=mode)
+    assert gradient(2.0) == pytest.approx(24.0)             # d/dx 2x^3 = 6x^2
+    hmod.power3 = lambda x: x ** 2                          # now an attribute of its own: d/dx 2x^2 = 4x
+    assert gradient(2.0) == pytest.approx(8.0)

@@ -87,3 +87,41 @@ def test_a_statsmodels_likelihood_against_its_own_score():
     p = np.array([0.1, -0.2, 0.3])
     for mode in MODES:
         assert np.allclose(s2s.grad(model.loglike, mode=mode)(p), model.score(p))
+
+
+def _target_install(root, name, installed):
+    """A package laid out as `pip install --target root` leaves it (with its `.dist-info` records when installed)."""
+    package = root / name
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import numpy as np\n\n\n"
+        "def n_columns(X):\n"
+        "    return (shape := np.shape(X)) and shape[-1]      # a walrus: s2s cannot read this function\n\n\n"
+        "def scaled(x, X):\n"
+        "    return x / n_columns(X)\n")
+    if installed:
+        (root / f"{name}-1.0.dist-info").mkdir()
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_a_package_installed_with_target_on_the_path_is_a_library(tmp_path, monkeypatch, installed):
+    # a library's function s2s cannot read is called as it is when nothing differentiated reaches it; a package
+    # installed into a directory on PYTHONPATH (`pip install --target`) is a library as one in site-packages is,
+    # a folder of the user's own modules without installers' records is not
+    import importlib
+    name = f"targetlib_{int(installed)}"
+    _target_install(tmp_path, name, installed)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lib = importlib.import_module(name)
+    X = np.ones((2, 4))
+
+    def f(x):
+        return np.sin(lib.scaled(x, X))
+    if installed:
+        for mode in MODES:
+            assert s2s.grad(f, mode=mode)(0.6) == pytest.approx(np.cos(0.15) / 4, rel=1e-12)
+        assert s2s.hessian(f)(0.6) == pytest.approx(-np.sin(0.15) / 16, rel=1e-12)
+    else:
+        with pytest.raises(s2s.UnsupportedSyntax, match="walrus") as info:
+            s2s.grad(f)(0.6)
+        assert f"{name}/__init__.py:5:" in str(info.value)

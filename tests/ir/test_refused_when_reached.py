@@ -107,3 +107,63 @@ def test_a_method_that_writes_into_a_differentiated_array_is_refused_when_it_doe
     with pytest.raises(s2s.UnsupportedSyntax, match="wrote into an array it was given") as info:
         s2s.grad(shuffled)(np.array([1.0, 2.0, 3.0]), np.random.default_rng(0))
     assert "rng.shuffle(v)" in str(info.value) and "rng.permutation(v)" in str(info.value)
+
+
+# scikit-learn's validate_params calls the function in a `try` body; the helpers it reaches call methods of values
+# known only when the code runs (check_array formats the array into a message) on paths the arguments at hand do
+# not take
+def _check_finite(w, kind):
+    if kind > 1.5:
+        raise ValueError("Complex data not supported\n{}\n".format(w))
+    if kind > 0.5:
+        note = "checked {}".format(w)           # a method of a string given an array: made as written, and again
+        w = w * (len(note) > 0)
+    return w
+
+
+def validated_loss(w, kind):
+    try:
+        v = _check_finite(w, kind)
+        loss = np.sum(v ** 2)
+    except TypeError as e:
+        raise ValueError(str(e))
+    return loss
+
+
+def test_a_method_call_on_a_path_the_try_body_does_not_take_is_not_refused():
+    w = np.array([0.5, -1.5, 2.0])
+    for mode in MODES:
+        np.testing.assert_allclose(s2s.grad(validated_loss, mode=mode)(w, 0.0), 2 * w, rtol=1e-12)
+    np.testing.assert_allclose(central(lambda v: validated_loss(v, 0.0), w), 2 * w, rtol=1e-6)
+    np.testing.assert_allclose(s2s.hessian(validated_loss)(w, 0.0), 2 * np.eye(3), atol=1e-12)
+    for mode in MODES:
+        with pytest.raises(ValueError, match="Complex data not supported"):        # raised as in Python
+            s2s.grad(validated_loss, mode=mode)(w, 2.0)
+        # the path that calls it: the body as written made the call, the derivative's body would make it again
+        with pytest.raises(s2s.UnsupportedSyntax, match="would do that twice") as info:
+            s2s.grad(validated_loss, mode=mode)(w, 1.0)
+        assert "test_refused_when_reached.py:" in str(info.value) and '"checked {}".format(w)' in str(info.value)
+
+
+def check_consistent_length(*lengths):
+    if len(set(lengths)) > 1:
+        raise ValueError("Found input variables with inconsistent numbers of samples: %r" % [int(n) for n in lengths])
+
+
+def mean_error(y_true, y_pred, n_true, n_pred):
+    check_consistent_length(n_true, n_pred)
+    if n_true > 1e6:
+        y_pred = y_pred - ((1.0, 2.0) - n_true)      # Python raises TypeError: refused if this side runs
+    return np.mean((y_true - y_pred) ** 2)
+
+
+def test_an_operation_a_pass_refuses_on_a_side_that_does_not_run():
+    y, p = np.array([1.0, 2.0]), np.array([1.5, 1.0])
+    for mode in MODES:
+        np.testing.assert_allclose(s2s.grad(mean_error, wrt=1, mode=mode)(y, p, 2.0, 2.0), p - y, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[2, 3\]"):     # the message, formatted
+        s2s.grad(mean_error, wrt=1)(y, p, 2.0, 3.0)
+    for mode in MODES:
+        with pytest.raises(s2s.UnsupportedSyntax, match="on a tuple or list") as info:
+            s2s.grad(mean_error, wrt=1, mode=mode)(y, p, 2e6, 2e6)
+        assert "y_pred - ((1.0, 2.0) - n_true)" in str(info.value)

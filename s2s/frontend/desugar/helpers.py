@@ -16,6 +16,25 @@ def raise_exception(exc: Any, cause: Any = None) -> None:
     raise exc
 
 
+_REFUSED_WHEN_RUN: dict = {}
+
+
+def refused_when_run(message: str, loc: Any, hint: str) -> Any:
+    """What stands in for an operation s2s refuses on a path that may not run (a side of a branch): a call that raises
+    the refusal, with its place, when it runs. Its result would carry no derivative; it is never dropped."""
+    from s2s.errors import RefusedWhenRun
+    key = (message, loc, hint)
+    made = _REFUSED_WHEN_RUN.get(key)
+    if made is None:
+        def refused(*args: Any, **kwargs: Any) -> None:
+            raise RefusedWhenRun(message, loc, hint=hint)
+        refused._s2s_effect = True             # type: ignore[attr-defined]  # never dropped: it raises
+        refused._s2s_refused = True            # type: ignore[attr-defined]
+        registry.nondifferentiable(refused)
+        made = _REFUSED_WHEN_RUN[key] = refused
+    return made
+
+
 def assertion_failed(message: Any = None) -> None:
     """`assert test, message` when test is false."""
     if message is None:
