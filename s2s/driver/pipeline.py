@@ -39,6 +39,7 @@ from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWh
 from s2s.frontend import depth
 from s2s.frontend.desugar.instances import plain
 from s2s.frontend.parse import parse_function
+from s2s.ir.object_methods import python_methods
 from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
 from s2s.ir.lower import clear_callee_cache
 from s2s.kept import FunctionTable
@@ -171,7 +172,7 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     kinds = list(param_kinds)
     auto = options.mode == "auto"
     options = resolve_mode(options, kinds)[0]
-    base = function_ir(fn, kinds, shapes)
+    base = python_methods(function_ir(fn, kinds, shapes), kinds)     # `s.std()` on a pandas Series: its own
     refuse_indexing(base, kinds)            # an object read as a namedtuple (s2s/driver/objects.py) is not indexed
     base = checked(sequences.resolve(type_tests.fold(base, kinds), kinds))
     base = checked(inline_methods(base, kinds, primal_ir))        # model.forward(x) on an argument object

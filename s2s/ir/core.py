@@ -114,6 +114,9 @@ class Op:
     same_shape: bool = False
     # set by the optimizer: the result may be written into args[in_place], which nothing reads afterwards
     in_place: int | None = None
+    # set by lowering: `x.name(...)` read as NumPy's function of that name (s2s/passes/object_methods.py makes it
+    # Python's method call again where x is an object of another type)
+    method: str | None = None
 
 
 @dataclass(eq=False)
@@ -480,7 +483,7 @@ def clone_block(block: Block, mapping: dict[int, Atom], fresh: "Callable[[Value]
         if isinstance(stmt, Op):
             args = [sub(a) for a in stmt.args]
             kwargs = {k: sub(a) for k, a in stmt.kwargs.items()}
-            stmts.append(Op(stmt.prim, args, new(stmt.outs), kwargs, where, stmt.same_shape))
+            stmts.append(Op(stmt.prim, args, new(stmt.outs), kwargs, where, stmt.same_shape, method=stmt.method))
         elif isinstance(stmt, If):
             cond = sub(stmt.cond)
             then = clone_block(stmt.then, mapping, fresh, loc)

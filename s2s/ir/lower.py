@@ -1689,10 +1689,16 @@ class Lowerer:
             base = self.expr(node.func.value)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        if attr in ("reshape", "transpose") and len(args) > 1:       # x.reshape(2, 3) is np.reshape(x, (2, 3))
+        packed = attr in ("reshape", "transpose") and len(args) > 1
+        if packed:       # x.reshape(2, 3) is np.reshape(x, (2, 3))
             args = [Const(tuple(a.value for a in args)) if all(isinstance(a, Const) for a in args)
                     else self.op(runtime.make_tuple, args, node)]
-        return self.op(function, [base, *args], node, hint, kwargs)
+        made = len(self.stmts)
+        out = self.op(function, [base, *args], node, hint, kwargs)
+        if not packed and len(self.stmts) > made and isinstance(self.stmts[-1], Op) and \
+                self.stmts[-1].prim is function and self.stmts[-1].outs == [out]:
+            self.stmts[-1].method = node.func.attr          # (an object's method, if base is not an array)
+        return out
 
 
 def _runtime_method_call(callee: Any) -> bool:
