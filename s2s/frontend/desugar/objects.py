@@ -28,6 +28,7 @@ from typing import Any
 import gast
 import numpy as np
 
+from s2s.frontend import parsing
 from s2s.frontend.desugar import helpers, instances
 from s2s.frontend.desugar.context import (
     Context,
@@ -202,8 +203,8 @@ def _made_from_a_class(ctx: Context, node: Any) -> bool:
     made = getattr(ctx, "_instances", None)
     if made is None:            # one walk per function: the names assigned a user class's instance
         made = ctx._instances = set()
-        for stmt in gast.walk(ctx.node):
-            if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call):
+        for stmt in parsing.walk(ctx.node):
+            if type(stmt) is gast.Assign and isinstance(stmt.value, gast.Call):
                 found, cls = ctx.static(stmt.value.func)
                 if found and isinstance(cls, type) and is_user_class(cls):
                     made.update(t.id for t in stmt.targets if isinstance(t, gast.Name))
