@@ -573,6 +573,7 @@ def specialize(fn: Function, params: list[Abstract | None], free: dict | None = 
     fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
     _known(fn.body, s.env, fn.arrays, fn.small)     # type: ignore[attr-defined]
     fn.global_checks = list(s.free_read.values())   # type: ignore[attr-defined]
+    s.sizes = s.containers = None       # (they hold s: a cycle, freed now rather than by the collector)
     return fn
 
 

@@ -65,6 +65,12 @@ class Context:
         self._bindings = None                    # the index _static_local reads: made again after a change
         return nodes
 
+    def close(self) -> None:
+        """Desugaring is done: drop what refers back to the context (known_values' folder: a cycle that would keep
+        the tree alive until the cyclic collector runs) and the indexes of the tree."""
+        self.__dict__.pop("_known_folder", None)
+        self._callees, self._bindings = {}, None
+
     def any_call(self, test: Callable[[gast.Call], bool]) -> bool:
         """Whether test holds for a call of the tree (as scanned)."""
         return any(test(call) for call in self.calls)
