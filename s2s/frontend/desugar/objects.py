@@ -266,17 +266,17 @@ def _frozen_once(ctx: Context, id_: str) -> Any:
     that reading them where the variable is used reads the same values); None otherwise."""
     if id_ not in ctx.local_names():
         return None
-    stores = [n for n in gast.walk(ctx.node) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))]
-    mine = [n for n in stores if n.id == id_]
-    value = next((s.value for s in gast.walk(ctx.node) if isinstance(s, gast.Assign) and len(s.targets) == 1
-                  and mine and s.targets[0] is mine[0]), None)
+    index = ctx.bindings()          # (one walk of the tree, not one per variable looked up)
+    mine = index.stores.get(id_, [])
+    held = index.values.get(id(mine[0])) if mine else None
+    value = held[1] if held is not None and held[0] is mine[0] else None
     if len(mine) != 1 or not isinstance(value, gast.Call):
         return None
     found, dist = ctx.static(value.func)
     if not found or not type(dist).__module__.startswith("scipy.stats"):
         return None
     read = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
-    if any(sum(1 for n in stores if n.id == r) > 1 for r in read):
+    if any(len(index.stores.get(r, ())) > 1 for r in read):
         return None
     return value
 
