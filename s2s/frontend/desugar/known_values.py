@@ -163,6 +163,8 @@ class _Folder(gast.NodeTransformer):
     def rebinding_folded(self) -> bool:
         """Whether a known parameter was bound only in statements the folds removed."""
         known = self.ctx.parsed.facts.known
+        if not any(self.ctx.assigned(k) for k in known):
+            return False            # (no walk: nothing known is rebound anywhere)
         stored = {n.id for n in parsing.walk(self.ctx.node) if isinstance(n, gast.Name)
                   and isinstance(n.ctx, (gast.Store, gast.Del))}
         return any(self.ctx.assigned(k) and k not in stored for k in known)
