@@ -17,6 +17,9 @@ from s2s.frontend.tree import AttributeOf, ItemOf
 if TYPE_CHECKING:
     from s2s.frontend.tree import ParsedFunction
 _LITERALS = (str, bytes, int, float, complex, bool, type(None), type(...))
+# statements replaced by map_statements (every rewrite's way of adding or removing statements), counted: an index of
+# the tree made before the count last changed is made again (Context.bindings)
+_REPLACED = [0]
 _BODIES = ("body", "orelse", "finalbody")
 
 
@@ -200,22 +203,22 @@ class Context:
 
     def bindings(self) -> "Bindings":
         """Where each name is bound, loaded and iterated over, and the value of each single-target assignment: one
-        walk of the tree, made again after the tree is scanned again (a rewrite ran) or a fresh name is made
-        (walking the tree for each variable looked up made desugaring quadratic in the function's size)."""
-        if self._bindings is None:
-            self._bindings = Bindings(parsing.walk(self.node))
+        walk of the tree, made again after the tree is scanned again (a rewrite ran), a statement is replaced
+        (map_statements) or a fresh name is made; an assignment's value is read as it is now (walking the tree for
+        each variable looked up made desugaring quadratic in the function's size)."""
+        if self._bindings is None or self._bindings.made != _REPLACED[0]:
+            self._bindings = Bindings(parsing.walk(self.node), _REPLACED[0])
         return self._bindings
 
     def _static_local(self, id_: str) -> tuple[bool, Any]:
         """A local variable assigned once, from an expression naming an object (not data): `gp = GP`."""
-        if id_ in self._resolving:
+        if id_ in self._resolving or id_ in {a.id for a in _all_params(self.node.args)}:
             return False, None
         index = self.bindings()
         assigns = index.stores.get(id_, ())
-        if len(assigns) != 1 or id_ in {a.id for a in _all_params(self.node.args)}:
+        if len(assigns) != 1:
             return False, None
-        held = index.values.get(id(assigns[0]))
-        value = held[1] if held is not None and held[0] is assigns[0] else None
+        value = index.value(assigns[0])
         if value is None:
             return False, None
         if isinstance(value, (gast.List, gast.Tuple)):
@@ -261,12 +264,14 @@ class Context:
 
 class Bindings:
     """One walk's index of a function's tree: `stores` name -> the Name nodes that bind it (stored, or a
-    parameter), in gast.walk's order; `values` id(target) -> the value of the single-target assignment to it;
-    `loads` and `iterated` name -> how many times it is read, and iterated over by a `for` (`for g in fs:`)."""
+    parameter), in gast.walk's order; `assigns` id(target) -> the single-target assignment to it; `loads` and
+    `iterated` name -> how many times it is read, and iterated over by a `for` (`for g in fs:`). made: the count of
+    statements replaced when it was made (_REPLACED)."""
 
-    def __init__(self, nodes: list):
+    def __init__(self, nodes: list, made: int = 0):
+        self.made = made
         self.stores: dict[str, list] = {}
-        self.values: dict[int, Any] = {}
+        self.assigns: dict[int, Any] = {}
         self.loads: dict[str, int] = {}
         self.iterated: dict[str, int] = {}
         Name, Assign, For = gast.Name, gast.Assign, gast.For
@@ -279,9 +284,16 @@ class Bindings:
                     self.loads[n.id] = self.loads.get(n.id, 0) + 1
             elif kind is Assign:
                 if len(n.targets) == 1:
-                    self.values.setdefault(id(n.targets[0]), (n.targets[0], n.value))
+                    self.assigns.setdefault(id(n.targets[0]), n)
             elif kind is For and isinstance(n.iter, Name):
                 self.iterated[n.iter.id] = self.iterated.get(n.iter.id, 0) + 1
+
+    def value(self, target: Any) -> Any:
+        """The value assigned to target (a Name the index holds) by a single-target assignment, as it is now (a
+        rewrite may have replaced it since), or None."""
+        assign = self.assigns.get(id(target))
+        return assign.value if assign is not None and len(assign.targets) == 1 and assign.targets[0] is target \
+            else None
 
 
 def _runs_effects(base: Any, name: str) -> bool:
@@ -404,7 +416,11 @@ def map_statements(body: list, rewrite: Callable[[Any], list | None]) -> list:
             for handler in stmt.handlers:
                 handler.body = map_statements(handler.body, rewrite)
         replaced = rewrite(stmt)
-        out.extend([stmt] if replaced is None else replaced)
+        if replaced is None:
+            out.append(stmt)
+        else:
+            out.extend(replaced)
+            _REPLACED[0] += 1
     return out
 
 

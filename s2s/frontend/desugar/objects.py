@@ -268,8 +268,7 @@ def _frozen_once(ctx: Context, id_: str) -> Any:
         return None
     index = ctx.bindings()          # (one walk of the tree, not one per variable looked up)
     mine = index.stores.get(id_, [])
-    held = index.values.get(id(mine[0])) if mine else None
-    value = held[1] if held is not None and held[0] is mine[0] else None
+    value = index.value(mine[0]) if mine else None
     if len(mine) != 1 or not isinstance(value, gast.Call):
         return None
     found, dist = ctx.static(value.func)
