@@ -316,7 +316,9 @@ def optimize_ir(fn: Function, kinds: list[Kind], wrt: list[int], optimize: Any, 
         fn = checked(share_shifted_stacks(fn))
     if final and "specialize" in selected and shapes is not None:     # helpers the shapes decide: NumPy
         fn = checked(specialize(fn, list(shapes), free))
-        fn = checked(eliminate_dead_code(eliminate_dead_stacks(simplify(fn, _float_params(wrt, shapes)))))
+        if getattr(fn, "specialized", True):    # (what it did not rewrite, the passes before it simplified)
+            fn = simplify(fn, _float_params(wrt, shapes))
+        fn = checked(eliminate_dead_code(eliminate_dead_stacks(fn)))
         if "contract" in selected:      # sums of outer products over a reverse loop: one product after it
             fn = checked(eliminate_dead_code(contract_accumulations(fn, list(shapes), free)))
     if final and backend == "numba" and shapes is not None:     # Numba allocates each array expression's result

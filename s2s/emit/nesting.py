@@ -151,6 +151,7 @@ def nested(fn: Function, uses: dict[int, int], inlined: dict[int, Op], fors: lis
                         for r in reads(stmt):
                             readers.setdefault(r, []).append(key)
     block(fn.body)
+    del block, reads        # (closures that call themselves: a cycle, freed now, not by the collector)
     params = {id(p) for p in fn.params}
     for stmt in lens:           # `len(xs)` of a parameter: written where it is read, however often
         if len(stmt.args) == 1 and not stmt.kwargs \

@@ -164,6 +164,7 @@ class _Emitter:
                     block(inner)
             extend(map(id, b.results))
         block(self.fn.body)
+        del block           # (a closure that calls itself: a cycle holding the emitter, freed now)
         return collections.Counter(read)
 
     def _find_inlined(self) -> None:

@@ -434,6 +434,7 @@ def verify(fn: Function) -> Function:
         define(p, f"{fn.name} parameters")
         visible.add(p)
     check_statements(fn.body, None, fn.name, [])
+    del define, use, check_block, check_statements      # (closures that call each other: a cycle, freed now)
     return fn
 
 

@@ -527,6 +527,11 @@ class Lowerer:
 
     # ---------------------------------------------------------------- function
 
+    def close(self) -> None:
+        """Drop the helpers that refer back to this lowerer (cycles): what lowering made is then freed by reference
+        counting when its last reader drops it, not by a pass of the cyclic collector over a large heap."""
+        self.loop_sharing = self.state = None
+
     def lower_function(self) -> Function:
         # the tables below are keyed by id(): a value dropped while lowering (a loop lowered again) must not hand
         # its id to a new one, which would read as sharing the old one's memory. Lowering outside a derivative
@@ -1786,4 +1791,8 @@ def callee_ir(callee: types.FunctionType, call_stack: list, functions: dict[str,
 
 
 def lower(parsed: ParsedFunction) -> Function:
-    return Lowerer(parsed, call_stack=[parsed.fn]).lower_function()
+    lowerer = Lowerer(parsed, call_stack=[parsed.fn])
+    try:
+        return lowerer.lower_function()
+    finally:
+        lowerer.close()

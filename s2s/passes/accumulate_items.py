@@ -14,7 +14,7 @@ last transform: the result is not differentiated again); guarantees the same val
 from __future__ import annotations
 
 from s2s.analysis.dataflow import Domain, solve
-from s2s.ir.core import Block, For, Function, If, Op, Value, While, stmt_blocks, uses_in
+from s2s.ir.core import Block, For, Function, If, Op, Value, While, stmt_blocks, uses_in, walk
 from s2s.passes.optimize import changed
 from s2s.rules import registry
 
@@ -63,6 +63,8 @@ class _Owned(Domain):
 
 
 def accumulate_items(fn: Function) -> Function:
+    if not any(type(s) is Op and registry.record(s.prim).scatter_into is not None for s in walk(fn.body)):
+        return fn           # no item's adjoint to add in place: the analysis is not run
     uses: dict[Value, int] = {}
     for atom in uses_in(fn.body):
         if type(atom) is Value:

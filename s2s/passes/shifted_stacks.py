@@ -70,6 +70,7 @@ def share_shifted_stacks(fn: Function) -> Function:
                 others.add(id(a))
 
     scan(fn.body, None)
+    del scan                # (a closure that calls itself: a cycle holding the function's tables, freed now)
 
     def single(table: dict, stack: int):
         found = table.get(stack)

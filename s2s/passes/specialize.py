@@ -616,6 +616,7 @@ def specialize(fn: Function, params: list[Abstract | None], free: dict | None = 
     s.block(fn.body, "free")
     if s.alias:
         substitute(fn.body, {k: s.sub(v) for k, v in s.alias.items()})
+    fn.specialized = bool(s.alias or s.changed)     # type: ignore[attr-defined]  # (optimize_ir reads it)
     if s.alias or s.changed:
         changed(fn)
     # for write_in_place (s2s/passes/optimize.py): each value kept with its facts, so that an id is never another's.
@@ -624,6 +625,7 @@ def specialize(fn: Function, params: list[Abstract | None], free: dict | None = 
     fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
     _known(fn.body, s.env, fn.arrays, fn.small)     # type: ignore[attr-defined]
     fn.global_checks = list(s.free_read.values())   # type: ignore[attr-defined]
+    s.sizes = s.containers = None       # (they hold s: a cycle, freed now rather than by the collector)
     return fn
 
 

@@ -135,6 +135,7 @@ def recompute(rev: Any, forward: Block, header: list[Value], needed: dict[int, V
         return ok
 
     wanted = {k for k, v in needed.items() if id(v) in defining and cheap(v, 0)}
+    del cheap               # (a closure that calls itself: a cycle holding the loop's tables, freed now)
     if not wanted:
         return []
     closure: set[int] = set()
@@ -146,6 +147,7 @@ def recompute(rev: Any, forward: Block, header: list[Value], needed: dict[int, V
                 need(x)
     for k in wanted:
         need(needed[k])
+    del need
     again: list[Op] = []
     local: dict[int, Atom] = dict(index)
     for s in forward.stmts:

@@ -152,24 +152,38 @@ def loops(blocks: int) -> str:
         for i in range(1, blocks)) + f"    return a{blocks - 1} + k\n"
 
 
+def aliases(lines: int) -> str:
+    """A module named by a new local variable at every other line (`m3 = math`, then `m3.sin(...)`): each call's
+    callee is looked up through a variable assigned once (desugar/context.py's _static_local)."""
+    return "def model(c, y):\n    a0 = c * y\n" + "".join(
+        f"    m{i} = math\n    a{i} = m{i}.sin(a{i - 1}) * c + y\n" for i in range(1, lines // 2 - 1)) + \
+        f"    return a{lines // 2 - 2}\n"
+
+
 def _walked(text: str, tag: str) -> int:
-    """Nodes the front end walks (and rewrites it runs) to lower the function."""
+    """Nodes the front end walks (and rewrites it runs) to lower the function: those parsing.walk lists, and those
+    gast.walk yields (a walk of the whole tree for each variable looked up was one, and made lowering quadratic)."""
     counted = [0]
-    walk = parsing.walk
+    walk, gast_walk = parsing.walk, gast.walk
 
     def counting(root):
         found = walk(root)
         counted[0] += len(found)
         return found
-    parsing.walk = counting
+
+    def counting_gast(root):
+        for node in gast_walk(root):
+            counted[0] += 1
+            yield node
+    parsing.walk, gast.walk = counting, counting_gast
     try:
         api.lowered(_model(text, tag))
     finally:
-        parsing.walk = walk
+        parsing.walk, gast.walk = walk, gast_walk
     return counted[0]
 
 
-@pytest.mark.parametrize("make", [chain, loops], ids=["straight line", "many loops"])
+@pytest.mark.parametrize("make", [chain, loops, aliases], ids=["straight line", "many loops", "aliases"])
 def test_the_nodes_the_front_end_walks_grow_as_the_function(make):
     few, many = _walked(make(60), f"{make.__name__}-60"), _walked(make(240), f"{make.__name__}-240")
     assert few > 0 and many / few < 4.6, (few, many)

@@ -128,6 +128,7 @@ def desugar(parsed: "ParsedFunction") -> None:
             skipped.append(rewrite)
     if skipped:
         _check_skipped(ctx, skipped)
+    ctx.close()
 
 
 def _check_skipped(ctx: "Context", rewrites: list[Callable]) -> None:

@@ -28,8 +28,8 @@ _Lifted = tuple       # (the lifted function, the names of the free variables it
 def applies(ctx: Context) -> bool:
     """A nested def or lambda, `map(g, xs)` or `functools.partial(g, a)(b)` occurs."""
     return ctx.nested_functions or gast.Lambda in ctx.kinds or ctx.any_call(
-        lambda call: (len(call.args) >= 2 and not call.keywords and ctx.names(call.func, builtins.map))
-        or (isinstance(call.func, gast.Call) and bool(call.func.args) and ctx.names(call.func.func, functools.partial)))
+        lambda call: (len(call.args) >= 2 and not call.keywords and ctx.calls_one_of(call, builtins.map))
+        or (isinstance(call.func, gast.Call) and bool(call.func.args) and ctx.calls_one_of(call.func, functools.partial)))
 
 
 def rewrite(ctx: Context) -> None:

@@ -17,6 +17,9 @@ from s2s.frontend.tree import AttributeOf, ItemOf
 if TYPE_CHECKING:
     from s2s.frontend.tree import ParsedFunction
 _LITERALS = (str, bytes, int, float, complex, bool, type(None), type(...))
+# statements replaced by map_statements (every rewrite's way of adding or removing statements), counted: an index of
+# the tree made before the count last changed is made again (Context.bindings)
+_REPLACED = [0]
 _BODIES = ("body", "orelse", "finalbody")
 
 
@@ -61,11 +64,36 @@ class Context:
         self.attributes = {n.attr for n in nodes if type(n) is gast.Attribute}
         self.nested_functions = sum(1 for n in nodes if type(n) is gast.FunctionDef) > 1
         self.loops = [n for n in nodes if type(n) is gast.For or type(n) is gast.While]
+        self._callees: dict[int, tuple] = {}    # id(call) -> (call, static(call.func)), for the calls scanned
+        self._bindings = None                    # the index _static_local reads: made again after a change
         return nodes
+
+    def close(self) -> None:
+        """Desugaring is done: drop what refers back to the context (known_values' folder: a cycle that would keep
+        the tree alive until the cyclic collector runs) and the indexes of the tree."""
+        self.__dict__.pop("_known_folder", None)
+        self._callees, self._bindings = {}, None
 
     def any_call(self, test: Callable[[gast.Call], bool]) -> bool:
         """Whether test holds for a call of the tree (as scanned)."""
         return any(test(call) for call in self.calls)
+
+    def callee(self, call: gast.Call) -> tuple[bool, Any]:
+        """static(call.func) for a call of the tree as scanned, found once per scan (the rewrites' `applies` ask
+        it of every call, each for its own functions)."""
+        held = self._callees.get(id(call))
+        if held is None or held[0] is not call:
+            held = self._callees[id(call)] = (call, self.static(call.func))
+        return held[1]
+
+    def calls_one_of(self, call: gast.Call, *objects: Any) -> bool:
+        """Whether a call of the tree as scanned statically names one of objects (by identity)."""
+        found, value = self.callee(call)
+        return found and any(value is obj for obj in objects)
+
+    def calls_to(self, *objects: Any) -> bool:
+        """Whether a call of the tree (as scanned) statically names one of objects (by identity)."""
+        return any(self.calls_one_of(call, *objects) for call in self.calls)
 
     def error(self, message: str, node: Any, hint: str = "") -> UnsupportedSyntax:
         return UnsupportedSyntax(message, self.parsed.loc(node), hint=hint)
@@ -79,6 +107,7 @@ class Context:
                 self._stored.add(name)
                 self._assigned.add(name)
                 self._local_names.add(name)
+                self._bindings = None       # (a name made now may be bound before it is looked up)
                 return name
         raise AssertionError("no fresh name")
 
@@ -91,6 +120,7 @@ class Context:
         stored = {n.id for n in gast.walk(self.node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         self._assigned &= stored
         self._locals.clear()
+        self._bindings = None
 
     def assigned(self, name: str) -> bool:
         """Whether the body rebinds name (then what a caller passed for it is not what it holds)."""
@@ -171,16 +201,24 @@ class Context:
         found, value = self.static(node)
         return found and value is obj
 
+    def bindings(self) -> "Bindings":
+        """Where each name is bound, loaded and iterated over, and the value of each single-target assignment: one
+        walk of the tree, made again after the tree is scanned again (a rewrite ran), a statement is replaced
+        (map_statements) or a fresh name is made; an assignment's value is read as it is now (walking the tree for
+        each variable looked up made desugaring quadratic in the function's size)."""
+        if self._bindings is None or self._bindings.made != _REPLACED[0]:
+            self._bindings = Bindings(parsing.walk(self.node), _REPLACED[0])
+        return self._bindings
+
     def _static_local(self, id_: str) -> tuple[bool, Any]:
         """A local variable assigned once, from an expression naming an object (not data): `gp = GP`."""
-        if id_ in self._resolving:
+        if id_ in self._resolving or id_ in {a.id for a in _all_params(self.node.args)}:
             return False, None
-        assigns = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == id_
-                   and isinstance(n.ctx, (gast.Store, gast.Param))]
-        if len(assigns) != 1 or id_ in {a.id for a in _all_params(self.node.args)}:
+        index = self.bindings()
+        assigns = index.stores.get(id_, ())
+        if len(assigns) != 1:
             return False, None
-        value = next((s.value for s in gast.walk(self.node) if isinstance(s, gast.Assign) and len(s.targets) == 1
-                      and s.targets[0] is assigns[0]), None)
+        value = index.value(assigns[0])
         if value is None:
             return False, None
         if isinstance(value, (gast.List, gast.Tuple)):
@@ -196,11 +234,8 @@ class Context:
 
     def _static_functions(self, id_: str, value: gast.expr) -> tuple[bool, Any]:
         """`fs = [np.sin, np.cos]` assigned once and only iterated (`for g in fs:`): the functions, as a tuple."""
-        loads = [n for n in gast.walk(self.node) if isinstance(n, gast.Name) and n.id == id_
-                 and isinstance(n.ctx, gast.Load)]
-        iterated = [s for s in gast.walk(self.node) if isinstance(s, gast.For) and isinstance(s.iter, gast.Name)
-                    and s.iter.id == id_]
-        if not value.elts or len(loads) != len(iterated):
+        index = self.bindings()
+        if not value.elts or index.loads.get(id_, 0) != index.iterated.get(id_, 0):
             return False, None
         self._resolving.add(id_)
         try:
@@ -225,6 +260,40 @@ class Context:
             given = [p for p in (node.lower, node.upper, node.step) if p is not None]
             return slice(*parts) if all(integer(p) is not None for p in given) else None
         return integer(node)
+
+
+class Bindings:
+    """One walk's index of a function's tree: `stores` name -> the Name nodes that bind it (stored, or a
+    parameter), in gast.walk's order; `assigns` id(target) -> the single-target assignment to it; `loads` and
+    `iterated` name -> how many times it is read, and iterated over by a `for` (`for g in fs:`). made: the count of
+    statements replaced when it was made (_REPLACED)."""
+
+    def __init__(self, nodes: list, made: int = 0):
+        self.made = made
+        self.stores: dict[str, list] = {}
+        self.assigns: dict[int, Any] = {}
+        self.loads: dict[str, int] = {}
+        self.iterated: dict[str, int] = {}
+        Name, Assign, For = gast.Name, gast.Assign, gast.For
+        for n in nodes:
+            kind = type(n)
+            if kind is Name:
+                if isinstance(n.ctx, (gast.Store, gast.Param)):
+                    self.stores.setdefault(n.id, []).append(n)
+                elif isinstance(n.ctx, gast.Load):
+                    self.loads[n.id] = self.loads.get(n.id, 0) + 1
+            elif kind is Assign:
+                if len(n.targets) == 1:
+                    self.assigns.setdefault(id(n.targets[0]), n)
+            elif kind is For and isinstance(n.iter, Name):
+                self.iterated[n.iter.id] = self.iterated.get(n.iter.id, 0) + 1
+
+    def value(self, target: Any) -> Any:
+        """The value assigned to target (a Name the index holds) by a single-target assignment, as it is now (a
+        rewrite may have replaced it since), or None."""
+        assign = self.assigns.get(id(target))
+        return assign.value if assign is not None and len(assign.targets) == 1 and assign.targets[0] is target \
+            else None
 
 
 def _runs_effects(base: Any, name: str) -> bool:
@@ -347,7 +416,11 @@ def map_statements(body: list, rewrite: Callable[[Any], list | None]) -> list:
             for handler in stmt.handlers:
                 handler.body = map_statements(handler.body, rewrite)
         replaced = rewrite(stmt)
-        out.extend([stmt] if replaced is None else replaced)
+        if replaced is None:
+            out.append(stmt)
+        else:
+            out.extend(replaced)
+            _REPLACED[0] += 1
     return out
 
 

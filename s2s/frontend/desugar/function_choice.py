@@ -16,6 +16,7 @@ from typing import Any
 
 import gast
 
+from s2s.frontend import parsing
 from s2s.frontend.desugar.context import Context, constant, located, name
 from s2s.frontend.tree import clone_tree
 
@@ -25,7 +26,7 @@ def applies(ctx: Context) -> bool:
 
 
 def rewrite(ctx: Context) -> None:
-    for stmt in [n for n in gast.walk(ctx.node) if isinstance(n, gast.If)]:
+    for stmt in [n for n in parsing.walk(ctx.node) if type(n) is gast.If]:
         _choice(ctx, stmt)
 
 

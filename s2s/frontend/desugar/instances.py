@@ -35,6 +35,7 @@ import gast
 import numpy as np
 
 from s2s import trees
+from s2s.frontend import parsing
 from s2s.frontend.desugar import helpers
 from s2s.frontend.desugar.context import Context, constant, located, map_statements, name
 from s2s.frontend.desugar.specialization import specialize
@@ -179,12 +180,13 @@ def _classes_of_locals(ctx: Context) -> dict:
     """name -> class, for the variables every binding of which is an object of that one class made here."""
     stores: dict[str, list] = {}
     values: dict[int, Any] = {}
-    for stmt in gast.walk(ctx.node):
-        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+    nodes = parsing.walk(ctx.node)
+    for stmt in nodes:
+        if type(stmt) is gast.Assign and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             values[id(stmt.targets[0])] = stmt.value
     params = set(ctx.parsed.facts.classes)
-    for n in gast.walk(ctx.node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
+    for n in nodes:
+        if type(n) is gast.Name and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
             stores.setdefault(n.id, []).append(values.get(id(n)))
     found: dict[str, type] = {}
 
@@ -258,7 +260,7 @@ def _misread(attr: str) -> bool:
 # ---------------------------------------------------------------- constructions opened
 
 def applies(ctx: Context) -> bool:
-    return any(openable(ctx.static(call.func)[1]) for call in ctx.calls if isinstance(call.func, gast.Name))
+    return any(openable(ctx.callee(call)[1]) for call in ctx.calls if isinstance(call.func, gast.Name))
 
 
 _HOISTED = (gast.Assign, gast.Expr, gast.Return, gast.AugAssign, gast.AnnAssign)

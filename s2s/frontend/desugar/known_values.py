@@ -32,6 +32,7 @@ from typing import Any
 
 import gast
 
+from s2s.frontend import parsing
 from s2s.frontend.desugar.context import Context, constant, located, map_statements
 from s2s.frontend.policy import library_owned
 from s2s.frontend.tree import MISSING, AttributeOf, ItemOf
@@ -112,7 +113,8 @@ def _substitute_parameters(ctx: Context) -> None:
         def visit_Lambda(self, node: Any) -> Any:
             return node
     for i, stmt in enumerate(ctx.node.body):
-        bound = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+        bound = {n.id for n in parsing.walk(stmt) if isinstance(n, gast.Name)
+                 and isinstance(n.ctx, (gast.Store, gast.Del))}
         if isinstance(stmt, (gast.Assign, gast.AnnAssign)) and stmt.value is not None:
             stmt.value = Substitute().visit(stmt.value)      # evaluated before its targets are bound
         live -= bound
@@ -124,9 +126,9 @@ def _substitute_parameters(ctx: Context) -> None:
 class _Folder(gast.NodeTransformer):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        self.written = _written_attributes(ctx) | WRITTEN
-        self.singles, self.statement_of = _single_assignments(ctx)
-        self.first_binding, self.tests = _first_bindings(ctx)
+        nodes = parsing.walk(ctx.node)          # one walk for the attributes written and the names bound
+        self.written = _written_attributes(ctx, nodes) | WRITTEN
+        self.singles, self.statement_of, self.first_binding, self.tests = _top_level_bindings(ctx, nodes)
 
     def _before_binding(self, node: gast.Name) -> bool:
         """A read of a parameter in a top-level statement before any that rebinds it, or in the test of the first
@@ -135,10 +137,35 @@ class _Folder(gast.NodeTransformer):
         at = self.statement_of.get(id(node), -1)
         return first is not None and at >= 0 and (at < first or at == first and id(node) in self.tests)
 
+    def visit(self, node: Any) -> Any:
+        """NodeTransformer.visit, without looking the method up by name at every node (a fold never removes a
+        node: each visit returns the node that takes its place)."""
+        fold = _FOLDS.get(type(node))
+        return fold(self, node) if fold is not None else self.generic_visit(node)
+
+    def generic_visit(self, node: Any) -> Any:
+        """NodeTransformer.generic_visit over the fields that may hold a node (parsing.child_fields)."""
+        AST = gast.AST
+        for field in parsing.child_fields(type(node)):
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for i, item in enumerate(value):
+                    if isinstance(item, AST):
+                        new = self.visit(item)
+                        if new is not item:
+                            value[i] = new
+            elif isinstance(value, AST):
+                new = self.visit(value)
+                if new is not value:
+                    setattr(node, field, new)
+        return node
+
     def rebinding_folded(self) -> bool:
         """Whether a known parameter was bound only in statements the folds removed."""
         known = self.ctx.parsed.facts.known
-        stored = {n.id for n in gast.walk(self.ctx.node) if isinstance(n, gast.Name)
+        if not any(self.ctx.assigned(k) for k in known):
+            return False            # (no walk: nothing known is rebound anywhere)
+        stored = {n.id for n in parsing.walk(self.ctx.node) if isinstance(n, gast.Name)
                   and isinstance(n.ctx, (gast.Store, gast.Del))}
         return any(self.ctx.assigned(k) and k not in stored for k in known)
 
@@ -391,6 +418,7 @@ class _Folder(gast.NodeTransformer):
             parsed.folds.append(fold)
 
 
+_FOLDS = {gast.IfExp: _Folder.visit_IfExp, gast.BoolOp: _Folder.visit_BoolOp, gast.Call: _Folder.visit_Call}
 _DYNAMIC = object()
 
 # (id(object), name) of each attribute a function s2s lowered writes, found after lowering (driver/primal.py): a
@@ -461,28 +489,31 @@ def _path(node: Any) -> str:
     return "..."
 
 
-def _written_attributes(ctx: Context) -> set:
+def _written_attributes(ctx: Context, nodes: list) -> set:
     """(id(object), name) of each attribute this function writes (`self.n = ...`, `self.nfev += 1`): never folded.
     Not a write only in the body of `if not hasattr(obj, "n"):` (a lazy initialization): folded, the test keeps it
-    out of the path when the attribute is there (and the fold is watched)."""
+    out of the path when the attribute is there (and the fold is watched). nodes: the tree's (parsing.walk)."""
     out = set()
     lazy: set = set()           # id(a write's node) in such a body, of that attribute
-    for node in gast.walk(ctx.node):
+    for node in nodes:
         test = node.test if isinstance(node, gast.If) else None
         if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not) and isinstance(test.operand, gast.Call) \
                 and len(test.operand.args) == 2 and isinstance(test.operand.args[1], gast.Constant) \
                 and ctx.names(test.operand.func, builtins.hasattr):
             found, holder = ctx.static(test.operand.args[0])
             for stmt in node.body:
-                for sub in gast.walk(stmt):
+                for sub in parsing.walk(stmt):
                     if isinstance(sub, gast.Attribute) and isinstance(sub.ctx, gast.Store) and found and \
                             sub.attr == test.operand.args[1].value and ctx.static(sub.value) == (True, holder):
                         lazy.add(id(sub))
-    for node in gast.walk(ctx.node):
-        targets = node.targets if isinstance(node, gast.Assign) else [node.target] if isinstance(
-            node, (gast.AugAssign, gast.AnnAssign)) else []
+    for node in nodes:
+        kind = type(node)
+        targets = node.targets if kind is gast.Assign else [node.target] if kind is gast.AugAssign \
+            or kind is gast.AnnAssign else ()
         for t in targets:
-            for sub in gast.walk(t):
+            if type(t) is gast.Name:
+                continue            # (the common case: no attribute under it)
+            for sub in parsing.walk(t):
                 if isinstance(sub, gast.Attribute) and isinstance(sub.ctx, gast.Store) and id(sub) not in lazy:
                     found, base = ctx.static(sub.value)
                     if found:
@@ -490,37 +521,37 @@ def _written_attributes(ctx: Context) -> set:
     return out
 
 
-def _single_assignments(ctx: Context) -> tuple[dict, dict]:
-    """The local variables the function binds once, by a statement of its body's top level (`p = self.var_power`):
-    name -> (that statement's position, the value); and, for every name read, the position of the top-level
-    statement it is read in (a read after the binding finds that value)."""
+def _top_level_bindings(ctx: Context, nodes: list) -> tuple[dict, dict, dict, set]:
+    """(singles, statement_of, first, tests), from nodes (the tree's, parsing.walk) and one walk of each top-level
+    statement:
+    - singles: the local variables the function binds once, by a statement of its body's top level
+      (`p = self.var_power`): name -> (that statement's position, the value);
+    - statement_of: for every name read, the position of the top-level statement it is read in (a read after the
+      binding finds that value);
+    - first: for each name the body binds, the position of the first top-level statement that does;
+    - tests: id() of the names read in the tests of top-level `if`/`while` statements."""
     stores: dict[str, int] = {}
-    for n in gast.walk(ctx.node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param)):
+    Name = gast.Name
+    for n in nodes:
+        if type(n) is Name and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param)):
             stores[n.id] = stores.get(n.id, 0) + 1
     singles, statement_of = {}, {}
+    first: dict[str, int] = {}
+    tests: set[int] = set()
+    Load, Bound = gast.Load, (gast.Store, gast.Del)
     for i, stmt in enumerate(ctx.node.body):
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
                 and stores.get(stmt.targets[0].id) == 1:
             singles[stmt.targets[0].id] = (i, stmt.value)
-        for n in gast.walk(stmt):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                statement_of[id(n)] = i
-    return singles, statement_of
-
-
-def _first_bindings(ctx: Context) -> tuple[dict, set]:
-    """For each name the body binds, the position of the first top-level statement that does; and the names read
-    in the tests of top-level `if`/`while` statements."""
-    first: dict[str, int] = {}
-    tests: set[int] = set()
-    for i, stmt in enumerate(ctx.node.body):
-        for n in gast.walk(stmt):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
-                first.setdefault(n.id, i)
+        for n in parsing.walk(stmt):
+            if type(n) is Name:
+                if isinstance(n.ctx, Load):
+                    statement_of[id(n)] = i
+                elif isinstance(n.ctx, Bound):
+                    first.setdefault(n.id, i)
         if isinstance(stmt, (gast.If, gast.While)):
-            tests.update(id(n) for n in gast.walk(stmt.test) if isinstance(n, gast.Name))
-    return first, tests
+            tests.update(id(n) for n in parsing.walk(stmt.test) if isinstance(n, gast.Name))
+    return singles, statement_of, first, tests
 
 
 def _truncated(stmts: list) -> list:

@@ -28,6 +28,7 @@ from typing import Any
 import gast
 import numpy as np
 
+from s2s.frontend import parsing
 from s2s.frontend.desugar import helpers, instances
 from s2s.frontend.desugar.context import (
     Context,
@@ -202,8 +203,8 @@ def _made_from_a_class(ctx: Context, node: Any) -> bool:
     made = getattr(ctx, "_instances", None)
     if made is None:            # one walk per function: the names assigned a user class's instance
         made = ctx._instances = set()
-        for stmt in gast.walk(ctx.node):
-            if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call):
+        for stmt in parsing.walk(ctx.node):
+            if type(stmt) is gast.Assign and isinstance(stmt.value, gast.Call):
                 found, cls = ctx.static(stmt.value.func)
                 if found and isinstance(cls, type) and is_user_class(cls):
                     made.update(t.id for t in stmt.targets if isinstance(t, gast.Name))
@@ -265,17 +266,16 @@ def _frozen_once(ctx: Context, id_: str) -> Any:
     that reading them where the variable is used reads the same values); None otherwise."""
     if id_ not in ctx.local_names():
         return None
-    stores = [n for n in gast.walk(ctx.node) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))]
-    mine = [n for n in stores if n.id == id_]
-    value = next((s.value for s in gast.walk(ctx.node) if isinstance(s, gast.Assign) and len(s.targets) == 1
-                  and mine and s.targets[0] is mine[0]), None)
+    index = ctx.bindings()          # (one walk of the tree, not one per variable looked up)
+    mine = index.stores.get(id_, [])
+    value = index.value(mine[0]) if mine else None
     if len(mine) != 1 or not isinstance(value, gast.Call):
         return None
     found, dist = ctx.static(value.func)
     if not found or not type(dist).__module__.startswith("scipy.stats"):
         return None
     read = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
-    if any(sum(1 for n in stores if n.id == r) > 1 for r in read):
+    if any(len(index.stores.get(r, ())) > 1 for r in read):
         return None
     return value
 

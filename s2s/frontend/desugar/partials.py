@@ -30,7 +30,7 @@ def _partial_made(ctx: Context, stmt: Any) -> tuple | None:
 
 
 def applies(ctx: Context) -> bool:
-    return ctx.any_call(lambda call: ctx.names(call.func, functools.partial))
+    return ctx.calls_to(functools.partial)
 
 
 def rewrite(ctx: Context) -> None:

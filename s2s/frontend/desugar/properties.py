@@ -16,6 +16,7 @@ from typing import Any
 
 import gast
 
+from s2s.frontend import parsing
 from s2s.frontend.desugar.context import Context, constant, located
 from s2s.frontend.getters import effectful_property
 
@@ -29,15 +30,17 @@ def applies(ctx: Context) -> bool:
 
 
 def rewrite(ctx: Context) -> None:
-    for node in list(gast.walk(ctx.node)):
-        for field, value in gast.iter_fields(node):
-            if isinstance(value, gast.Attribute):
+    Attribute = gast.Attribute
+    for node in parsing.walk(ctx.node):
+        for field in parsing.child_fields(type(node)):
+            value = getattr(node, field, None)
+            if type(value) is Attribute:
                 replaced = _getter_call(ctx, value)
                 if replaced is not None:
                     setattr(node, field, replaced)
             elif isinstance(value, list):
                 for i, item in enumerate(value):
-                    if isinstance(item, gast.Attribute):
+                    if type(item) is Attribute:
                         replaced = _getter_call(ctx, item)
                         if replaced is not None:
                             value[i] = replaced

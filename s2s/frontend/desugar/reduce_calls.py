@@ -23,7 +23,7 @@ from s2s.frontend.desugar.reductions import fold_loop
 
 
 def applies(ctx: Context) -> bool:
-    return ctx.any_call(lambda call: ctx.names(call.func, functools.reduce))
+    return ctx.calls_to(functools.reduce)
 
 
 def rewrite(ctx: Context) -> None:

@@ -20,7 +20,7 @@ def applies(ctx: Context) -> bool:
     def reduction(call: gast.Call) -> bool:
         if call.keywords or len(call.args) == 2 or not call.args:
             return False
-        found, fn = ctx.static(call.func)
+        found, fn = ctx.callee(call)
         return found and (fn is builtins.max or fn is builtins.min)
     return ctx.any_call(reduction)
 

@@ -33,7 +33,7 @@ _WRITERS = (operator.setitem, np.copyto, np.place, np.put, np.fill_diagonal, *_I
 
 
 def applies(ctx: Context) -> bool:
-    return ctx.any_call(lambda call: any(ctx.names(call.func, w) for w in _WRITERS))
+    return ctx.calls_to(*_WRITERS)
 
 
 def rewrite(ctx: Context) -> None:

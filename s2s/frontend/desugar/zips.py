@@ -32,7 +32,7 @@ def _is_zip(ctx: Context, node: Any) -> bool:
 
 
 def applies(ctx: Context) -> bool:
-    return ctx.any_call(lambda call: ctx.names(call.func, builtins.zip) or ctx.names(call.func, _PAIRWISE))
+    return ctx.calls_to(builtins.zip, _PAIRWISE)
 
 
 _PAIRWISE = getattr(itertools, "pairwise", None)      # Python 3.10+
