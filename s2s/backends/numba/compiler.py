@@ -15,7 +15,7 @@ from s2s.backends.numba.typed import variable_types
 from s2s.backends.numba.typed_helpers import typed_helpers
 
 
-def _namespace(bindings: dict, user_fn: Any, reads_user_names: bool) -> dict:
+def _namespace(bindings: dict, user_fn: Any, reads_user_names: bool | frozenset) -> dict:
     """The globals Numba compiles against: the module's names, then (a snapshot of) the user's."""
     namespace: dict = {}
     if reads_user_names and user_fn is not None:
@@ -26,11 +26,13 @@ def _namespace(bindings: dict, user_fn: Any, reads_user_names: bool) -> dict:
                 namespace[var] = cell.cell_contents
             except ValueError:
                 pass
+        if isinstance(reads_user_names, frozenset):     # the names it reads as the user's: no other shadows a builtin
+            namespace = {k: v for k, v in namespace.items() if k in reads_user_names}
     namespace.update(bindings)
     return namespace
 
 
-def compile_numba(source: str, name: str, user_fn: Any, bindings: dict, label: str, reads_user_names: bool,
+def compile_numba(source: str, name: str, user_fn: Any, bindings: dict, label: str, reads_user_names: bool | frozenset,
                   line_map: dict, options: tuple, args: Sequence[Any] | None) -> Callable:
     """The module exec'd and its function compiled by numba.njit; with args, compiled for their types now,
     so that what Numba cannot type is refused here, at the user's line."""
@@ -106,16 +108,16 @@ def build(emitted: Any, name: str, root: Any, options: tuple, args: Sequence[Any
         args = examples
     text, line_map = to_numba(emitted.source, name, emitted.line_map)
     label = getattr(root, "__qualname__", name)
-    jitted = compile_numba(text, name, root, emitted.bindings, label, emitted.reads_user_names, line_map,
-                           options, args)
+    reads = emitted.user_names or emitted.reads_user_names      # (the names it reads as the user's, when known)
+    jitted = compile_numba(text, name, root, emitted.bindings, label, reads, line_map, options, args)
     if args is not None:
         types = variable_types(jitted)
         if types:
             better, better_map = to_numba(emitted.source, name, emitted.line_map, types)
             if better != text:
                 try:
-                    jitted = compile_numba(better, name, root, emitted.bindings, label, emitted.reads_user_names,
-                                           better_map, options, args)
+                    jitted = compile_numba(better, name, root, emitted.bindings, label, reads, better_map, options,
+                                           args)
                     text, line_map = better, better_map
                 except Exception:               # noqa: BLE001 - the first compilation stands
                     pass
