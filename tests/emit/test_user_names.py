@@ -186,3 +186,14 @@ def test_math_and_numpy_names_of_the_users():
     for mode in MODES:
         got = s2s.grad(clip, wrt=(0, 1, 2), mode=mode)(0.7, 0.1, 2.0)
         np.testing.assert_allclose(got, (3.0, 2.0, 0.1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_globals_named_like_the_modules_the_code_imports(mode):
+    """`math = 2.0` and `np = 3.0` in the user's module, `sin` imported by name: the derivative's `math.cos` is
+    the module, the user's math and np their numbers."""
+    f = function_from_source("""
+        def f(x):
+            return sin(x) * math + x * np
+    """, namespace={"sin": math.sin, "math": 2.0, "np": 3.0})
+    assert s2s.grad(f, mode=mode)(0.7) == pytest.approx(2.0 * math.cos(0.7) + 3.0, rel=1e-12)
