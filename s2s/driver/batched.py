@@ -590,7 +590,7 @@ def generate(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable,
         root = root_function(fn)
         emitted = emit_module(made, (), _header(fn, spec, args, notes), root)
     function = compile_function(emitted.source, made.name, root, emitted.bindings, root.__qualname__,
-                                emitted.reads_user_names)
+                                emitted.reads_user_names, emitted.user_names)
     function.__s2s_lines__ = emitted.line_map       # type: ignore[attr-defined]
     return emitted.source, function, notes
 

@@ -60,20 +60,24 @@ if hasattr(os, "register_at_fork"):
 
 
 class LiveNamespace(dict):
-    """Globals of generated code: its own names first, then the user's function's, read at each access."""
+    """Globals of generated code: its own names first, then the user's function's, read at each access. Given
+    user_names (the names the code reads as the user's), any other name is a builtin: the generated code's own
+    `range`, `len` or `max` is never a global of the user's module that shadows it (`from numpy import max`)."""
 
-    def __init__(self, user_fn: types.FunctionType | None):
+    def __init__(self, user_fn: types.FunctionType | None, user_names: frozenset | None = None):
         super().__init__()
+        self._user_names = user_names
         self._user_globals = user_fn.__globals__ if user_fn is not None else {}
         code = user_fn.__code__ if user_fn is not None else None
         cells = user_fn.__closure__ or () if user_fn is not None else ()
         self._cells = dict(zip(code.co_freevars, cells)) if code is not None else {}
 
     def __missing__(self, name: str) -> Any:
-        cell = self._cells.get(name)
+        users = self._user_names is None or name in self._user_names
+        cell = self._cells.get(name) if users else None
         if cell is not None:
             return cell.cell_contents
-        if name in self._user_globals:
+        if users and name in self._user_globals:
             return self._user_globals[name]
         try:
             found = getattr(builtins, name)
@@ -88,14 +92,14 @@ class LiveNamespace(dict):
 
 
 def compile_function(source: str, name: str, user_fn: types.FunctionType | None, bindings: dict[str, Any],
-                     label: str, reads_user_names: bool = True) -> Callable:
+                     label: str, reads_user_names: bool = True, user_names: frozenset | None = None) -> Callable:
     """exec the module and return its function. Its globals are a plain dict (the fastest look-ups)
-    unless it reads the user's globals or closure variables by bare name."""
+    unless it reads the user's globals or closure variables by bare name (user_names: those names, when known)."""
     number = heapq.heappop(_free_numbers) if _free_numbers else next(_counter)
     filename = f"<s2s-{number} {label}>"
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
-    namespace: dict = LiveNamespace(user_fn) if reads_user_names else {}
+    namespace: dict = LiveNamespace(user_fn, user_names or None) if reads_user_names else {}
     namespace.update(bindings)
     namespace["__name__"] = f"s2s.generated.{name}"
     exec(compile(source, filename, "exec"), namespace)

@@ -6,7 +6,8 @@ else goes through `dispatcher`'s general path, which also notices when a functio
 number it reads, was rebound since the derivative was made (`stale`), and makes it anew.
 
 A derivative is guarded on every function it read, however it was reached: a global or closure name, a module's
-attribute (`hmod.helper`, monkeypatched or reloaded), an object's method, a dict's item, and each function's own
+attribute (`hmod.helper`, monkeypatched or reloaded), an object's method, a dict's or list's item (and each look-up
+that reached the object: `self.layer` replaced, a global rebound), the type a fold asked about, and each function's own
 `__code__`, `__defaults__` and `__kwdefaults__` (IPython's autoreload replaces `__code__`; a helper's defaults are
 folded into the derivative). A cached call checks them with one compiled expression of identity tests (`compiled_watch`);
 the function's own defaults are read at each call (`_entry`), and its own code by the entry.
@@ -31,7 +32,7 @@ from s2s.driver import objects
 from s2s.driver import foreign, pipeline, primal
 from s2s.driver.pipeline import Options, _bind, annotate, compiled
 from s2s.driver.primal import lowered, root_function
-from s2s.frontend.tree import FUNCTION_PARTS, MISSING, AttributeOf, DefaultsOf, ItemOf, PartsOf
+from s2s.frontend.tree import FUNCTION_PARTS, MISSING, AttributeOf, DefaultsOf, ItemOf, PartsOf, TypeOf
 from s2s.ir.core import Op, walk
 from s2s.ir.lower import clear_callee_cache
 from s2s.kept import FunctionTable
@@ -52,8 +53,14 @@ def _current(owner: Callable, name: str) -> Any:
         return _MISSING if function is None else getattr(function, name, _MISSING)
     if isinstance(owner, AttributeOf):           # a method of an object known when the derivative was made
         return inspect.getattr_static(owner.holder, name, _MISSING)
-    if isinstance(owner, ItemOf):                # a function read from a dict by a known key
-        return owner.holder.get(name, _MISSING)
+    if isinstance(owner, ItemOf):                # a function read from a dict by a known key (or a list's item)
+        holder = owner.holder
+        if type(holder) is list:
+            return holder[name] if name < len(holder) else _MISSING
+        return holder.get(name, _MISSING)
+    if isinstance(owner, TypeOf):                # the type of what a look-up gives (`isinstance(self.w, ...)`)
+        value = _current(owner.owner, name)
+        return _MISSING if value is _MISSING else type(value)
     if isinstance(owner, DefaultsOf):            # a callee's defaults, read when it was inlined
         return getattr(owner.holder, name, _MISSING)
     code = owner.__code__
@@ -158,6 +165,15 @@ class _CellOf:
         self.cell = cell
 
 
+class _TypeOfEntry:
+    """A watch entry for the type of what a namespace (a dict, or a closure's cell) holds under a name: a fold
+    relied on that type (`isinstance`, `is None`), not on the object, which may be rebound (an array)."""
+    __slots__ = ("namespace", "name", "type")
+
+    def __init__(self, namespace: Any, name: str, type_: type):
+        self.namespace, self.name, self.type = namespace, name, type_
+
+
 def _watch_list(fn: Callable) -> list:
     """(namespace, name, object, in it) for each function fn names by a bare global name, a closure variable (its
     cell) or a module's attribute, and one _Parts for the code and defaults of the functions it read; [None] when
@@ -180,8 +196,19 @@ def _watch_list(fn: Callable) -> list:
         if isinstance(owner, AttributeOf):          # `self.e`: the object's own attributes, and its classes'
             found.extend(_attribute_watch(owner.holder, name))
             continue
-        if isinstance(owner, ItemOf):               # `LOSSES["mse"]`: the dict's item
-            found.append((owner.holder, name, obj, name in owner.holder))
+        if isinstance(owner, ItemOf):               # `LOSSES["mse"]`: the dict's item (`LAYERS[0]`: the list's)
+            present = name < len(owner.holder) if type(owner.holder) is list else name in owner.holder
+            found.append((owner.holder, name, obj, present))
+            continue
+        if isinstance(owner, TypeOf):               # `isinstance(CFG.w, np.ndarray)`: the type of what it holds
+            inner = owner.owner
+            if isinstance(inner, AttributeOf):
+                found.append(_TypeOfEntry(inner.holder.__dict__, name, obj))
+            elif name in inner.__code__.co_freevars:
+                found.append(_TypeOfEntry(_CellOf(inner.__closure__[inner.__code__.co_freevars.index(name)]),
+                                          name, obj))
+            else:
+                found.append(_TypeOfEntry(inner.__globals__, name, obj))
             continue
         if isinstance(owner, DefaultsOf):           # a callee's defaults: the same tuple (or dict)
             found.append((owner, name, obj, True))
@@ -253,6 +280,19 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
                 tests.append(f"f{k}_{j}.__code__ is c{k}_{j} and f{k}_{j}.__defaults__ is d{k}_{j} and "
                              f"f{k}_{j}.__kwdefaults__ is w{k}_{j}")
             continue
+        if entry.__class__ is _TypeOfEntry:         # `type(n['w']) is o`, `type(cell.cell_contents) is o`
+            params += [f"c{k}", f"o{k}"]
+            scope[f"c{k}"], scope[f"o{k}"] = entry.namespace, entry.type
+            if entry.namespace.__class__ is _CellOf:
+                scope[f"c{k}"] = entry.namespace.cell
+                tests.append(f"type(c{k}.cell_contents) is o{k}")
+            else:
+                key = repr(entry.name) if type(entry.name) in (str, int) else None
+                if key is None:
+                    params.append(f"k{k}")
+                    scope[f"k{k}"], key = entry.name, f"k{k}"
+                tests.append(f"type(c{k}[{key}]) is o{k}")
+            continue
         namespace, name, obj, present = entry
         if isinstance(namespace, DefaultsOf):       # `f.__defaults__ is d`
             params += [f"f{k}", f"o{k}"]
@@ -277,7 +317,7 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
         if present:
             params.append(f"o{k}")
             scope[f"o{k}"] = obj
-            if isinstance(namespace, (dict, types.MappingProxyType)):
+            if isinstance(namespace, (dict, types.MappingProxyType, list)):
                 tests.append(f"{n}[{key}] is o{k}")
             else:               # a dict's keys watched as a whole (function_tables.KeysOf): its get
                 if "_s2s_missing" not in scope:
@@ -290,7 +330,7 @@ def compiled_watch(watch: list) -> Callable[[], bool]:
     text = (f"def unchanged({signature}):\n"
             f"    try:\n"
             f"        return {' and '.join(tests) or 'True'}\n"
-            f"    except (KeyError, ValueError):\n"
+            f"    except (KeyError, ValueError, IndexError):\n"
             f"        return False\n")
     exec(compile(text, "<s2s guards>", "exec"), scope)
     return scope["unchanged"]

@@ -408,7 +408,7 @@ def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes
                                        numba_backend.call_args(args, options.mode, options.wrt),
                                        numba_backend.array_positions(derivative, param_kinds, options.wrt))
         compiled = compile_function(emitted.source, derivative.name, root, emitted.bindings, root.__qualname__,
-                                    emitted.reads_user_names)
+                                    emitted.reads_user_names, emitted.user_names)
     compiled.__s2s_lines__ = emitted.line_map         # type: ignore[attr-defined]
     return emitted.source, compiled
 

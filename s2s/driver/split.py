@@ -61,7 +61,7 @@ def _generate(fn: Callable, options: pipeline.Options, args: tuple, late: tuple[
                                                                      "tangent")):
             emitted = emit_module(verify(part), (), f"{header}\n# This part: {what}.", root)
             function = compile_function(emitted.source, part.name, root, emitted.bindings, root.__qualname__,
-                                        emitted.reads_user_names)
+                                        emitted.reads_user_names, emitted.user_names)
             function.__s2s_lines__ = emitted.line_map      # type: ignore[attr-defined]
             made.append((emitted.source, function))
     return made[0][1], made[1][1], count, len(early.body.results), made[0][0] + "\n\n" + made[1][0]

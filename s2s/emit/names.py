@@ -5,7 +5,8 @@ value takes its variable's name (the hint); values linked by a phi (the versions
 outputs of a branch) share one name when their live ranges do not interfere, so the code reads like the user's;
 temporaries are `t1`, `t2`, reusing the name of a dead one first. Live ranges are segments of program points
 found in one pass over the IR (`_LiveRanges`); interference is checked by binary search against the group a value
-joins, never pairwise, so the cost is near-linear in the function's size.
+joins, never pairwise, so the cost is near-linear in the function's size. No name, a parameter's included, is
+one of `reserved`: the user's globals, closure variables and builtins the code reads, and the module's own names.
 """
 from __future__ import annotations
 
@@ -421,7 +422,10 @@ def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
         return {k for _, start, k in heap if start <= first}
 
     def named(spans: list[tuple[int, int]], param: Value | None, hint: str) -> tuple[str, str, int]:
-        """(name, base, k): the variable's own name if it is free, else the first of hint_1, hint_2, ... that is."""
+        """(name, base, k): the variable's own name if it is free, else the first of hint_1, hint_2, ... that is.
+        No name is one of reserved (the names the code reads from the user's globals, closures and builtins, and
+        the module's own): a parameter neither, the user's (`a`, where an inlined helper reads a global `a`) or
+        one the transform made (the tangent `x_dot`, the seed `dy`)."""
         base = hint if param is None else param.hint
         if param is None:
             occupied = taken.get(hint)
@@ -433,8 +437,8 @@ def python_names(fn: Function, inlined: dict[int, Op], reserved: set[str],
             if k in blocked:
                 continue
             candidate = base if k == 0 else f"{base}_{k}"
-            if param is None and (candidate in reserved or iskeyword(candidate)):
-                continue
+            if candidate in reserved or iskeyword(candidate):
+                continue        # (a parameter too: `x_dot` beside a global x_dot the code reads)
             if param is not None and candidate in param_names:
                 continue
             occupied = taken.get(candidate)

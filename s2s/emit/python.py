@@ -59,6 +59,7 @@ _IDENTITY = (syntax.COMPARE["is"], syntax.COMPARE["is not"])
 _OPERATOR_OF = syntax.SAME_AS
 _MODULES = (("math", math, "math"), ("np", np, "numpy"), ("np.linalg", np.linalg, "numpy"), ("np.fft", np.fft, "numpy"))
 _NP_ZEROS_LIKE = ("np.zeros_like", st.ATOM)
+_MODULE_ALIASES = frozenset(alias.split(".")[0] for alias, _, _ in _MODULES)     # np, math: imported by the module
 _TRUE = st.constant(True)
 _OBJECT_WRITES = {runtime.store_attribute, runtime.store_item, runtime.held_append, runtime.held_extend,
                   runtime.state_lost, runtime.state_check}
@@ -81,6 +82,7 @@ class Emitted:
     bindings: dict[str, Any] = field(default_factory=dict)
     reads_user_names: bool = False      # reads a global or closure variable of the user's by bare name
     line_map: dict[int, Any] = field(default_factory=dict)     # line of the module -> the user's Loc
+    user_names: frozenset = frozenset()     # the user's names it reads by bare name (all else: its own, builtins)
 
 
 class _Emitter:
@@ -113,13 +115,17 @@ class _Emitter:
         self.unbound_used = any(type(s) is Op and s.prim is runtime._bound for s in walk(fn.body))
         reserved = {"np", "math", "range", "reversed", "len", "float", "slice", "min", "max", "abs"}
         reserved |= {h.__name__ for h in runtime.EMITTED_HELPERS}
+        own = set(reserved)
         self.uses = self._survey(reserved)
         self._find_inlined()
         if root is not None:
             reserved |= set(root.__code__.co_freevars)
+        self.free_names = reserved - own        # the user's globals and closure variables the code reads
         self.global_locals = self._global_locals(reserved)
         self.lengths = {id(op.outs[0]): op for op in self.lens if len(op.outs) == 1}    # n = len(xs)
         self.items = {id(s): item for s in self.fors for item in [self.sequence_item(s)] if item is not None}
+        self.reserved = reserved        # names no generated name takes: the user's free names read, the module's
+        self.user_names: set[str] = set()       # the user's globals and closure variables read by bare name
         self.names = _python_names(fn, self.inlined, reserved, self.items)
         self.named = {k: (v, st.ATOM) for k, v in self.names.items()}      # a value's name as an expression
 
@@ -252,8 +258,8 @@ class _Emitter:
             return st.name(self.callee_names[id(obj)]) if obj.generated else self.reference(obj.python)
         name = getattr(obj, "__name__", None)
         if isinstance(name, str):
-            if getattr(builtins, name, None) is obj:
-                return st.name(name)
+            if getattr(builtins, name, None) is obj and name not in self._taken_names():
+                return st.name(name)        # (a local or a user's name read by the code: bound under another)
             for alias, module, top in _MODULES:
                 if getattr(module, name, None) is obj:
                     self.imports[alias.split(".")[0]] = top
@@ -312,18 +318,31 @@ class _Emitter:
             holder = self.reference_named(owner.holder, "_const")
             return st.subscript(holder, (repr(name), st.ATOM)) if owner.item else st.attribute(holder, name)
         code = getattr(owner, "__code__", None)
-        helper = name in _helper_names()        # `_expand = 2.0` in the user's module: not the helper of that name
+        # a bare name the module itself defines (`_expand = 2.0` in the user's module: not the helper of that name;
+        # a global `f_grad` read by f, whose derivative is `f_grad`) is read through the owner instead
+        shadowed = self._module_name(name)
         if code is not None and name in code.co_freevars:
-            if owner is self.root and not helper:
+            if owner is self.root and not shadowed:
                 self.reads_user_names = True
+                self.user_names.add(name)
                 return st.name(name)
             cell = owner.__closure__[code.co_freevars.index(name)]
             return st.attribute(self.reference_named(cell, f"{name}_cell"), "cell_contents")
-        if not helper and (self.root is None or getattr(owner, "__globals__", None) is self.root.__globals__):
+        if not shadowed and (self.root is None or getattr(owner, "__globals__", None) is self.root.__globals__):
             self.reads_user_names = True
+            self.user_names.add(name)
             return st.name(name)
-        module = sys.modules.get(owner.__module__)
+        module = sys.modules.get(getattr(owner, "__module__", None) or "")
+        if module is None or getattr(module, "__dict__", None) is not getattr(owner, "__globals__", None):
+            # (a function exec'd in a namespace of its own: its globals, read by subscript)
+            return st.subscript(self.reference_named(owner.__globals__, "_globals"), (repr(name), st.ATOM))
         return st.attribute(self.reference_named(module, owner.__module__.rsplit(".", 1)[-1]), name)
+
+    def _module_name(self, name: str) -> bool:
+        """Whether name is one the generated module defines or relies on at its top level: a helper, an import,
+        the generated function's own name or a companion's."""
+        return name in _helper_names() or name in _MODULE_ALIASES or name == self.fn.name or \
+            name in self.callee_names.values() or name in self.imports
 
     def reference_named(self, obj: Any, base: str) -> st.Expr:
         if not base.isidentifier() or keyword.iskeyword(base):     # (a module named after a file `my-model.py`)
@@ -341,8 +360,8 @@ class _Emitter:
     def _taken_names(self) -> set[str]:
         """The names a bound object may not take: the generated function's own (a derivative named like the
         function it calls, `lambda__grad` inside `lambda__grad`, would call itself) and its locals'."""
-        if self._taken is None:
-            self._taken = {self.fn.name, *self.names.values()}
+        if self._taken is None:     # (and the user's names the code reads: a binding would hide the user's value)
+            self._taken = {self.fn.name, *self.names.values(), *self.free_names}
         return self._taken
 
     def expression(self, op: Op) -> st.Expr:
@@ -679,7 +698,7 @@ class _Emitter:
         taken = {self.fn.name}
         for callee in callees:
             name = callee.name
-            while name in taken or name in _helper_names():
+            while name in taken or name in _helper_names() or name in self.reserved:
                 name += "_"
             taken.add(name)
             self.callee_names[id(callee)] = name
@@ -688,6 +707,7 @@ class _Emitter:
             sub = _Emitter(callee.function(), self.root, shared=self)
             functions.append(sub.function(self.callee_names[id(callee)]))
             self.reads_user_names |= sub.reads_user_names
+            self.user_names |= sub.user_names
         signature, lines, places = self.function(self.fn.name, defaults, standalone)
         function_source = "\n".join(lines)
         imports = [f"import {module} as {alias}" if alias != module else f"import {module}"
@@ -706,7 +726,7 @@ class _Emitter:
         for sig, _, where in [*functions, (signature, lines, places)]:
             first = text.count("\n", 0, text.index(sig + "\n")) + sig.count("\n") + 2
             line_map.update((first + k, loc) for k, loc in enumerate(where[1:]) if loc is not None)
-        return Emitted(text, dict(self.bindings), self.reads_user_names, line_map)
+        return Emitted(text, dict(self.bindings), self.reads_user_names, line_map, frozenset(self.user_names))
 
     def standalone(self, emitted: Emitted) -> Emitted:
         """The module with imports for the user's globals it reads, refusing what cannot be imported."""

@@ -72,6 +72,14 @@ class DefaultsOf:
 
 
 @dataclass(frozen=True, eq=False)
+class TypeOf:
+    """The owner in a dependency on the type of what another owner holds under the name (a fold relied on the type:
+    `isinstance(self.w, np.ndarray)`, `W is None`): a global or closure variable's owner (the function), or an
+    AttributeOf whose holder keeps the value in its own `__dict__`."""
+    owner: Any
+
+
+@dataclass(frozen=True, eq=False)
 class ItemOf:
     """The owner in a dependency on an item of a dict (`LOSSES["mse"](x)`: a function read from a global dict)."""
     holder: dict

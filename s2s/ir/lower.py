@@ -597,7 +597,7 @@ class Lowerer:
             unheld(made, made.effects, lambda: self.namer.value("held"))
         # the attributes desugar/known_values.py folded, here and in what it inlines: (id(object), name)
         made.folded = self.folded | {(k[1], k[2]) for k in self.parsed.attributes       # type: ignore[attr-defined]
-                                     if isinstance(k, tuple) and len(k) == 3 and k[0] == "known"}
+                                     if isinstance(k, tuple) and len(k) == 3 and k[0] in ("known", "known type")}
         made.object_state = self.state.summary()      # type: ignore[attr-defined]
         return made
 

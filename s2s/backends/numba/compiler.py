@@ -12,7 +12,7 @@ from s2s.backends.numba.sequences import converted, entry
 from s2s.backends.numba.typed_helpers import typed_helpers
 
 
-def _namespace(bindings: dict, user_fn: Any, reads_user_names: bool) -> dict:
+def _namespace(bindings: dict, user_fn: Any, reads_user_names: bool | frozenset) -> dict:
     """The globals Numba compiles against: the module's names, then (a snapshot of) the user's."""
     namespace: dict = {}
     if reads_user_names and user_fn is not None:
@@ -23,11 +23,13 @@ def _namespace(bindings: dict, user_fn: Any, reads_user_names: bool) -> dict:
                 namespace[var] = cell.cell_contents
             except ValueError:
                 pass
+        if isinstance(reads_user_names, frozenset):     # the names it reads as the user's: no other shadows a builtin
+            namespace = {k: v for k, v in namespace.items() if k in reads_user_names}
     namespace.update(bindings)
     return namespace
 
 
-def compile_numba(source: str, name: str, user_fn: Any, bindings: dict, label: str, reads_user_names: bool,
+def compile_numba(source: str, name: str, user_fn: Any, bindings: dict, label: str, reads_user_names: bool | frozenset,
                   line_map: dict, options: tuple, args: Sequence[Any] | None) -> Callable:
     """The module exec'd and its function compiled by numba.njit; with args, compiled for their types now,
     so that what Numba cannot type is refused here, at the user's line."""
@@ -99,7 +101,8 @@ def build(emitted: Any, name: str, root: Any, options: tuple, args: Sequence[Any
     if examples is not None:
         args = examples
     label = getattr(root, "__qualname__", name)
-    jitted = compile_numba(emitted.source, name, root, emitted.bindings, label, emitted.reads_user_names,
+    reads = emitted.user_names or emitted.reads_user_names      # (the names it reads as the user's, when known)
+    jitted = compile_numba(emitted.source, name, root, emitted.bindings, label, reads,
                            emitted.line_map, options, args)
     jitted.__s2s_lines__ = emitted.line_map             # type: ignore[attr-defined]
     if examples is not None:

@@ -152,6 +152,9 @@ def _changes(ctx: "Context", rewrites: list[Callable]) -> bool:
     parsed = ctx.parsed
     kept, parsed.node = parsed.node, clone_tree(parsed.node)
     fresh, ctx.fresh_scan = ctx.fresh_scan, False        # (the scan's calls are the original's, not the copy's)
+    # what the rewrites record as they run on the copy is not the derivative's: a dependency recorded here alone
+    # would make the suite (S2S_VERIFY=1) watch what a user's derivative does not
+    attributes, folds = dict(parsed.attributes), list(parsed.folds)
     try:
         for rewrite in rewrites:
             rewrite(ctx)
@@ -161,6 +164,9 @@ def _changes(ctx: "Context", rewrites: list[Callable]) -> bool:
     finally:
         parsed.node = kept
         ctx.fresh_scan = fresh
+        parsed.attributes.clear()
+        parsed.attributes.update(attributes)
+        parsed.folds[:] = folds
 
 
 def _same_tree(a: Any, b: Any) -> bool:

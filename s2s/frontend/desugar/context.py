@@ -173,6 +173,7 @@ class Context:
                     dependency = (id(base), key)
                     if dependency not in self.parsed.attributes:
                         self.parsed.attributes[dependency] = (ItemOf(base), key, base[key])
+                    self.depend_on_chain(node.value)        # the dict itself, as the code reaches it
                     return True, base[key]
         if isinstance(node, gast.Attribute):
             found, base = self.static(node.value)
@@ -186,9 +187,80 @@ class Context:
                 if callable(value) and (is_user_object(base) and not isinstance(base, type)
                                         or _user_namespace(base)):
                     self._depend_on_attribute(base, node.attr)      # (`hmod.helper`, `Ops.helper`: rebound later)
+                    self.depend_on_chain(node.value)        # and the object, as the code reaches it (`self.layer`)
                 return True, value
         return False, None
 
+
+    def depend_on_chain(self, node: Any) -> bool:
+        """Record, as dependencies, each look-up by which the code reaches the object node names when the derivative
+        is made (`self.layer`, `CFG.model.opts`, `LAYERS[0]`): the global or closure variable (by identity), each
+        attribute (`holder.name` the same object) and item, so that a replaced holder anywhere on the way makes the
+        derivative anew, not only a changed value at its end. A parameter known the same for every caller (`self`)
+        is its caller's to guard. False when a look-up cannot be watched (a property, `__getattr__`, a slot)."""
+        if isinstance(node, gast.Constant):
+            return True
+        if isinstance(node, gast.Name):
+            known = self.parsed.facts.known
+            if node.id in known and not self.assigned(node.id):
+                return True
+            if node.id in self._params or node.id in self._stored:
+                source = self._local_source(node.id)
+                if source is None or node.id in self._resolving:
+                    return False
+                self._resolving.add(node.id)
+                try:
+                    if isinstance(source, (gast.List, gast.Tuple)):
+                        return all(self.depend_on_chain(e) for e in source.elts)
+                    return self.depend_on_chain(source)
+                finally:
+                    self._resolving.discard(node.id)
+            found, value = self.parsed.resolve(node.id)
+            if found:
+                self.depend_on_name(node.id, value)
+            return found
+        if isinstance(node, gast.Attribute):
+            found, base = self.static(node.value)
+            if not found or not self.depend_on_chain(node.value):
+                return False
+            if isinstance(base, _LITERALS) or library_owned(base) and isinstance(base, (type, types.ModuleType)):
+                return True             # (a library's module or class: np.pi, never rebound)
+            try:
+                held = inspect.getattr_static(base, node.attr)
+            except Exception:       # noqa: BLE001 - not readable without running its code
+                return False
+            if hasattr(type(held), "__get__") and not isinstance(held, (types.FunctionType, staticmethod,
+                                                                        classmethod, types.BuiltinFunctionType, type)):
+                return False            # a property or another descriptor: what it gives is not watched
+            self._depend_on_attribute(base, node.attr)
+            return True
+        if isinstance(node, gast.Subscript):
+            found, base = self.static(node.value)
+            if not found or not self.depend_on_chain(node.value):
+                return False
+            if isinstance(base, tuple):
+                return True
+            key = self._static_index(node.slice) if isinstance(base, list) else None
+            if isinstance(base, list) and isinstance(key, int) and -len(base) <= key < len(base):
+                key %= len(base)
+            elif isinstance(base, dict):
+                known, key = self.static(node.slice)
+                if not known or not isinstance(key, (str, int)) or key not in base or \
+                        isinstance(node.slice, gast.Attribute) and not self.depend_on_chain(node.slice):
+                    return False
+            else:
+                return False
+            dependency = (id(base), key)
+            if dependency not in self.parsed.attributes:
+                self.parsed.attributes[dependency] = (ItemOf(base), key, base[key])
+            return True
+        return False
+
+    def depend_on_name(self, name: str, value: Any) -> None:
+        """A global, closure variable or builtin the code reads by name: the same object when the derivative runs."""
+        owner = self.parsed.fn
+        if isinstance(owner, types.FunctionType):
+            self.parsed.attributes.setdefault(("name", id(owner), name), (owner, name, value))
 
     def _depend_on_attribute(self, holder: Any, name: str) -> None:
         """Remember `holder.name` (a method of an object known now): replaced later, it makes the derivative anew."""
@@ -214,11 +286,7 @@ class Context:
         """A local variable assigned once, from an expression naming an object (not data): `gp = GP`."""
         if id_ in self._resolving or id_ in {a.id for a in _all_params(self.node.args)}:
             return False, None
-        index = self.bindings()
-        assigns = index.stores.get(id_, ())
-        if len(assigns) != 1:
-            return False, None
-        value = index.value(assigns[0])
+        value = self._local_source(id_)
         if value is None:
             return False, None
         if isinstance(value, (gast.List, gast.Tuple)):
@@ -231,6 +299,14 @@ class Context:
         if found and (is_user_object(obj) or isinstance(obj, types.ModuleType)):
             return True, obj
         return False, None
+
+    def _local_source(self, id_: str) -> Any:
+        """The expression a local variable is bound to by its one assignment (`gp = GP`), or None."""
+        if id_ in {a.id for a in _all_params(self.node.args)}:
+            return None
+        index = self.bindings()
+        assigns = index.stores.get(id_, ())
+        return index.value(assigns[0]) if len(assigns) == 1 else None
 
     def _static_functions(self, id_: str, value: gast.expr) -> tuple[bool, Any]:
         """`fs = [np.sin, np.cos]` assigned once and only iterated (`for g in fs:`): the functions, as a tuple."""

@@ -17,7 +17,12 @@ read (no refusal, no rule looked up). So are `hasattr`, `getattr(obj, name, defa
 `type(x) is T`, `callable`, `len` of a known container and `dict.get` with a default on a known dict, where the
 result is known. Every attribute, global or closure value a fold relied on is recorded in
 `ParsedFunction.attributes` (a dependency, as a method read from an object is): the derivative checks it on
-entry (s2s/driver/dispatch.py) and a changed value makes the derivative anew. What was folded is listed in
+entry (s2s/driver/dispatch.py) and a changed value makes the derivative anew. So is each look-up on the way to it,
+as the code makes it (`CFG.model.opts.sq`: the global CFG, then `.model`, `.opts`, each the same object; an item of
+a dict or list likewise): a holder replaced anywhere on the way is seen, not only a value changed at the end. A
+look-up that cannot be watched (a property, `__getattr__`) is not folded through. Where a fold asks only of a
+type (`isinstance(W, np.ndarray)`, `W is None`), the type is watched, not the object (an array rebound at each
+step is read when the code runs). Dependencies are recorded only when a fold relies on the value (`rely`). What was folded is listed in
 `ParsedFunction.folds`, which the generated header shows ("specialized on self.is_initialized == True").
 """
 from __future__ import annotations
@@ -35,7 +40,7 @@ import gast
 from s2s.frontend import parsing
 from s2s.frontend.desugar.context import Context, constant, located, map_statements
 from s2s.frontend.policy import library_owned
-from s2s.frontend.tree import MISSING, AttributeOf, ItemOf
+from s2s.frontend.tree import MISSING, AttributeOf, ItemOf, TypeOf
 
 _LITERAL_TYPES = (type(None), bool, int, float, str, bytes, complex)
 _UNKNOWN = (False, None)
@@ -77,8 +82,10 @@ def known_literal(ctx: Context, node: Any, modules: bool = False) -> tuple[bool,
     """(True, value) when an argument node is a literal value known now (and guarded): what a call passes to the
     callee's specialization (desugar/objects.py). modules: an array namespace too (`_asarray(x, xp=xp)` with xp
     SciPy's NumPy namespace: `if is_numpy(xp):` in the callee is decided)."""
-    found, value = _folder(ctx).value(node)
+    folder = _folder(ctx)
+    found, value = folder.value(node)
     if found and (is_literal_value(value) or modules and isinstance(value, types.ModuleType)):
+        folder.rely()
         return True, value
     if modules and isinstance(node, gast.Constant) and isinstance(node.value, types.ModuleType):
         return True, node.value
@@ -129,6 +136,10 @@ class _Folder(gast.NodeTransformer):
         nodes = parsing.walk(ctx.node)          # one walk for the attributes written and the names bound
         self.written = _written_attributes(ctx, nodes) | WRITTEN
         self.singles, self.statement_of, self.first_binding, self.tests = _top_level_bindings(ctx, nodes)
+        # the dependencies of the value last asked for (`value`), recorded when a fold relies on it (`rely`): a test
+        # not decided leaves none (an object rebound at every step, `if STATE.t > x:`, is then never watched)
+        self._pending: list = []
+        self._relied: list = []
 
     def _before_binding(self, node: gast.Name) -> bool:
         """A read of a parameter in a top-level statement before any that rebinds it, or in the test of the first
@@ -177,11 +188,13 @@ class _Folder(gast.NodeTransformer):
             if found and not _decided(test):
                 found = False
             if found:
+                self.rely()
                 taken = stmt.body if _truth(test) else stmt.orelse
                 return list(taken) or [located(gast.Pass(), stmt)]
         if isinstance(stmt, gast.While):
             found, test = self.value(stmt.test)
             if found and _decided(test) and not _truth(test):
+                self.rely()
                 return list(stmt.orelse) or [located(gast.Pass(), stmt)]
         return None
 
@@ -190,6 +203,7 @@ class _Folder(gast.NodeTransformer):
     def visit_IfExp(self, node: gast.IfExp) -> Any:
         found, test = self.value(node.test)
         if found and _decided(test):
+            self.rely()
             return self.visit(node.body if _truth(test) else node.orelse)
         return self.generic_visit(node)
 
@@ -200,6 +214,7 @@ class _Folder(gast.NodeTransformer):
             found, first = self.value(values[0])
             if not found or not is_literal_value(first):
                 break
+            self.rely()
             decides = (not _truth(first)) if isinstance(node.op, gast.And) else _truth(first)
             if decides:
                 return located(constant(first, values[0]), node)
@@ -219,26 +234,38 @@ class _Folder(gast.NodeTransformer):
             known, result = self.value(node)
             if known and (is_literal_value(result) or callee is builtins.type or callee is builtins.getattr
                           and not isinstance(result, (list, dict, set))):
+                self.rely()
                 return located(constant(result, node), node)
         return node
 
     # ------------------------------------------------------------ what an expression is known to be
 
     def value(self, node: Any) -> tuple[bool, Any]:
-        """(True, value) when node's value is known now (and guarded), else (False, None)."""
+        """(True, value) when node's value is known now (and guarded), else (False, None). What it was read from
+        is recorded as dependencies when a fold relies on the value (`rely`)."""
+        self._pending = []
         try:
             return self._value(node)
         except Exception:           # noqa: BLE001 - an operation Python would raise on: not folded
             return _UNKNOWN
+        finally:
+            self._relied, self._pending = self._pending, []
 
-    def _value(self, node: Any) -> tuple[bool, Any]:
+    def rely(self) -> None:
+        """The value last asked for decides what the derivative is: each look-up it was read through, a dependency."""
+        for entry in self._relied:
+            self._record(*entry)
+        self._relied = []
+
+    def _value(self, node: Any, typed: bool = False) -> tuple[bool, Any]:
+        """typed: only the type of node's value is relied on (`isinstance`, `is None`), not which object it is."""
         ctx = self.ctx
         if isinstance(node, gast.Constant):
             return True, node.value
         if isinstance(node, gast.Name):
-            return self._name(node)
+            return self._name(node, typed)
         if isinstance(node, gast.Attribute):
-            return self._attribute(node)
+            return self._attribute(node, typed)
         if isinstance(node, gast.Tuple):
             items = [self._value(e) for e in node.elts]
             if all(f for f, _ in items):
@@ -263,11 +290,12 @@ class _Folder(gast.NodeTransformer):
                     return True, result
             return True, result
         if isinstance(node, gast.Compare):
-            found, left = self._value(node.left)
+            single = len(node.ops) == 1 and isinstance(node.ops[0], (gast.Is, gast.IsNot))
+            found, left = self._value(node.left, single and _singleton(node.comparators[0]))
             if not found:
                 return _UNKNOWN
             for op, right_node in zip(node.ops, node.comparators):
-                found, right = self._value(right_node)
+                found, right = self._value(right_node, single and _singleton(node.left))
                 if not found or type(op) not in _COMPARE:
                     return _UNKNOWN
                 if not isinstance(op, (gast.Is, gast.IsNot)) and not (
@@ -287,7 +315,7 @@ class _Folder(gast.NodeTransformer):
             return self._call(node)
         return _UNKNOWN
 
-    def _name(self, node: gast.Name) -> tuple[bool, Any]:
+    def _name(self, node: gast.Name, typed: bool = False) -> tuple[bool, Any]:
         ctx = self.ctx
         known = ctx.parsed.facts.known
         if node.id in known and (not ctx.assigned(node.id) or self._before_binding(node)):
@@ -302,25 +330,83 @@ class _Folder(gast.NodeTransformer):
         found, value = ctx.parsed.resolve(node.id)
         if not found:
             return _UNKNOWN
-        if is_literal_value(value) and getattr(builtins, node.id, MISSING) is not value:
-            self._depend(ctx.parsed.fn, node.id, value, node.id)
+        if getattr(builtins, node.id, MISSING) is not value:
+            # a global or closure variable: the same value (a literal, an object) or, typed, of the same type
+            if typed and not is_literal_value(value):
+                self._depend(TypeOf(ctx.parsed.fn), node.id, type(value), None)
+            elif not isinstance(value, types.ModuleType) or not _library(value):
+                self._depend(ctx.parsed.fn, node.id, value, node.id if is_literal_value(value) else None)
         return True, value
 
-    def _attribute(self, node: gast.Attribute) -> tuple[bool, Any]:
-        found, base = self._value(node.value)
-        if not found:
-            found, base = self.ctx.static(node.value)
+    def _object(self, node: Any) -> tuple[bool, Any]:
+        """(True, object) for the object an expression names now (`self`, `CFG.model`, `LAYERS[0]`), each look-up on
+        the way a dependency (the same object): what is read from it is read from what the code reaches when it
+        runs. (False, None) when a look-up cannot be watched (a property, `__getattr__`, a list's item by a name)."""
+        ctx = self.ctx
+        if isinstance(node, gast.Constant):
+            return True, node.value
+        if isinstance(node, gast.Name):
+            known = ctx.parsed.facts.known
+            if node.id in known and (not ctx.assigned(node.id) or self._before_binding(node)):
+                return True, known[node.id]         # (its caller's to guard: the call's arguments)
+            if node.id in ctx.local_names():
+                found, value = self._name(node)
+                if found:
+                    return True, value
+                found, value = ctx.static(node)     # `model = self.model`, bound once
+                if not found:
+                    return _UNKNOWN
+                source = ctx._local_source(node.id)
+                if source is None or isinstance(source, (gast.List, gast.Tuple)):
+                    return _UNKNOWN
+                again, same = self._object(source)
+                return (True, value) if again and same is value else _UNKNOWN
+            return self._name(node)
+        if isinstance(node, gast.Attribute):
+            found, base = self._object(node.value)
+            if not found or is_literal_value(base):
+                return _UNKNOWN
+            value = _static_attribute(base, node.attr)
+            if value is MISSING or value is _DYNAMIC or (id(base), node.attr) in self.written:
+                return _UNKNOWN
+            if not (isinstance(base, (types.ModuleType, type)) and _library(base)):
+                self._depend(AttributeOf(base), node.attr, inspect.getattr_static(base, node.attr, MISSING), None)
+            return True, value
+        if isinstance(node, gast.Subscript):
+            found, base = self._object(node.value)
+            known, key = self._value(node.slice)
+            if not (found and known and is_literal_value(key)):
+                return _UNKNOWN
+            if type(base) is tuple:
+                return True, base[key]
+            if type(base) is dict and key in base:
+                self._depend(ItemOf(base), key, base[key], None)
+                return True, base[key]
+            if type(base) is list and type(key) is int and -len(base) <= key < len(base):
+                self._depend(ItemOf(base), key % len(base), base[key], None)
+                return True, base[key]
+        return _UNKNOWN
+
+    def _attribute(self, node: gast.Attribute, typed: bool = False) -> tuple[bool, Any]:
+        found, base = self._object(node.value)
         if not found or is_literal_value(base):
             return _UNKNOWN
         value = _static_attribute(base, node.attr)
-        if value is MISSING:
+        if value is MISSING or value is _DYNAMIC:
             return _UNKNOWN
         if isinstance(base, (types.ModuleType, type)) and not is_literal_value(value):
-            return True, value                      # a function, class or module named by its module
-        if not is_literal_value(value) and not isinstance(value, type):
-            return _UNKNOWN                         # data read when the derivative runs (an array, a list)
+            if not _library(base):                  # a function, class or module named by its module
+                self._depend(AttributeOf(base), node.attr, inspect.getattr_static(base, node.attr, MISSING), None)
+            return True, value
         if (id(base), node.attr) in self.written:
             return _UNKNOWN                         # `self.nfev += 1`: an effect, not a constant
+        if typed and not is_literal_value(value):
+            own = getattr(base, "__dict__", None)
+            if type(own) is dict and own.get(node.attr, MISSING) is value:     # (what `isinstance` asks of it)
+                self._depend(TypeOf(AttributeOf(base)), node.attr, type(value), None)
+                return True, value
+        if not is_literal_value(value) and not isinstance(value, type):
+            return _UNKNOWN                         # data read when the derivative runs (an array, a list)
         self._depend(AttributeOf(base), node.attr, inspect.getattr_static(base, node.attr, MISSING),
                      f"{_path(node.value)}.{node.attr}", value)
         return True, value
@@ -331,9 +417,7 @@ class _Folder(gast.NodeTransformer):
             return _UNKNOWN
         found, callee = ctx.static(node.func)
         if _is_dict_get(ctx, node):
-            found, table = self._value(node.func.value)
-            if not found:
-                found, table = ctx.static(node.func.value)
+            found, table = self._object(node.func.value)
             key_found, key = self._value(node.args[0])
             if not (found and isinstance(table, dict) and key_found and is_literal_value(key)):
                 return _UNKNOWN
@@ -347,12 +431,13 @@ class _Folder(gast.NodeTransformer):
         if not found:
             return _UNKNOWN
         args = []
-        for a in node.args:
-            known, v = self._value(a)
+        typed = callee in (builtins.isinstance, builtins.type, builtins.callable)    # (of the first argument)
+        for k, a in enumerate(node.args):
+            known, v = self._value(a, typed and k == 0)
             if not known:
-                known, v = ctx.static(a)
+                known, v = self._object(a)       # an object whose attributes are asked about (`hasattr(self, ...)`)
                 if known and is_literal_value(v):
-                    known = False        # a parameter's value ctx.static takes from the caller: not guarded
+                    known = False
             if not known:
                 return _UNKNOWN
             args.append(v)
@@ -401,16 +486,27 @@ class _Folder(gast.NodeTransformer):
         self._depend(AttributeOf(holder), name, inspect.getattr_static(holder, name, MISSING),
                      f"hasattr({_path(node)}, {name!r})", value is not MISSING)
 
-    def _depend(self, owner: Any, name: str, held: Any, text: str, value: Any = MISSING) -> None:
+    def _depend(self, owner: Any, name: str, held: Any, text: str | None, value: Any = MISSING) -> None:
+        """A dependency of the value being read (recorded when a fold relies on it); text: how the header shows
+        the fold (None: a look-up on the way to it)."""
+        self._pending.append((owner, name, held, text, value))
+
+    def _record(self, owner: Any, name: str, held: Any, text: str | None, value: Any = MISSING) -> None:
         parsed = self.ctx.parsed
         holder = getattr(owner, "holder", owner)
         if isinstance(owner, AttributeOf) and (isinstance(holder, types.ModuleType) and _library(holder)
                                                or isinstance(holder, type) and _library(holder)):
             pass                        # a library's module or class: its data never changes (np.pi)
+        elif isinstance(owner, TypeOf):
+            key = ("known type", id(getattr(owner.owner, "holder", owner.owner)), name)
+            if key not in parsed.attributes:
+                parsed.attributes[key] = (owner, name, held)
         else:
             key = ("known", id(holder), name)
             if key not in parsed.attributes:
                 parsed.attributes[key] = (owner, name, held)
+        if text is None:
+            return
         shown_value = held if value is MISSING else value
         fold = f"{text} == {shown(shown_value)}" if not text.startswith("hasattr") else \
             f"{text} is {shown_value}"
@@ -458,6 +554,11 @@ def _known_type(value: Any) -> bool:
     """A value whose type is fixed by what was read (a literal, a class, a module, an object known now): any
     value _value or ctx.static gives (an array read when the derivative runs is never one of them)."""
     return True
+
+
+def _singleton(node: Any) -> bool:
+    """`None`, `True`, `False` written: `x is None` asks only of x's type."""
+    return isinstance(node, gast.Constant) and (node.value is None or type(node.value) is bool)
 
 
 def _decided(value: Any) -> bool:
