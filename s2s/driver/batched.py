@@ -34,7 +34,7 @@ from s2s.driver.primal import primal_ir, root_function
 from s2s.passes.methods import inline_methods, refuse_indexing
 from s2s.emit.python import emit_module
 from s2s.errors import BadArgument, S2SError
-from s2s.ir.core import UNDEFINED, Block, Const, For, Function, If, Op, Value, checked, clone_block, stmt_blocks, values_kept, verify, walk
+from s2s.ir.core import UNDEFINED, Block, check_fails, Const, For, Function, If, Op, Value, checked, clone_block, stmt_blocks, values_kept, verify, walk
 from s2s.ir.naming import Namer
 from s2s.analysis.activity import value_kinds
 from s2s.analysis.shapes import infer
@@ -215,9 +215,8 @@ def example_ir(fn: Callable, kinds: list, shapes: list, optimize: Any) -> Functi
         base = checked(inline_methods(base, kinds, primal_ir))
         if base.scalar_checks:
             found = value_kinds(base, kinds)
-            for (value, *others), loc, message in base.scalar_checks:
-                if found.get(id(value)) != "scalar" and (not others or any(found.get(id(o)) != "scalar"
-                                                                          for o in others)):
+            for values, loc, message in base.scalar_checks:
+                if check_fails(found, values):
                     raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
         if optimize:
             base = checked(unroll(base, kinds))

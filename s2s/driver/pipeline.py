@@ -39,7 +39,7 @@ from s2s.errors import BadArgument, NoDerivativeRule, NonScalarOutput, RefusedWh
 from s2s.frontend import depth
 from s2s.frontend.desugar.instances import plain
 from s2s.frontend.parse import parse_function
-from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
+from s2s.ir.core import Const, Function, Op, Value, check_fails, checked, values_kept, verify, walk
 from s2s.ir.lower import clear_callee_cache
 from s2s.kept import FunctionTable
 from s2s.passes import sequences, type_tests
@@ -178,9 +178,8 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     base = mutation.refuse_opaque_writers(base, list(options.wrt), kinds)  # a compiled function's writes
     if base.scalar_checks:
         found = value_kinds(base, kinds)
-        for (value, *others), loc, message in base.scalar_checks:     # fine if the value is a number, or
-            if found.get(id(value)) != "scalar" and (not others or any(     # every other name holds one
-                    found.get(id(o)) != "scalar" for o in others)):
+        for values, loc, message in base.scalar_checks:     # fine if the value is a number, or every other
+            if check_fails(found, values):                      # name holds one (core.check_fails)
                 raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
     if options.has_aux:
         base = split_aux(base, kinds)
