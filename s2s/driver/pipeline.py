@@ -47,6 +47,7 @@ from s2s.passes.accumulate_in_place import accumulate_in_place
 from s2s.passes.accumulate_items import accumulate_items
 from s2s.passes.contractions import contract_accumulations
 from s2s.passes.dtype_guards import guard_writes
+from s2s.passes.fresh_outputs import own_outputs
 from s2s.passes.in_place import write_elements_in_place
 from s2s.passes.methods import inline_methods, refuse_indexing
 from s2s.passes.optimize import (
@@ -382,11 +383,38 @@ def _folds(fn: Callable) -> list[str]:
     return [f"{name} == {value!r}" for name, value in known.items()] + folds
 
 
+def emitted_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
+    """The derivative's IR as it is emitted: derivative_ir's, with outputs that share no memory with the arguments
+    or globals, which the caller may change in place (s2s/passes/fresh_outputs.py). (derivative_ir's own is what a
+    derivative of the derivative reads.)"""
+    derivative = derivative_ir(fn, options, param_kinds, shapes)
+    return verify(checked(own_outputs(derivative, _derivative_kinds(derivative, param_kinds, options),
+                                      checks=options.backend != "numba")))
+
+
+def _derivative_kinds(derivative: Function, param_kinds: Sequence[Kind], options: Options) -> list:
+    """The kinds of a derivative's parameters: its function's, then (forward mode, hvp) a tangent's is its
+    primal's; a vjp's cotangent's is its output's."""
+    kinds = list(param_kinds)
+    wrt = list(options.wrt)
+    if len(derivative.params) == len(kinds) + len(wrt) and options.mode not in ("vjp", "reverse"):
+        kinds += [kinds[i] for i in wrt]
+    elif options.mode == "vjp" and len(derivative.params) == len(kinds) + 1 and derivative.body.results:
+        # a cotangent has the kind of the function's output, the vjp's first result
+        output = derivative.body.results[0]
+        made = next((st for st in derivative.body.stmts if isinstance(st, Op) and output in st.outs), None)
+        if made is not None and made.prim is runtime.make_tuple and made.args:    # (value, gradients)
+            output = made.args[0]
+        kinds.append(value_kinds(derivative, [*kinds, "other"]).get(id(output), "other") if isinstance(
+            output, Value) else "other")
+    return kinds
+
+
 def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
              args: tuple | None = None) -> tuple[str, Callable]:
     with depth.room(fn):        # (the emitter and the compiler too)
         with complex_values.arguments(args), values_kept():      # args' dtypes say which values may be complex
-            derivative = derivative_ir(fn, options, param_kinds, shapes)
+            derivative = emitted_ir(fn, options, param_kinds, shapes)
             root = root_function(fn)
             emitted = emit_module(derivative, _defaults(fn, derivative),
                                   _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root)
