@@ -149,3 +149,15 @@ def test_unshared_copies_only_what_shares_memory():
     got = _unshared({"p": a, "q": [b, 2.0]}, {"k": a})  # arguments that are containers: their arrays
     assert not np.shares_memory(got["p"], a) and got["q"][0] is b and got["q"][1] == 2.0
     assert _copied(2.5) == 2.5 and not np.shares_memory(_copied((a,))[0], a)
+
+
+def test_unshared_finds_views_of_views_and_arrays_over_one_buffer():
+    from s2s.runtime import _unshared
+    a = np.arange(12.0)
+    view = a.reshape(3, 4)[1:].T                        # a view of a view of a
+    assert not np.shares_memory(_unshared(view, a), a)
+    assert not np.shares_memory(_unshared(a, view), a)  # the argument is the view
+    assert _unshared(view, np.arange(3.0)) is view
+    buffer = bytearray(64)
+    one, other = np.frombuffer(buffer, dtype=np.float64), np.frombuffer(buffer, dtype=np.float64)[2:]
+    assert not np.shares_memory(_unshared(other, one), one)
