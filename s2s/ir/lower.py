@@ -872,8 +872,10 @@ class Lowerer:
         if sharing:
             why = f"the item may be the same array as {sharing[0]!r}" \
                   f"{self.loop_sharing.made_by(mine & (self.bases_of(self.env[sharing[0]]) | self.contents_of(self.env[sharing[0]])))}"
-        elif mine & self.param_bases:
-            why = "the item may be an array the caller passed (an argument, or an item of one)"
+        elif len(self.call_stack) > 1 and mine & self.param_bases:
+            # (a helper writing into its caller's array, as for `x += v` on a parameter; the function
+            # differentiated itself writes into its arguments' items as into its arguments, in the IR only)
+            why = f"the item may be an array {self.parsed.fn.__qualname__}'s caller passed, which it would see"
         elif isinstance(container, Value) and id(container) in self.repeated:
             why = f"{name!r} may hold that array in another item too (`[a] * n`, or one array put in twice)"
         elif mine & self.held:

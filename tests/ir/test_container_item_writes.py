@@ -80,6 +80,18 @@ def pair_from_a_helper(x):
     return np.sum(lst[1] * x)
 
 
+def _bump(p):
+    p["w"] += 1.0                # the caller's array, in place
+    return 0.0
+
+
+def helper_writes_its_callers_item(x):
+    d = {"w": x * 1.0}
+    w = d["w"]
+    _bump(d)
+    return np.sum(w * x)         # Python: w is d["w"], bumped
+
+
 REFUSED = [
     (listed_twice, "lst[...] += ...", "'lst' may hold that array in another item too"),
     (dict_item_and_its_name, "d[...] += ...", "the item may be the same array as 'a'"),
@@ -89,6 +101,7 @@ REFUSED = [
     (appended_in_a_loop, "items[...] += ...", "'items' may hold that array in another item too"),
     (shallow_copy_of_a_dict, "e[...] += ...", "the item may be the same array as 'd'"),
     (pair_from_a_helper, "lst[...] += ...", "'lst' may hold that array in another item too"),
+    (helper_writes_its_callers_item, "p[...] += ...", "the item may be an array _bump's caller passed"),
 ]
 
 
@@ -205,3 +218,16 @@ def test_closed_forms():
 @pytest.mark.parametrize("f", [own_copy_in_a_list, number_and_array_items, two_arrays_of_their_own])
 def test_to_second_order(f):
     check_grads(f, (X.copy(),), order=2)
+
+
+def params_updated_in_place(p, x):
+    p["w"] += x                  # the function's own argument's item, as `x += v` on an argument: in the IR only
+    return np.sum(p["w"] ** 2)
+
+
+@pytest.mark.parametrize("mode", ["auto", "reverse"])
+def test_an_item_of_the_functions_own_argument_is_written_as_the_argument_is(mode):
+    w, x = np.array([0.5, -1.0]), np.array([2.0, 0.25])
+    grads = s2s.grad(params_updated_in_place, wrt=(0, 1), mode=mode)({"w": w.copy()}, x.copy())
+    np.testing.assert_allclose(grads[0]["w"], 2 * (w + x), rtol=1e-12)
+    np.testing.assert_allclose(grads[1], 2 * (w + x), rtol=1e-12)
