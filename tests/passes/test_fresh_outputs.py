@@ -161,3 +161,12 @@ def test_unshared_finds_views_of_views_and_arrays_over_one_buffer():
     buffer = bytearray(64)
     one, other = np.frombuffer(buffer, dtype=np.float64), np.frombuffer(buffer, dtype=np.float64)[2:]
     assert not np.shares_memory(_unshared(other, one), one)
+
+
+def test_a_batched_gradient():
+    w, rows = W.copy(), np.stack([X, 2.0 * X])
+    G = s2s.vmap(s2s.grad(loss), in_axes=(None, 0))(w, rows)
+    assert not _shares(G, w, rows)
+    np.testing.assert_array_equal(G, np.stack([X, 2.0 * X]))
+    G *= 0.0
+    np.testing.assert_array_equal(rows, np.stack([X, 2.0 * X]))
