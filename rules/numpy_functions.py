@@ -938,6 +938,14 @@ declare(np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.em
         np.copy, np.arange, np.eye, np.identity, np.linspace, storage=True)
 declare(np.shape, np.size, np.ndim, metadata=True, shape_reader=(0,))
 declare(np.real, np.imag, np.real_if_close, view=True)
+# (the functions s2s/ir/lower.py's _VIEWS lists, and einsum: `np.einsum("ij->ji", a)` is a view; any other NumPy
+# function's array is new memory, s2s/passes/fresh_outputs.py)
+declare(np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.broadcast_to,
+        np.atleast_1d, np.atleast_2d, np.atleast_3d, np.asarray, np.diagonal, np.matrix_transpose, np.permute_dims,
+        np.flip, np.fliplr, np.flipud, np.rot90, np.rollaxis, np.split, np.hsplit, np.vsplit, np.dsplit,
+        np.array_split, np.unstack, np.broadcast_arrays, np.asanyarray, np.require, np.ascontiguousarray,
+        np.asfortranarray, np.asarray_chkfinite, np.diag, np.trim_zeros, np.nan_to_num, np.meshgrid, np.einsum,
+        np.lib.stride_tricks.sliding_window_view, np.lib.stride_tricks.as_strided, view=True)
 declare(np.zeros_like, zeros="like")
 declare(np.zeros, zeros="made")
 # the ufuncs that are an operator: written in place into either argument (commutative) or the first

@@ -230,6 +230,7 @@ from s2s.rules.registry import declare  # noqa: E402
 declare(builtins.len, builtins.float, builtins.int, builtins.round, builtins.bool, scalar="always")
 declare(builtins.abs, builtins.min, builtins.max, builtins.pow, builtins.sum, scalar="of_scalars")
 declare(operator.getitem, operator.contains, scalar=None)
+declare(operator.getitem, view=True)         # a slice of an array is a view of it
 declare(operator.truediv, floats=True)
 # what decides a result's dtype (s2s/analysis/dtypes.py)
 declare(operator.getitem, dtype_rule="same")

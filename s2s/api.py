@@ -48,6 +48,7 @@ from s2s.driver.pipeline import (  # noqa: F401
     clear_cache,
     compiled,
     derivative_ir,
+    emitted_ir,
     function_ir,
     generate,
     lowered,
@@ -573,8 +574,8 @@ def source(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
         return Source(generate(fn, options, [kind_of(a) for a in example],
                                [abstract_of(a) for a in example] if specializes(options) else None, example)[0])
     with complex_values.arguments(example):
-        derivative = derivative_ir(fn, options, [kind_of(a) for a in example],
-                                   [abstract_of(a) for a in example] if specializes(options) else None)
+        derivative = emitted_ir(fn, options, [kind_of(a) for a in example],
+                                [abstract_of(a) for a in example] if specializes(options) else None)
         root = root_function(fn)
         kinds = [kind_of(a) for a in example]
         shapes = [abstract_of(a) for a in example] if specializes(options) else None
@@ -616,8 +617,8 @@ def export(fn: Any, *args: Any, wrt: Any = 0, mode: str = "auto", order: int = 1
         options = dataclasses.replace(options, backend=backend)
     example = _example_args(fn, args)
     with complex_values.arguments(example):
-        derivative = derivative_ir(fn, options, [kind_of(a) for a in example],
-                                   [abstract_of(a) for a in example] if specializes(options) else None)
+        derivative = emitted_ir(fn, options, [kind_of(a) for a in example],
+                                [abstract_of(a) for a in example] if specializes(options) else None)
     path = source_path or root.__code__.co_filename
     relative = os.path.relpath(path) if os.path.isabs(path) else path
     path = relative if not relative.startswith("..") else os.path.basename(path)

@@ -671,6 +671,72 @@ def _shaped_as(x, like):
     return x
 
 
+def _leaves(x):
+    """The arrays x is or holds (items of lists, tuples and dicts, at any depth)."""
+    if type(x) is np.ndarray:
+        return [x]
+    if isinstance(x, dict):
+        return [a for v in x.values() for a in _leaves(v)]
+    if isinstance(x, (list, tuple)):
+        return [a for v in x for a in _leaves(v)]
+    return [x] if isinstance(x, np.ndarray) or _foreign(x) else []
+
+
+def _owner(x):
+    """The object whose memory the array x uses: x, or the array (or buffer) its views lead back to."""
+    while isinstance(x, np.ndarray) and x.base is not None:
+        x = x.base
+    return x
+
+
+def _shared(value, held):
+    """Whether the array value may share memory with one of the arrays held."""
+    if type(value) is not np.ndarray:       # another library's array: its own object, or not
+        return any(value is a for a in held)
+    mine = _owner(value)
+    for a in held:
+        if type(a) is not np.ndarray:
+            continue
+        theirs = _owner(a)
+        if theirs is mine:
+            return True
+        # two arrays owning their memory never share it; views of buffers of other kinds (bytes, mmap) are
+        # compared by their bounds
+        if not (type(mine) is np.ndarray and type(theirs) is np.ndarray) and np.may_share_memory(value, a):
+            return True
+    return False
+
+
+def _copied(value):
+    """value with every array in it copied (numbers as they are): a derivative's output that is the caller's own."""
+    return _unshared(value, value)
+
+
+def _unshared(value, *others):
+    """value, an output of a derivative, with every array in it that shares memory with one of others (the
+    arguments and globals the derivative read, which the caller holds) replaced by a copy: the caller may change
+    the output in place (`g *= 0.1`) without changing its own data, as with a gradient Python computed. (A check
+    per array in O(1): the objects whose memory they use.)"""
+    if type(value) is np.ndarray:            # the common case: one NumPy array, and NumPy arrays given
+        mine = value if value.base is None else _owner(value)
+        for o in others:
+            if type(o) is not np.ndarray or type(mine) is not np.ndarray:
+                return value.copy() if _shared(value, [a for o in others for a in _leaves(o)]) else value
+            if o is mine or o.base is not None and _owner(o) is mine:
+                return value.copy()
+        return value
+    if isinstance(value, dict):
+        held = [a for o in others for a in _leaves(o)]
+        return {k: _unshared(v, *held) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        held = [a for o in others for a in _leaves(o)]
+        items = [_unshared(v, *held) for v in value]
+        return items if type(value) is list else tuple(items) if type(value) is tuple else type(value)(*items)
+    if isinstance(value, np.ndarray) or _foreign(value):
+        return value.copy() if _shared(value, [a for o in others for a in _leaves(o)]) else value
+    return value
+
+
 # Helpers whose source the emitter copies into the generated module when it uses them.
 EMITTED_HELPERS = {copy_method, _scatter_into, _assert_number, _assert_inexact, _real_output, _prod_of_others, _add, _head, _tail, _joined, _r_item, _c_item, _element_read, _assert_element, _sum_copies, _item, _zeros_like_tree, _fill_tree, _spread, _overwritten, _written, setitem,
                    list_append,
@@ -678,7 +744,7 @@ EMITTED_HELPERS = {copy_method, _scatter_into, _assert_number, _assert_inexact, 
                    _dot_right, _matmul_promote, _axes, _cumsum_adjoint,
                    _unconcatenate, _unstack_joined, _untile, _unrepeat, _diag_adjoint, _einsum_adjoint, _unsupported,
                    _shaped_like, stop_gradient, _masked, _masked_tangent, _foreign, _array, _basic_index,
-                   _gradient_dtype, _shaped_as}
+                   _gradient_dtype, _shaped_as, _unshared, _leaves, _copied, _owner, _shared}
 
 
 # ---------------------------------------------------------------- Python's side effects on objects

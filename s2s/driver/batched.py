@@ -33,8 +33,9 @@ from s2s.driver.compile import collection_paused, compile_function
 from s2s.driver.primal import primal_ir, root_function
 from s2s.passes.methods import inline_methods, refuse_indexing
 from s2s.emit.python import emit_module
+from s2s.passes.fresh_outputs import own_outputs
 from s2s.errors import BadArgument, S2SError
-from s2s.ir.core import UNDEFINED, Block, Const, For, Function, If, Op, Value, checked, clone_block, stmt_blocks, values_kept, verify, walk
+from s2s.ir.core import UNDEFINED, Block, check_fails, Const, For, Function, If, Op, Value, checked, clone_block, stmt_blocks, values_kept, verify, walk
 from s2s.ir.naming import Namer
 from s2s.analysis.activity import value_kinds
 from s2s.analysis.shapes import infer
@@ -215,9 +216,8 @@ def example_ir(fn: Callable, kinds: list, shapes: list, optimize: Any) -> Functi
         base = checked(inline_methods(base, kinds, primal_ir))
         if base.scalar_checks:
             found = value_kinds(base, kinds)
-            for (value, *others), loc, message in base.scalar_checks:
-                if found.get(id(value)) != "scalar" and (not others or any(found.get(id(o)) != "scalar"
-                                                                          for o in others)):
+            for values, loc, message in base.scalar_checks:
+                if check_fails(found, values):
                     raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
         if optimize:
             base = checked(unroll(base, kinds))
@@ -583,10 +583,20 @@ def _header(fn: Callable, spec: BatchSpec, args: tuple, notes: list[str]) -> str
     return header
 
 
+def _own_outputs(fn: Callable, made: Function, args: tuple, axes: list) -> Function:
+    """A batched derivative (`s2s.vmap(s2s.grad(f))`) whose outputs share no memory with its arguments, as a
+    derivative's never do (s2s/passes/fresh_outputs.py); a batched function that is no derivative is left as it
+    is."""
+    if getattr(fn, "__s2s__", None) is None or pipeline.batched(fn):
+        return made
+    return verify(checked(own_outputs(made, [kind_of(_moved(a, t)) for a, t in zip(args, axes)])))
+
+
 def generate(fn: Callable, spec: BatchSpec, args: tuple) -> tuple[str, Callable, list[str]]:
     axes, size = check_arguments(fn, spec, args)
     with complex_values.arguments(tuple(_take(a, t) for a, t in zip(args, axes))), values_kept():
         made, notes = _batched(fn, spec, list(args), axes, size, shown=True)
+        made = _own_outputs(fn, made, args, axes)
         root = root_function(fn)
         emitted = emit_module(made, (), _header(fn, spec, args, notes), root)
     function = compile_function(emitted.source, made.name, root, emitted.bindings, root.__qualname__,
@@ -791,6 +801,7 @@ def export_module(fn: Callable, spec: BatchSpec, args: tuple, source_path: str |
     root = root_function(fn)
     with complex_values.arguments(tuple(_take(a, t) for a, t in zip(args, axes))), values_kept():
         made, notes = _batched(fn, spec, list(args), axes, size, shown=True)
+        made = _own_outputs(fn, made, args, axes)
         path = source_path or root.__code__.co_filename
         relative = os.path.relpath(path) if os.path.isabs(path) else path
         path = relative if not relative.startswith("..") else os.path.basename(path)

@@ -26,7 +26,7 @@ import numpy as np
 
 from s2s import runtime
 from s2s.errors import NoDerivativeRule, RefusedWhenRun, S2SError, UnsupportedSyntax
-from s2s.ir.core import Block, Const, For, Function, If, Loc, Op, Stmt, Value, While, stmt_blocks, walk
+from s2s.ir.core import Block, check_fails, Const, For, Function, If, Loc, Op, Stmt, Value, While, stmt_blocks, walk
 from s2s.rules import registry
 
 _HINT = ("pass the state explicitly and return the new one (`h = cell.step(h, x)` with `def step(self, h, x): "
@@ -302,8 +302,8 @@ def _verdict(obj: Any, name: str, kinds: list, strict: bool) -> Any:
     if fn.scalar_checks:                # `b = self.buf; b += x`: refused unless b is a number
         from s2s.analysis.activity import value_kinds
         found = value_kinds(fn, kinds)
-        for (value, *others), where, message in fn.scalar_checks:
-            if found.get(id(value)) != "scalar" and (not others or any(found.get(id(o)) != "scalar" for o in others)):
+        for values, where, message in fn.scalar_checks:
+            if check_fails(found, values):
                 return f"the method may write in place ({message})", where
     for op in walk(fn.body):
         if not isinstance(op, Op):

@@ -40,7 +40,7 @@ from s2s.frontend import depth
 from s2s.frontend.desugar.instances import plain
 from s2s.frontend.parse import parse_function
 from s2s.ir.object_methods import python_methods
-from s2s.ir.core import Const, Function, Op, Value, checked, values_kept, verify, walk
+from s2s.ir.core import Const, Function, Op, Value, check_fails, checked, values_kept, verify, walk
 from s2s.ir.lower import clear_callee_cache
 from s2s.kept import FunctionTable
 from s2s.passes import sequences, type_tests
@@ -50,6 +50,7 @@ from s2s.passes.fuse_elementwise import fuse_elementwise
 from s2s.passes.stack_rows import shape_facts, stacks_as_rows
 from s2s.passes.contractions import contract_accumulations
 from s2s.passes.dtype_guards import guard_writes
+from s2s.passes.fresh_outputs import own_outputs
 from s2s.passes.in_place import write_elements_in_place
 from s2s.passes.methods import inline_methods, refuse_indexing
 from s2s.passes.optimize import (
@@ -181,9 +182,8 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
     base = mutation.refuse_opaque_writers(base, list(options.wrt), kinds)  # a compiled function's writes
     if base.scalar_checks:
         found = value_kinds(base, kinds)
-        for (value, *others), loc, message in base.scalar_checks:     # fine if the value is a number, or
-            if found.get(id(value)) != "scalar" and (not others or any(     # every other name holds one
-                    found.get(id(o)) != "scalar" for o in others)):
+        for values, loc, message in base.scalar_checks:     # fine if the value is a number, or every other
+            if check_fails(found, values):                      # name holds one (core.check_fails)
                 raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
     if options.has_aux:
         base = split_aux(base, kinds)
@@ -394,11 +394,38 @@ def _folds(fn: Callable) -> list[str]:
     return [f"{name} == {value!r}" for name, value in known.items()] + folds
 
 
+def emitted_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None) -> Function:
+    """The derivative's IR as it is emitted: derivative_ir's, with outputs that share no memory with the arguments
+    or globals, which the caller may change in place (s2s/passes/fresh_outputs.py). (derivative_ir's own is what a
+    derivative of the derivative reads.)"""
+    derivative = derivative_ir(fn, options, param_kinds, shapes)
+    return verify(checked(own_outputs(derivative, _derivative_kinds(derivative, param_kinds, options),
+                                      checks=options.backend != "numba")))
+
+
+def _derivative_kinds(derivative: Function, param_kinds: Sequence[Kind], options: Options) -> list:
+    """The kinds of a derivative's parameters: its function's, then (forward mode, hvp) a tangent's is its
+    primal's; a vjp's cotangent's is its output's."""
+    kinds = list(param_kinds)
+    wrt = list(options.wrt)
+    if len(derivative.params) == len(kinds) + len(wrt) and options.mode not in ("vjp", "reverse"):
+        kinds += [kinds[i] for i in wrt]
+    elif options.mode == "vjp" and len(derivative.params) == len(kinds) + 1 and derivative.body.results:
+        # a cotangent has the kind of the function's output, the vjp's first result
+        output = derivative.body.results[0]
+        made = next((st for st in derivative.body.stmts if isinstance(st, Op) and output in st.outs), None)
+        if made is not None and made.prim is runtime.make_tuple and made.args:    # (value, gradients)
+            output = made.args[0]
+        kinds.append(value_kinds(derivative, [*kinds, "other"]).get(id(output), "other") if isinstance(
+            output, Value) else "other")
+    return kinds
+
+
 def generate(fn: Callable, options: Options, param_kinds: Sequence[Kind], shapes: Any = None,
              args: tuple | None = None) -> tuple[str, Callable]:
     with depth.room(fn):        # (the emitter and the compiler too)
         with complex_values.arguments(args), values_kept():      # args' dtypes say which values may be complex
-            derivative = derivative_ir(fn, options, param_kinds, shapes)
+            derivative = emitted_ir(fn, options, param_kinds, shapes)
             root = root_function(fn)
             emitted = emit_module(derivative, _defaults(fn, derivative),
                                   _header(fn, options, param_kinds, shapes, derivative.auto_fallback), root,

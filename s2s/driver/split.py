@@ -53,7 +53,7 @@ def _generate(fn: Callable, options: pipeline.Options, args: tuple, late: tuple[
     shapes = [abstract_of(a) for a in args] if pipeline.specializes(options) else None
     root = root_function(fn)
     with complex_values.arguments(args), values_kept():
-        derivative = pipeline.derivative_ir(fn, options, kinds, shapes)
+        derivative = pipeline.emitted_ir(fn, options, kinds, shapes)
         early, rest, count = split(derivative, list(late))
         header = pipeline._header(fn, options, kinds, shapes, derivative.auto_fallback)
         made = []

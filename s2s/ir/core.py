@@ -102,6 +102,18 @@ UNDEFINED = _Undefined()
 
 Atom = Union[Value, Const]
 
+IN_ARRAY = Const("$in-array")       # in a scalar check: fine too if the value after it is an array (Function)
+
+
+def check_fails(kinds: dict, values: tuple) -> bool:
+    """Whether a scalar check (Function.scalar_checks) fails given the values' kinds (by id)."""
+    value, *others = values
+    if kinds.get(id(value)) == "scalar":
+        return False
+    if others and others[0] is IN_ARRAY:
+        return kinds.get(id(others[1])) != "array"
+    return not others or any(kinds.get(id(o)) != "scalar" for o in others)
+
 
 @dataclass(eq=False)
 class Op:
@@ -169,7 +181,8 @@ class Function:
     loc: Loc | None = None
     returns_tuple: bool = False   # whether the results are returned as a tuple
     # values that must turn out to be scalars once argument kinds are known: ((value, other names' values...),
-    # place, message): the value, or else every other one
+    # place, message): the value, or else every other one; ((value, IN_ARRAY, container), place, message): the
+    # value, or else the container an array (`c[k] += v`: s2s/ir/lower.py item_in_place). check_fails says which
     scalar_checks: list = field(default_factory=list)
     # the functions it names by a bare name, as found when lowered: (owner function, name, object)
     dependencies: list = field(default_factory=list)

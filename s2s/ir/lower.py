@@ -22,6 +22,7 @@ Accepts what the fence lets through. Guarantees, for the IR it returns:
 from __future__ import annotations
 
 import builtins
+from copy import copy as _shallow_copy
 import inspect
 import itertools
 import keyword
@@ -42,7 +43,7 @@ from s2s.frontend.parse import parse_function
 from s2s.frontend.fence import REFUSAL
 from s2s.frontend.policy import is_user_function, library_function, library_owned, note_unreadable, plain_function
 from s2s.frontend.tree import FUNCTION_PARTS, MISSING, AttributeOf, DefaultsOf, ParsedFunction, PartsOf, synthetic_of
-from s2s.ir.core import UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
+from s2s.ir.core import IN_ARRAY, UNDEFINED, Atom, Block, Const, For, Function, If, Op, Value, While, clone_block, stmt_defs, values_kept, walk
 from s2s.ir.lower_objects import unrolled_over_objects
 from s2s.ir.lower_recursion import recursive_call
 from s2s.ir.lower_try import lower_try, refuse_when_run_twice
@@ -255,6 +256,9 @@ class Lowerer:
         self.item_reads: dict[int, Value] = {}  # values read as x[i] with no slice: numbers (copies) or views
         self.item_sources: dict[int, Atom] = {}     # what each of them was read from (x)
         self.contents: dict[int, frozenset] = {}        # for a container, the objects it holds
+        # containers that may hold one object in two items (`[a] * 2`, `{"p": a, "q": a}`): an in-place write into
+        # one item (`c[k] += v` on an array) is seen through the other (item_in_place)
+        self.repeated: set[int] = set()
         self.writes: set[str] = set()                   # variables written into (x[i] = v) so far
         # a helper writing into an array it is given (`F[i] = ...` on its parameter F, Numba style): the names of
         # those parameters, with the first write's place; and the values that are the parameter's object itself
@@ -329,15 +333,30 @@ class Lowerer:
                 self.item_sources.update((id(o), args[0]) for o in outs)
         elif prim in (runtime.make_tuple, runtime.make_list, runtime.make_dict):
             items = args[1:] if prim is runtime.make_dict else args
-            held = frozenset().union(*(self.bases_of(a) | self.contents_of(a) for a in items))
+            parts = [self.bases_of(a) | self.contents_of(a) for a in items]
+            held = frozenset().union(*parts)
             self.contents.update((id(o), held) for o in outs)
+            if sum(map(len, parts)) > len(held) or any(id(a) in self.repeated for a in items):
+                self.repeated.update(id(o) for o in outs)       # two items share an object
+        elif prim in (syntax.BINARY["*"], syntax.BINARY["+"], runtime.copy_method, builtins.dict, _shallow_copy) and \
+                any(self.contents_of(a) for a in args):
+            # `[a] * 2` (a list holding a twice), `xs + ys`, `d.copy()`, `dict(d)`: a new container holding the
+            # same objects (on arrays, whose contents are none, nothing to note)
+            held = frozenset().union(*(self.contents_of(a) for a in args))
+            self.contents.update((id(o), held) for o in outs)
+            if prim is syntax.BINARY["*"] or any(id(a) in self.repeated for a in args) or prim is syntax.BINARY["+"] \
+                    and sum(len(self.contents_of(a)) for a in args) > len(held):
+                self.repeated.update(id(o) for o in outs)
         elif prim in (runtime.list_append, runtime.setitem, helpers.list_pop):      # the same object, written into
             if args and isinstance(args[0], Value) and id(args[0]) in self.param_versions:
                 self.param_versions.update(id(o) for o in outs)
             item = args[-1] if prim is not helpers.list_pop else Const(None)      # (a pop adds no item)
-            held = self.contents_of(args[0]) | self.bases_of(item) | self.contents_of(item)
+            added = self.bases_of(item) | self.contents_of(item)
+            held = self.contents_of(args[0]) | added
             self.bases.update((id(o), self.bases_of(args[0])) for o in outs)
             self.contents.update((id(o), held) for o in outs)
+            if id(args[0]) in self.repeated or id(item) in self.repeated or added & self.contents_of(args[0]):
+                self.repeated.update(id(o) for o in outs)
         made = Op(prim, list(args), outs, dict(kwargs or {}), self.parsed.loc(node))
         self.stmts.append(made)
         self.state.made(made)
@@ -425,6 +444,8 @@ class Lowerer:
                     self.maybe_unbound.add(id(out))
                 self.bases[id(out)] = self.bases_of(a) | self.bases_of(b)
                 self.contents[id(out)] = self.contents_of(a) | self.contents_of(b)
+                if id(a) in self.repeated or id(b) in self.repeated:
+                    self.repeated.add(id(out))
                 self.state.merge(out, [a, b])
                 if id(a) in self.param_versions and id(b) in self.param_versions:
                     self.param_versions.add(id(out))
@@ -457,6 +478,8 @@ class Lowerer:
             outs.append(out)
             self.bases[id(out)] = self.bases_of(value)
             self.contents[id(out)] = self.contents_of(value)
+            if id(value) in self.repeated:
+                self.repeated.add(id(out))
             if id(value) in self.param_versions:
                 self.param_versions.add(id(out))
             if id(value) in self.item_reads:
@@ -599,6 +622,8 @@ class Lowerer:
         made.folded = self.folded | {(k[1], k[2]) for k in self.parsed.attributes       # type: ignore[attr-defined]
                                      if isinstance(k, tuple) and len(k) == 3 and k[0] in ("known", "known type")}
         made.object_state = self.state.summary()      # type: ignore[attr-defined]
+        # its result may hold one object in two items (`return [z, z]`): a caller's `c[k] += v` checks it
+        made.repeated = id(result) in self.repeated        # type: ignore[attr-defined]
         return made
 
     # ---------------------------------------------------------------- statements
@@ -802,6 +827,7 @@ class Lowerer:
             container = self.writable(target.value.id, target.value)
             index = self.expr(target.slice)
             current = self.op(operator.getitem, [container, index], node)
+            self.item_in_place(target.value.id, container, current, node)
             updated = self.op(_BINOPS[type(node.op)], [current, self.expr(node.value)], node)
             self.env[target.value.id] = self.op(runtime.setitem, [container, index, updated], node,
                                                 target.value.id)
@@ -847,6 +873,36 @@ class Lowerer:
                                            f"caller would see"))
         value = self.expr(node.value)
         self.env[name] = self.op(_BINOPS[type(node.op)], [current, value], node, name)
+
+    def item_in_place(self, name: str, container: Atom, current: Atom, node: gast.AugAssign) -> None:
+        """`c[k] += v`: Python runs `c[k] = c[k].__iadd__(v)`. On an array c, or on a number item, that is
+        c[k] = c[k] + v, which the IR says. On an array item of a list, dict or tuple it writes into that array in
+        place, which every other name and item holding it sees: refused when the derivative is made (a check on the
+        kinds, Function.scalar_checks with IN_ARRAY) if anything else may hold it, the way `x += v` is."""
+        mine = self.bases_of(current)         # (the item: c's objects and the objects c holds)
+        sharing = [other for other, held in self.env.items()
+                   if other != name and not other.startswith("$") and isinstance(held, Value)
+                   and other not in self.parsed.transient and mine & (self.bases_of(held) | self.contents_of(held))
+                   and not self.dead_after(other, node, mine)]
+        symbol = f"{_AUGMENTED[type(node.op)]}="
+        shown = f"{name}[...] {symbol} ..."
+        if sharing:
+            why = f"the item may be the same array as {sharing[0]!r}" \
+                  f"{self.loop_sharing.made_by(mine & (self.bases_of(self.env[sharing[0]]) | self.contents_of(self.env[sharing[0]])))}"
+        elif len(self.call_stack) > 1 and mine & self.param_bases:
+            # (a helper writing into its caller's array, as for `x += v` on a parameter; the function
+            # differentiated itself writes into its arguments' items as into its arguments, in the IR only)
+            why = f"the item may be an array {self.parsed.fn.__qualname__}'s caller passed, which it would see"
+        elif isinstance(container, Value) and id(container) in self.repeated:
+            why = f"{name!r} may hold that array in another item too (`[a] * n`, or one array put in twice)"
+        elif mine & self.held:
+            why = f"the item may be an array an object holds{self.loop_sharing.made_by(mine & self.held)}"
+        else:
+            return
+        self.scalar_checks.append(((current, IN_ARRAY, container), self.parsed.loc(node),
+                                   f"`{shown}` on an array item of a list or dict writes into that array in place "
+                                   f"(NumPy's {symbol}), and {why}: s2s does not follow the write to the other "
+                                   f"names and items that hold it"))
 
     def augmented_store(self, node: gast.AugAssign) -> None:
         """`self.nfev += 1`, `self.d["n"] += 1`: read (or the value written before), computed, written back, the
@@ -1051,6 +1107,8 @@ class Lowerer:
                 self.param_versions.add(id(c))
             self.bases[id(c)] = self.bases_of(i) | {id(c)}
             self.contents[id(c)] = self.contents_of(i)
+            if id(i) in self.repeated:
+                self.repeated.add(id(c))
             if isinstance(i, Value) and id(i) in self.item_reads:
                 # starts as a part read from an array (`s = b[i]` before `for j: s -= ...`): a number or a view,
                 # which a write into it or into b checks when it runs
@@ -1076,6 +1134,8 @@ class Lowerer:
             if runs == 0:               # `for k in range(0)`: what it started with
                 self.bases[id(o)] = self.bases_of(c) - {id(c)} or self.bases_of(c)
                 self.contents[id(o)] = self.contents_of(c)
+                if id(c) in self.repeated:
+                    self.repeated.add(id(o))
                 continue
             if self.bases_of(r) <= self.bases_of(c) and self.bases_of(c) - {id(c)}:
                 # every iteration left the object it started with (written into, not rebound): after the loop
@@ -1084,6 +1144,9 @@ class Lowerer:
             else:
                 self.bases[id(o)] = self.bases_of(c) | self.bases_of(r)
             self.contents[id(o)] = self.contents_of(c) | self.contents_of(r)
+            if id(c) in self.repeated or id(r) in self.repeated or (self.contents_of(r) - self.contents_of(c)) - made:
+                # (an iteration adds to the container an object made before the loop: the next adds it again)
+                self.repeated.add(id(o))
         self.loop_sharing.found(node, names, carried, results, made)
 
     def finish_loop(self, body: list[gast.stmt], carried_names: list[str], outs: list[Value],
@@ -1604,6 +1667,8 @@ class Lowerer:
         for i, final in zip(body.param_writes, copy.results[1:]):
             self.follow_write(body.params[i].name, mapping[id(body.params[i])], final, callee, node,
                               body.writes_arguments)
+        if getattr(body, "repeated", False) and isinstance(result, Value):
+            self.repeated.add(id(result))
         if body.result_shares and isinstance(result, Value):     # `def interior(u): return u[1:-1]`: a view of u
             given = [mapping[id(body.params[i])] for i in body.result_shares]
             self.bases[id(result)] = self.bases_of(result).union(

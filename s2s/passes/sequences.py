@@ -170,6 +170,14 @@ def _rewrite_op(fn: Function, stmt: Op, kinds: dict, namer: Any, indices: set, s
         _index_builder(fn, stmt, namer)
         changed = True
         return changed
+    if stmt.prim is runtime.setitem and is_container(_kind(stmt.args[0], kinds)) and \
+            _kind(stmt.args[0], kinds)[0] == "dict" and _made_by(fn, stmt.args[1], element_index):
+        # (lowered as x[element_index(x, k, j)] = v, which only an array takes: the dict's item is written in
+        # place, seen by every name and item holding it)
+        raise UnsupportedSyntax("a chained write `d[k][j] = v` (or `d[k][j] += v`) into an item of a dict: it "
+                                "writes into the array (or list) the dict holds, in place, which s2s does not "
+                                "follow to the other names and items holding it", stmt.loc,
+                                hint="build the item anew: w = d[k].copy(); w[j] = v; d[k] = w")
     if stmt.prim is runtime.setitem and _sequence(_kind(stmt.args[0], kinds)) and not (
             isinstance(stmt.args[1], Const) and isinstance(stmt.args[1].value, int)) and (
             _kind(stmt.args[1], kinds) != "scalar"):
