@@ -3,6 +3,7 @@ its own module), then the module reassembled (assemble.py)."""
 from __future__ import annotations
 
 import ast
+import re
 
 from s2s.backends.numba.assemble import assemble
 from s2s.backends.numba.fuse import fuse
@@ -16,12 +17,16 @@ from s2s.backends.numba.typed import Types
 from s2s.backends.numba.ufunc_out import out_by_position
 from s2s.backends.numba.unpack import split_parallel
 
+# `with np.errstate(divide='ignore', invalid='ignore'):` around a masked contribution (s2s/emit/python.py's quiet)
+_QUIET = re.compile(r"^( *)with np\.errstate\(divide='ignore', invalid='ignore'\):$", re.MULTILINE)
+
 
 def to_numba(source: str, name: str, line_map: dict, types: Types | None = None) -> tuple[str, dict]:
     """The emitted module `source` (defining `name`) rewritten for Numba; its new line map. types: the
     variables' types (Numba's names) when a first compilation found them: stacks pushed in a loop of known trip
     count become preallocated arrays, and elementwise lines over arrays of one shape are fused."""
     source, line_map = split_parallel(source, line_map)
+    source = _QUIET.sub(r"\1if True:", source)     # Numba never warns: the quieted statement as it is, line for line
     tree = ast.parse(source)
     defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     main = defs.pop(name)
