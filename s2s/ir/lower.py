@@ -1521,8 +1521,11 @@ class Lowerer:
                     callee, args = method, args[1:]
         if autograd_primitives.is_primitive(callee):      # `@autograd.extend.primitive`: autograd's defvjp/defjvp
             autograd_primitives.prepare(callee, len(args), list(kwargs), self.parsed.loc(node))
-        defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None
+        rule = registry.find_adjoint(callee)
+        defined = registry.definition(callee) if rule is None or _beyond(rule, args, kwargs) else None
         if defined is not None:                 # rules/definitions.py: np.ptp(x) is np.max(x) - np.min(x)
+            if getattr(defined, "packed", False) and not kwargs:    # math.hypot(x, y, z): of the tuple (x, y, z)
+                args = [self.op(runtime.make_tuple, args, node)]
             return self.inline_call(defined, args, kwargs, node)
         return self.op(callee, args, node, hint, kwargs)
 
@@ -1763,3 +1766,12 @@ def callee_ir(callee: types.FunctionType, call_stack: list, functions: dict[str,
 
 def lower(parsed: ParsedFunction) -> Function:
     return Lowerer(parsed, call_stack=[parsed.fn]).lower_function()
+
+
+def _beyond(rule: Any, args: list, kwargs: dict) -> bool:
+    """Whether a call passes more arguments than the adjoint rule of a function that also has a definition takes
+    (`math.hypot(x, y, z)`: the rule is the two coordinates', the definition any number's)."""
+    try:
+        return len(args) + len(kwargs) > len(inspect.signature(rule).parameters) - 2
+    except (TypeError, ValueError):
+        return False
