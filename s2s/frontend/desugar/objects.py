@@ -170,6 +170,9 @@ class _Calls(gast.NodeTransformer):
                 node.func = constant(obj, func)      # a method of a library object: the bound method it is
             elif isinstance(func, gast.Subscript):   # `LOSSES["mse"](r)`: the function the dict holds
                 node.func = constant(obj, func)
+            elif isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call) \
+                    and isinstance(ctx.static(func.value)[1], types.ModuleType):
+                node.func = constant(obj, func)     # `__import__("cmath").exp(x)`: cmath.exp, not a method
             if obj is dict and not node.args and all(k.arg for k in node.keywords):
                 return located(gast.Dict(keys=[constant(k.arg, node) for k in node.keywords],
                                          values=[k.value for k in node.keywords]), node)
