@@ -801,8 +801,13 @@ class Lowerer:
         if id(current) in self.item_reads and any(
                 other != name and not other.startswith("$") and isinstance(held, Value)
                 and mine & (self.bases_of(held) | self.contents_of(held)) for other, held in self.env.items()):
-            # `s = b[i]` then `s -= ...`: a number read from b is a copy, a row a view (known when it runs)
-            self.op(runtime._assert_number, [current, Const(name), Const(_base_name(self.env, current, name))],
+            # `s = b[i]` then `s -= ...`: a number read from b is a copy, a row a view (known when it runs), an
+            # integer-array index a copy (the check compares memory with b)
+            other, held = next(((o, h) for o, h in self.env.items() if o != name and not o.startswith("$")
+                                and isinstance(h, Value) and h is not current
+                                and mine & (self.bases_of(h) | self.contents_of(h))), ("the array", None))
+            self.op(runtime._assert_number, [current, Const(name), Const(other)] + ([held] if held is not None else [])
+                    + ([Const(_AUGMENTED[type(node.op)])] if type(node.op) is not gast.Add else []),
                     node, n_outs=0)
             mine = self.bases[id(current)] = frozenset({id(current)})
         sharing = [(other, held) for other, held in self.env.items()
