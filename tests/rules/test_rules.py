@@ -560,10 +560,15 @@ _COMPLEX_FUNCTIONS = {np.linalg.eig, np.linalg.eigvals, np.vdot} | {getattr(np.f
     "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn")}
 
 
+# rules of a rounding, which central differences with the table's step cannot follow: checked by their own tests
+_ROUNDING = {np.float32: "tests/rules/test_builtins.py"}
+
+
 def test_every_rule_has_a_domain():
     from s2s.rules.registry import find_adjoint
     missing = [prim_name(p) for p in registered_adjoints(builtin_only=True) if p not in DOMAINS
-               and p not in _COMPLEX_FUNCTIONS and find_adjoint(p).__module__ not in _COMPLEX_RULE_MODULES]
+               and p not in _COMPLEX_FUNCTIONS and find_adjoint(p).__module__ not in _COMPLEX_RULE_MODULES
+               and p not in _ROUNDING]
     assert not missing, f"rules without a line in DOMAINS: {missing}"
 
 
