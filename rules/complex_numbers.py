@@ -6,6 +6,7 @@ holomorphic function's adjoint is g * f'(z), as for reals. These rules are used 
 on real arguments too. Tangents are the real-linear differentials (d|z| = Re(conj(z) dz) / |z|).
 """
 import builtins
+import cmath
 import operator
 
 import numpy as np
@@ -193,3 +194,24 @@ from s2s.rules.registry import declare  # noqa: E402
 declare(_real_only, shape_rule="real_only")
 declare(_cast_like, shape_rule="cast_like")
 declare(_match_real, shape_rule="match_real")
+
+
+# ---- cmath: complex results, also of real arguments; holomorphic, so the real rules hold (autograd's convention)
+
+@adjoint(cmath.exp)
+def cmath_exp(g, ans, x):
+    return g * ans
+
+
+@adjoint(cmath.sqrt)
+def cmath_sqrt(g, ans, x):
+    return g / (2 * ans)
+
+
+@adjoint(cmath.log)
+def cmath_log(g, ans, x):
+    return g / x
+
+
+elementwise(cmath.exp, cmath.sqrt, cmath.log)
+declare(cmath.exp, cmath.sqrt, cmath.log, holomorphic=True, complex_result="complex")

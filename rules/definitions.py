@@ -168,6 +168,25 @@ def degrees(x):
     return x * (180.0 / math.pi)
 
 
+@defined_as(math.hypot)                 # with more than two coordinates (two: the rule in math_functions.py)
+def hypot(coordinates):
+    total = 0.0
+    for c in coordinates:
+        total = total + c * c
+    return math.sqrt(total)
+
+
+hypot.packed = True                     # given the call's arguments as one tuple (s2s/ir/lower.py)
+
+
+@defined_as(math.dist)
+def dist(p, q):
+    total = 0.0
+    for a, b in zip(p, q):
+        total = total + (a - b) * (a - b)
+    return math.sqrt(total)
+
+
 @defined_as(math.fsum)
 def fsum(items):
     total = 0.0

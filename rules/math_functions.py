@@ -74,6 +74,16 @@ def expm1(g, ans, x):
     return g * (ans + 1)
 
 
+@adjoint(math.exp2)
+def exp2(g, ans, x):
+    return g * ans * 0.6931471805599453       # ln 2
+
+
+@adjoint(math.cbrt)
+def cbrt(g, ans, x):
+    return g / (3 * ans * ans)
+
+
 @adjoint(math.log)
 def log(g, ans, x, base=math.e):
     return g / (x * math.log(base)), -g * ans / (base * math.log(base))
@@ -128,7 +138,8 @@ def fabs(g, ans, x):
 
 
 elementwise(math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.atan2, math.sinh, math.cosh,
-            math.tanh, math.exp, math.expm1, math.log, math.log1p, math.log2, math.log10, math.sqrt, math.pow,
+            math.tanh, math.exp, math.expm1, math.exp2, math.cbrt, math.log, math.log1p, math.log2, math.log10,
+            math.sqrt, math.pow,
             math.hypot, math.erf, math.erfc, math.fabs, math.copysign)
 
 @adjoint(math.copysign)
@@ -239,6 +250,16 @@ def log10_batched(axes, x):
 @batching(math.sqrt)
 def sqrt_batched(axes, x):
     return np.sqrt(x), axes[0]
+
+
+@batching(math.exp2)
+def exp2_batched(axes, x):
+    return np.exp2(x), axes[0]
+
+
+@batching(math.cbrt)
+def cbrt_batched(axes, x):
+    return np.cbrt(x), axes[0]
 
 
 @batching(math.pow)

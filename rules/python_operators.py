@@ -69,8 +69,19 @@ def to_float(g, ans, x):
     return g
 
 
+@adjoint(np.float32)
+def to_lower_precision(g, ans, x):      # a rounding: its adjoint goes back in x's precision
+    return np.asarray(g).astype(np.result_type(x))
+
+
+@tangent(np.float32)
+def to_lower_precision_tangent(t, ans, x):
+    return np.asarray(t).astype(np.result_type(ans)),
+
+
 elementwise(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, builtins.pow,
              operator.mod, operator.neg, operator.pos, builtins.abs, operator.abs, builtins.float, np.float64)
+elementwise(np.float32)
 
 
 # ---- indexing

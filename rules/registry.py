@@ -66,13 +66,26 @@ def record(prim: Any) -> Record:
         found = _RECORDS.get(("id", id(prim)))
     if found is not None:
         return found
-    if _deferred and "scipy" in sys.modules:       # SciPy imported since the rules were loaded: its rules now
-        _ensure_loaded(everything=False)
+    if _deferred and ("scipy" in sys.modules or _scipy_derivative(prim)):      # SciPy imported since the rules
+        _ensure_loaded(everything=False)                                       # were loaded: its rules now
         return record(prim)
     found = describe(prim)
     if _long_lived(prim):             # a library's function: described once
         _RECORDS[_key(prim)] = found
     return found
+
+
+def _scipy_derivative(prim: Any) -> bool:
+    """Whether prim is one of math's functions whose derivative is SciPy's (math.gamma's is digamma: their rules are
+    in rules/special.py), SciPy imported for it if installed."""
+    import math
+    if prim is not math.gamma and prim is not math.lgamma:
+        return False
+    try:
+        import scipy.special  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def declare(*prims: Any, **facts: Any) -> None:

@@ -48,6 +48,19 @@ def gammaln(g, ans, x):
     return g * sp.digamma(x)
 
 
+@adjoint(math.gamma)                    # math's gamma functions: their derivatives are SciPy's digamma
+def math_gamma(g, ans, x):
+    return g * ans * sp.digamma(x)
+
+
+@adjoint(math.lgamma)                   # log |Gamma(x)|, also for negative x
+def math_lgamma(g, ans, x):
+    return g * sp.digamma(x)
+
+
+elementwise(math.gamma, math.lgamma)
+
+
 @adjoint(sp.loggamma)
 def loggamma(g, ans, x):                # holomorphic: log Gamma's derivative is digamma (gammaln's, on x > 0)
     return g * sp.digamma(x)

@@ -172,6 +172,39 @@ def chi2_cdf(g, ans, x, df, loc=0.0, scale=1.0):     # df: no closed form
     return g * density, None, -g * density, -g * density * (x - loc) / scale
 
 
+# ---- exponential: y = (x - loc) / scale, density exp(-y) / scale on y >= 0 (0 outside: a constant there)
+
+
+def _expon_partials(x, loc, scale):         # d logpdf / d(x, scale) inside the support (0 outside)
+    y = (x - loc) / scale
+    inside = y >= 0
+    return np.where(inside, -1.0 / scale, 0.0), np.where(inside, (y - 1.0) / scale, 0.0)
+
+
+@adjoint(st.expon.logpdf)
+def expon_logpdf(g, ans, x, loc=0.0, scale=1.0):
+    dx, dscale = _expon_partials(x, loc, scale)
+    return g * dx, -g * dx, g * dscale
+
+
+@adjoint(st.expon.pdf)
+def expon_pdf(g, ans, x, loc=0.0, scale=1.0):
+    dx, dscale = _expon_partials(x, loc, scale)
+    return g * ans * dx, -g * ans * dx, g * ans * dscale
+
+
+@adjoint(st.expon.cdf)
+def expon_cdf(g, ans, x, loc=0.0, scale=1.0):       # 1 - exp(-y): its derivative in x is the density
+    density = st.expon.pdf(x, loc, scale)
+    return g * density, -g * density, -g * density * (x - loc) / scale
+
+
+@adjoint(st.expon.sf)
+def expon_sf(g, ans, x, loc=0.0, scale=1.0):
+    density = st.expon.pdf(x, loc, scale)
+    return -g * density, g * density, g * density * (x - loc) / scale
+
+
 # ---- Poisson (the counts k are not differentiated)
 
 
@@ -193,7 +226,8 @@ def poisson_cdf(g, ans, k, mu, loc=0):      # gammaincc(floor(k) + 1, mu): d/dmu
 elementwise(st.norm.logpdf, st.norm.pdf, st.norm.cdf, st.norm.logcdf, st.norm.sf, st.norm.logsf,
             st.t.logpdf, st.t.pdf, st.t.cdf, st.t.logcdf, st.beta.logpdf, st.beta.pdf, st.beta.cdf,
             st.gamma.logpdf, st.gamma.pdf, st.gamma.cdf, st.chi2.logpdf, st.chi2.pdf, st.chi2.cdf,
-            st.poisson.logpmf, st.poisson.pmf, st.poisson.cdf)
+            st.poisson.logpmf, st.poisson.pmf, st.poisson.cdf, st.expon.logpdf, st.expon.pdf, st.expon.cdf,
+            st.expon.sf)
 
 # ---- Dirichlet: x has the categories on its first axis (K, or K by N), alpha is (K,)
 
@@ -314,6 +348,7 @@ def mvn_entropy_tangent(t, ans, mean=None, cov=1):
 from s2s.runtime import _unbroadcast  # noqa: E402
 
 # shared parts of the formulas above, inlined into the rules that call them (second order differentiates them)
-for _part in (_t_logpdf_partials, _beta_partials, _gamma_partials, _chi2_partials, _mvn_partials, _dirichlet_tangents, _mvn_tangents,
+for _part in (_t_logpdf_partials, _beta_partials, _gamma_partials, _chi2_partials, _expon_partials, _mvn_partials,
+              _dirichlet_tangents, _mvn_tangents,
               _mvn_read, _mvn_onto_lower):
     template(_part)

@@ -523,8 +523,9 @@ def _example_args(fn: Callable, args: tuple) -> tuple:
             return _bind(fn, args, {})
         except TypeError as exc:        # as many example arguments as the function takes (`s2s FILE:f --args`)
             root = root_function(fn)
+            why = str(exc).removeprefix(f"{root.__qualname__}() ")      # (the function is named here already)
             raise BadArgument(f"{len(args)} example argument{'s' * (len(args) != 1)} for {root.__qualname__}"
-                              f"{_signature_text(root)}: {exc}", _function_place(fn),
+                              f"{_signature_text(root)}: {why}", _function_place(fn),
                               hint="give one example value per parameter, in order") from None
     return _bind(fn, tuple(1.0 for _ in _param_names(fn)), {})
 

@@ -267,12 +267,15 @@ def _assert_element(x, name, written):
                          f"Copy it first: {name} = {written}[...].copy()")
 
 
-def _assert_number(x, name, other):
-    """Before `name += ...` where name was read from other: it must be a number (a copy), not a row (a view)."""
-    if np.ndim(x) > 0:
-        raise ValueError(f"s2s: {name!r} is a slice or row of {other!r} (a view), so `{name} += ...` would change "
-                         f"{other!r} too; s2s does not follow a write through one name to the other. Copy it first: "
-                         f"{name} = {other}[...].copy()")
+def _assert_number(x, name, other, held=None, symbol="+"):
+    """Before `name += ...` where name was read from other (held, its value): it must be a number or an array of its
+    own (`x[idx]` with an integer array is a copy), not a row, a slice or an item of a list (the same array)."""
+    if np.ndim(x) > 0 and not (isinstance(held, np.ndarray) and isinstance(x, np.ndarray)
+                               and not np.may_share_memory(x, held)):
+        part = "an item" if isinstance(held, (list, tuple, dict)) else "a slice or row"
+        raise ValueError(f"s2s: {name!r} is {part} of {other!r} (the same array), so `{name} {symbol}= ...` would "
+                         f"change {other!r} too; s2s does not follow a write through one name to the other. Copy it "
+                         f"first: {name} = {name}.copy()")
 
 
 def _assert_inexact(array, name):

@@ -544,7 +544,9 @@ def _entry(root: Callable, namespace: dict, general: Callable) -> Callable:
 
     namespace.update(_s2s_unset=_UNSET, _s2s_default=default)     # (general updates _s2s_code in it)
     exec(compile(text, "<s2s dispatcher>", "exec"), namespace)
-    return namespace["derivative"]
+    derivative = namespace["derivative"]
+    derivative.__qualname__ = root.__qualname__     # a call with the wrong arguments: `loss() missing ...`
+    return derivative
 
 
 _UNSET = type("unset", (), {"__repr__": lambda self: "<the function's default>"})()

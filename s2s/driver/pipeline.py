@@ -837,7 +837,10 @@ def _bind(fn: Callable, args: tuple, kwargs: dict) -> tuple:
         return foreign.plain(args, _all_param_names(fn))     # (a subclass of ndarray: an array, or refused)
     if not kwargs and len(args) == getattr(fn, "__s2s_arity__", None):      # a jvp: f's arguments, then tangents
         return foreign.plain(args, _all_param_names(fn))
-    bound = inspect.signature(root).bind(*args, **kwargs)
+    try:
+        bound = inspect.signature(root).bind(*args, **kwargs)
+    except TypeError as exc:        # named as Python names it: `loss() missing a required argument: 'y'`
+        raise TypeError(f"{root.__qualname__}() {exc}") from None
     bound.apply_defaults()
     return foreign.plain(tuple(bound.arguments.values()), _all_param_names(fn))
 

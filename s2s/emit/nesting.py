@@ -27,7 +27,8 @@ from s2s.passes.optimize import is_pure
 MAX_NESTED = 4
 _TEMPORARY = re.compile(r"(d?v\d+(_dot)?|t|)")
 _NEVER = {runtime.free_name, runtime.stack_new, runtime.make_list, runtime.make_dict, runtime.pop, runtime.push,
-          runtime.setitem, runtime.list_append, runtime._seed}
+          runtime.setitem, runtime.list_append, runtime._seed,
+          runtime._masked, runtime._masked_tangent}      # (their own statements: quieted, s2s/emit/python.py)
 _MUTATING = {runtime.setitem: 0, runtime.push: 0, runtime.list_append: 0}
 
 

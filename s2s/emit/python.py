@@ -526,6 +526,9 @@ class _Emitter:
                     emitted = st.Stmt(self.expression(stmt)[0])
                 elif len(outs) == 1:
                     emitted = assign_one(names[id(outs[0])], self.expression(stmt))
+                    if stmt.prim is runtime._masked or stmt.prim is runtime._masked_tangent \
+                            or id(outs[0]) in self.discarded():
+                        emitted = self.quiet(emitted, stmt)
                 else:
                     emitted = assign([names[id(o)] for o in outs], self.expression(stmt))
                 emitted.loc = stmt.loc
@@ -537,6 +540,55 @@ class _Emitter:
                     node.loc = stmt.loc
             out.extend(emitted_list)
         return out
+
+    def discarded(self) -> set[int]:
+        """The values computed only for the contributions runtime._masked (or _masked_tangent) is given, read there
+        or inside the expression written in its call (`t5 = t4 / t2`, given to one mask and read in another's
+        contribution): quieted as the contribution written inside the call is."""
+        found = getattr(self, "_discarded", None)
+        if found is not None:
+            return found
+        found = self._discarded = set()
+        masks = (runtime._masked, runtime._masked_tangent)
+        inside: set[int] = set()        # the operations written inside a mask's contribution
+        users: dict[int, list] = {}
+        for s in walk(self.fn.body):
+            if s.__class__ is not Op:
+                continue
+            for k, a in enumerate(list(s.args) + list(s.kwargs.values())):
+                if a.__class__ is Value:
+                    users.setdefault(id(a), []).append((s, k))
+            if s.prim in masks and s.args[0].__class__ is Value:
+                pending = [s.args[0]]
+                while pending:
+                    v = pending.pop()
+                    op = self.inlined.get(id(v))
+                    if op is not None and id(v) not in inside:
+                        inside.add(id(v))
+                        pending.extend(a for a in op.args if a.__class__ is Value)
+        if not users or not any(s.__class__ is Op and s.prim in masks for s in walk(self.fn.body)):
+            return found
+        for v, read in users.items():
+            if v not in self.inlined and len(read) == self.uses.get(v, 0) and all(
+                    (op.prim in masks and k == 0) or (len(op.outs) == 1 and id(op.outs[0]) in inside)
+                    for op, k in read):
+                found.add(v)
+        return found
+
+    def quiet(self, emitted: st.Stmt, stmt: Op) -> st.Stmt:
+        """`dx = _masked(contribution, g)` under `np.errstate(divide="ignore", invalid="ignore")`: where g is zero
+        the contribution (g / (2 * sqrt(x)) at x = 0) is discarded, and computing it must not warn (nor raise under
+        np.seterr(all="raise")) where the function itself does not. Only a contribution written inside the call is
+        quieted; another target (Numba, which never warns) writes the statement as it is."""
+        if self.target is not None:
+            return emitted
+        masked = stmt.prim is runtime._masked or stmt.prim is runtime._masked_tangent
+        contribution = stmt.args[0] if masked else stmt.outs[0]
+        if masked and not (isinstance(contribution, Value) and id(contribution) in self.inlined):
+            return emitted
+        errstate = self.reference(np.errstate)[0]
+        emitted.loc = stmt.loc
+        return st.Stmt(f"with {errstate}(divide='ignore', invalid='ignore'):", "with", [emitted])     # (astor's quotes)
 
     def object_write(self, stmt: Op) -> st.Stmt | None:
         """A side effect on an object, as Python spells it: `self.nfev = nfev`, `d[k] = v`, `self.X.append(X)`

@@ -844,8 +844,13 @@ class Lowerer:
         if id(current) in self.item_reads and any(
                 other != name and not other.startswith("$") and isinstance(held, Value)
                 and mine & (self.bases_of(held) | self.contents_of(held)) for other, held in self.env.items()):
-            # `s = b[i]` then `s -= ...`: a number read from b is a copy, a row a view (known when it runs)
-            self.op(runtime._assert_number, [current, Const(name), Const(_base_name(self.env, current, name))],
+            # `s = b[i]` then `s -= ...`: a number read from b is a copy, a row a view (known when it runs), an
+            # integer-array index a copy (the check compares memory with b)
+            other, held = next(((o, h) for o, h in self.env.items() if o != name and not o.startswith("$")
+                                and isinstance(h, Value) and h is not current
+                                and mine & (self.bases_of(h) | self.contents_of(h))), ("the array", None))
+            self.op(runtime._assert_number, [current, Const(name), Const(other)] + ([held] if held is not None else [])
+                    + ([Const(_AUGMENTED[type(node.op)])] if type(node.op) is not gast.Add else []),
                     node, n_outs=0)
             mine = self.bases[id(current)] = frozenset({id(current)})
         sharing = [(other, held) for other, held in self.env.items()
@@ -1607,8 +1612,11 @@ class Lowerer:
                     callee, args = method, args[1:]
         if autograd_primitives.is_primitive(callee):      # `@autograd.extend.primitive`: autograd's defvjp/defjvp
             autograd_primitives.prepare(callee, len(args), list(kwargs), self.parsed.loc(node))
-        defined = registry.definition(callee) if registry.find_adjoint(callee) is None else None
+        rule = registry.find_adjoint(callee)
+        defined = registry.definition(callee) if rule is None or _beyond(rule, args, kwargs) else None
         if defined is not None:                 # rules/definitions.py: np.ptp(x) is np.max(x) - np.min(x)
+            if getattr(defined, "packed", False) and not kwargs:    # math.hypot(x, y, z): of the tuple (x, y, z)
+                args = [self.op(runtime.make_tuple, args, node)]
             return self.inline_call(defined, args, kwargs, node)
         return self.op(callee, args, node, hint, kwargs)
 
@@ -1861,3 +1869,12 @@ def lower(parsed: ParsedFunction) -> Function:
         return lowerer.lower_function()
     finally:
         lowerer.close()
+
+
+def _beyond(rule: Any, args: list, kwargs: dict) -> bool:
+    """Whether a call passes more arguments than the adjoint rule of a function that also has a definition takes
+    (`math.hypot(x, y, z)`: the rule is the two coordinates', the definition any number's)."""
+    try:
+        return len(args) + len(kwargs) > len(inspect.signature(rule).parameters) - 2
+    except (TypeError, ValueError):
+        return False

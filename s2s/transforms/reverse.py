@@ -244,7 +244,10 @@ class _Reverse:
         positional: Any = op.args                  # the rule's arguments, keyword ones at their place
         for name, atom in op.kwargs.items():       # a keyword argument is the rule's parameter of that name
             if self.is_active(atom) and name not in UNDIFFERENTIATED_KEYWORDS:
-                k = keyword_position(registry.find_adjoint(op.prim), name)
+                rule = registry.find_adjoint(op.prim)
+                if rule is None:            # no rule at all: say so (scipy.stats.expon.logpdf before it had one)
+                    raise missing_rule(op.prim, op.loc)
+                k = keyword_position(rule, name)
                 if k is None or k < len(op.args):
                     raise S2SError(f"the keyword argument {name}= of {prim_name(op.prim)} is differentiated, "
                                    f"and its rule has no parameter of that name", op.loc,

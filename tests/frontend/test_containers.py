@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import s2s
+from conftest import central
 
 
 def central_difference(f, x, *rest, eps=1e-6):
@@ -76,3 +77,28 @@ def test_loops_over_dict_keys():
     """Issue 12 (classes of silently wrong gradients), keyword arguments, loops over dicts."""
     assert s2s.grad(over_dict_keys)(1.5) == pytest.approx(15.0)
     assert s2s.grad(over_dict_keys, mode="forward")(1.5) == pytest.approx(15.0)
+
+
+def reversed_in_place(x):
+    ys = [x[0], x[1] * 2.0, x[2]]
+    ys.reverse()
+    return ys[0] * 3.0 + ys[2] + ys[1] * ys[0]
+
+
+def reversed_through_another_name(x):
+    ys = [x[0], x[1] * 2.0, x[2]]
+    zs = ys
+    ys.reverse()            # zs is reversed too: refused, as before
+    return zs[0]
+
+
+@pytest.mark.parametrize("mode", ["auto", "reverse", "forward"])
+def test_list_reverse_on_a_list_the_function_made(mode):
+    """Tester: `ys.reverse()` was refused; on a list only one name holds it is `ys = ys[::-1]`."""
+    x = np.array([0.5, -1.0, 2.0])
+    got = s2s.grad(reversed_in_place, mode=mode)(x)
+    np.testing.assert_allclose(got, [1.0, 2 * x[2], 3.0 + 2 * x[1]], rtol=1e-12)
+    np.testing.assert_allclose(got, central(reversed_in_place, x), rtol=1e-6)
+    np.testing.assert_allclose(s2s.hessian(reversed_in_place)(x), [[0, 0, 0], [0, 0, 2], [0, 2, 0]], atol=1e-9)
+    with pytest.raises(s2s.S2SError, match=r"test_containers\.py:\d+:\d+: .*\.reverse\(\)"):
+        s2s.grad(reversed_through_another_name, mode=mode)(x)

@@ -345,3 +345,42 @@ def test_a_row_held_while_its_array_is_written_is_refused():
     """Issue 12 (classes of silently wrong gradients), element code that is correct is not refused."""
     with pytest.raises(s2s.RefusedWhenRun, match="'t' is a slice or row of 'B'"):
         s2s.grad(rows_through_temporary)(np.ones((2, 3)))
+
+
+def fancy_copy_then_augmented(x):
+    idx = np.array([0, 2])
+    b = x[idx]              # an integer-array index: a copy in NumPy
+    b += 1.0
+    b *= x[idx]
+    return np.sum(b) + np.sum(x)
+
+
+def loop_over_copies(x):
+    ys = [x * 1.0, x * 2.0]
+    t = 0.0
+    for y in ys:
+        y *= 2              # changes the array ys holds: refused, naming ys (it named x)
+        t = t + np.sum(y)
+    return t
+
+
+@pytest.mark.parametrize("mode", ["auto", "reverse", "forward"])
+def test_an_integer_array_index_is_a_copy_and_may_be_changed_in_place(mode):
+    """Tester: `b = x[idx]; b += 1` with an integer array idx was refused as "a slice or row of 'x' (a view)"; the
+    check when it runs now asks whether b shares memory with x."""
+    x = np.array([0.5, -1.0, 2.0, 0.3])
+    expected = np.array([3.0, 1.0, 6.0, 1.0])          # d/dx of sum((x[idx] + 1) * x[idx]) + sum(x)
+    got = s2s.grad(fancy_copy_then_augmented, mode=mode)(x)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    h = 1e-6
+    numeric = [(fancy_copy_then_augmented(x + h * e) - fancy_copy_then_augmented(x - h * e)) / (2 * h)
+               for e in np.eye(4)]
+    np.testing.assert_allclose(got, numeric, rtol=1e-6)
+    np.testing.assert_allclose(s2s.hessian(fancy_copy_then_augmented)(x), np.diag([2.0, 0.0, 2.0, 0.0]), atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["auto", "reverse", "forward"])
+def test_an_item_of_a_list_changed_in_place_names_the_list(mode):
+    with pytest.raises(s2s.RefusedWhenRun, match=r"test_views\.py:\d+:\d+: 'y' is an item of 'ys' \(the same "
+                                                 r"array\), so `y \*= \.\.\.` would change 'ys' too"):
+        s2s.grad(loop_over_copies, mode=mode)(np.array([0.5, -1.0]))

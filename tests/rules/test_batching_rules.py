@@ -92,6 +92,8 @@ ROWS = {
     math.log2: [(lambda x: math.log2(x), (P(N),), 0)],
     math.log10: [(lambda x: math.log10(x), (P(N),), 0)],
     math.sqrt: [(lambda x: math.sqrt(x), (P(N),), 0)],
+    math.exp2: [(lambda x: math.exp2(x), (A(N),), 0)],
+    math.cbrt: [(lambda x: math.cbrt(x), (A(N),), 0)],
     math.pow: [(lambda x, y: math.pow(x, y), (P(N), A(N)), 0)],
     math.hypot: [(lambda x, y: math.hypot(x, y), (A(N), A(N)), 0)],
     math.fabs: [(lambda x: math.fabs(x), (A(N),), 0)],

@@ -77,3 +77,42 @@ def test_a_constant_exponent_or_denominator_is_not_masked(make_fn):
     body = source.split("def f_grad")[1]
     assert body.count("_masked(") == 1             # sqrt's alone
     assert s2s.grad(f)(X) == pytest.approx(X + 3 * X * np.sqrt(X * X + 1.0))
+
+
+def where_sqrt(x):
+    return np.sum(np.where(x > 0, np.sqrt(x), 0.0))
+
+
+def where_power(x):
+    return np.sum(np.where(x > 0, 3.0 * x ** 0.5, 0.0) + np.where(x < 1.0, np.arcsin(np.minimum(x, 1.0)), 0.0))
+
+
+@pytest.mark.parametrize("f", [where_sqrt, where_power])
+def test_the_branch_not_taken_raises_no_warning_where_the_function_raises_none(f):
+    """Tester's C2: `np.where(x > 0, np.sqrt(x), 0.0)` at x = [0, 4] ran without a warning, and its derivative warned
+    (0 / 0 in reverse mode, 1 / 0 in forward mode), or raised FloatingPointError under np.seterr(all="raise"): the
+    contribution runtime._masked discards is computed under np.errstate (s2s/emit/python.py's quiet)."""
+    import warnings
+    x = np.array([0.0, 4.0, 0.25, 1.0])
+    exact = np.array([0.0, 0.25, 1.0, 0.5]) if f is where_sqrt else np.array([1.0, 0.75, 3.0 + 1 / np.sqrt(0.9375),
+                                                                              1.5])
+    with np.errstate(all="ignore"):             # (x - eps < 0: the differences take sqrt of a negative number)
+        expected = _central(f, x + 1e-4 * (x == 0), eps=1e-7)      # (the derivative from the right at 0 and 1)
+        expected[3] = (f(x + 1e-7 * (x == 1)) - f(x)) / 1e-7 if f is where_power else expected[3]
+    expected[0] = exact[0]                      # (at 0 the derivative from the right is infinite or 1: exact's)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(x)                                        # the function itself: no warning
+        for mode in MODES:
+            gradient = s2s.grad(f, mode=mode)(x)
+            assert gradient == pytest.approx(expected, rel=1e-5, abs=1e-5), mode
+            assert gradient == pytest.approx(exact, rel=1e-12), mode
+        v = np.array([0.0, -0.5, 2.0, 0.0])        # (0 along the coordinates at a kink)
+        second = s2s.hvp(f)(x, v)
+        h = 1e-5
+        g = s2s.grad(f, mode="reverse")
+        assert np.all(np.isfinite(second))
+        assert second == pytest.approx((g(x + h * v) - g(x - h * v)) / (2 * h), rel=1e-5, abs=1e-6)
+    with np.errstate(all="raise"):
+        for mode in MODES:
+            assert np.all(np.isfinite(s2s.grad(f, mode=mode)(x))), mode

@@ -36,6 +36,8 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `chained_writes`: `B[i][j] = v` on a NumPy array as `B[i, j] = v` (checked when it runs);
 - `reductions`: `max(xs)` / `min(xs)` of one sequence as a loop over the two-argument form;
 - `inline_gradients`: `s2s.grad(loss)(w)` inside the function: the gradient made when the derivative is;
+- `operators`: `S @ x`, `u + v` on an object of the user's class as the call of the method Python calls
+  (`S.__matmul__(x)`), refused where which one is known only when the code runs;
 - `instances`: a construction of the user's plain class (`Layer(W)`) as the object made empty, then its
   `__init__` called, so that its attributes are followed as written (s2s/ir/object_state.py);
 - `objects`: calls through objects (a method of a value whose class is known: the class's, instances.py) (`self.forward(x)`, `layer(x)`), methods of
@@ -72,6 +74,7 @@ from s2s.frontend.desugar import (
     loop_else,
     objects,
     odeint_closures,
+    operators,
     partials,
     pops,
     properties,
@@ -97,7 +100,7 @@ REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rew
             containers.rewrite,
             comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
-            reductions.rewrite, inline_gradients.rewrite, instances.rewrite, objects.rewrite)
+            reductions.rewrite, inline_gradients.rewrite, operators.rewrite, instances.rewrite, objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)

@@ -7,6 +7,7 @@
     d.get(k, default)        ->  d[k] if k in d else default
     xs.extend(ys)            ->  for item in ys: xs.append(item)
     xs.insert(i, v)          ->  xs = list_insert(xs, i, v)   (refused by the transform when v is active)
+    xs.reverse()             ->  xs = xs[::-1]   (a list the function made and reads only by name: no other name holds it)
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import gast
 from s2s.frontend.desugar import function_tables, helpers
 from s2s.frontend.desugar.context import Context, constant, located, map_statements, name
 
-_METHODS = frozenset({"get", "keys", "values", "items", "extend", "insert"})
+_METHODS = frozenset({"get", "keys", "values", "items", "extend", "insert", "reverse"})
 
 
 def applies(ctx: Context) -> bool:
@@ -100,9 +101,46 @@ def _statement(ctx: Context, stmt: Any) -> list | None:
         loop = gast.For(target=name(item, stmt, store=True), iter=call.args[0], body=[gast.Expr(value=append)],
                         orelse=[], type_comment=None)
         return [located(loop, stmt)]
+    if func.attr == "reverse" and not call.args and _own_list(ctx, target):
+        step = gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=1, kind=None))
+        value = gast.Subscript(value=name(target, func), slice=gast.Slice(lower=None, upper=None, step=step),
+                               ctx=gast.Load())
+        return [located(gast.Assign(targets=[name(target, stmt, store=True)], value=value, type_comment=None),
+                        stmt)]
     if func.attr == "insert" and len(call.args) == 2:
         value = gast.Call(func=constant(helpers.list_insert, func), args=[name(target, func)] + call.args,
                           keywords=[])
         return [located(gast.Assign(targets=[name(target, stmt, store=True)], value=value, type_comment=None),
                         stmt)]
     return None
+
+
+_READERS = ("len", "sum", "max", "min", "sorted", "list", "tuple", "enumerate", "zip", "reversed")
+
+
+def _own_list(ctx: Context, id_: str) -> bool:
+    """Whether id_ is a list the function assigns from a display or a comprehension, every read of which reads it
+    (an item, a method, a loop, a builtin that copies or reads it): no other name holds it, so that rebinding it to
+    its reversed copy is what reversing it in place does."""
+    if id_ in {a.id for a in ctx.node.args.args + ctx.node.args.kwonlyargs + ctx.node.args.posonlyargs}:
+        return False
+    assigned = [s for s in gast.walk(ctx.node) if isinstance(s, gast.Assign)
+                and any(isinstance(t, gast.Name) and t.id == id_ for t in s.targets)]
+    if not assigned or not all(len(s.targets) == 1 and isinstance(s.value, (gast.List, gast.ListComp))
+                               or isinstance(s.value, gast.Subscript) and isinstance(s.value.value, gast.Name)
+                               and s.value.value.id == id_ for s in assigned):
+        return False
+    if any(isinstance(s, (gast.AugAssign, gast.AnnAssign, gast.For, gast.With)) and any(
+            isinstance(n, gast.Name) and n.id == id_ and isinstance(n.ctx, gast.Store) for n in gast.walk(
+                s.target if not isinstance(s, gast.With) else s)) for s in gast.walk(ctx.node)):
+        return False
+    allowed: set = set()
+    for node in gast.walk(ctx.node):
+        if isinstance(node, (gast.Attribute, gast.Subscript)) and isinstance(node.value, gast.Name):
+            allowed.add(id(node.value))
+        elif isinstance(node, (gast.For, gast.comprehension)) and isinstance(node.iter, gast.Name):
+            allowed.add(id(node.iter))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in _READERS:
+            allowed.update(id(a) for a in node.args if isinstance(a, gast.Name))
+    return not any(isinstance(n, gast.Name) and n.id == id_ and isinstance(n.ctx, gast.Load) and id(n) not in allowed
+                   for n in gast.walk(ctx.node))

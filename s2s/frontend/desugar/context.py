@@ -175,6 +175,13 @@ class Context:
                         self.parsed.attributes[dependency] = (ItemOf(base), key, base[key])
                     self.depend_on_chain(node.value)        # the dict itself, as the code reaches it
                     return True, base[key]
+        if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], gast.Constant) and isinstance(node.args[0].value, str) \
+                and self.static(node.func) == (True, builtins.__import__):
+            try:                        # `__import__("cmath")`: the module, as an `import` in the function reads it
+                return True, builtins.__import__(node.args[0].value)
+            except ImportError:
+                return False, None
         if isinstance(node, gast.Attribute):
             found, base = self.static(node.value)
             if found and not isinstance(base, _LITERALS):

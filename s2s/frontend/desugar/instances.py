@@ -285,6 +285,7 @@ def _constructions(ctx: Context, node: Any, out: list, kept: bool = True) -> Non
             if isinstance(item, gast.AST):
                 followed = isinstance(node, (gast.List, gast.Tuple)) and kept or \
                     isinstance(node, gast.Call) and field == "func" or \
+                    isinstance(node, gast.Call) and getattr(node, "_s2s_operator", False) or \
                     isinstance(node, gast.Attribute) and isinstance(item, gast.Call) and _called_method(node)
                 _constructions(ctx, item, out, followed)
     if kept and isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
@@ -312,6 +313,8 @@ def _escapes(ctx: Context, id_: str) -> bool:
             allowed.add(id(node.value))
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
             allowed.add(id(node.func))
+        elif isinstance(node, gast.Call) and getattr(node, "_s2s_operator", False):
+            allowed.update(id(a) for a in node.args if isinstance(a, gast.Name))    # `u + v`: u.__add__(v)
         elif isinstance(node, gast.For) and isinstance(node.iter, gast.Name):
             allowed.add(id(node.iter))
         elif isinstance(node, (gast.List, gast.Tuple)) and isinstance(node.ctx, gast.Load):

@@ -171,6 +171,9 @@ class _Calls(gast.NodeTransformer):
                 node.func = constant(obj, func)      # a method of a library object: the bound method it is
             elif isinstance(func, gast.Subscript):   # `LOSSES["mse"](r)`: the function the dict holds
                 node.func = constant(obj, func)
+            elif isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call) \
+                    and isinstance(ctx.static(func.value)[1], types.ModuleType):
+                node.func = constant(obj, func)     # `__import__("cmath").exp(x)`: cmath.exp, not a method
             if obj is dict and not node.args and all(k.arg for k in node.keywords):
                 return located(gast.Dict(keys=[constant(k.arg, node) for k in node.keywords],
                                          values=[k.value for k in node.keywords]), node)
@@ -370,6 +373,7 @@ def _with_known_arguments(ctx: Context, node: gast.Call) -> gast.Call:
         return node
     facts = made.facts if made is not None else Facts()
     known = dict(facts.known)
+    classes: dict = {}
     for name_, param in signature.parameters.items():
         original = own.get(name_)
         if original is None or original.kind in (original.VAR_POSITIONAL, original.VAR_KEYWORD) or name_ in known:
@@ -380,8 +384,30 @@ def _with_known_arguments(ctx: Context, node: gast.Call) -> gast.Call:
             found_value, value = param.default is not param.empty and is_literal_value(param.default), param.default
         if found_value:
             known[name_] = value
-    if len(known) == len(facts.known):
+        elif name_ in bound.arguments and name_ not in facts.classes and original.kind is not original.KEYWORD_ONLY:
+            cls = _class_of_argument(ctx, bound.arguments[name_])
+            if cls is not None:     # `helper(x, S)`: inside, `s * x` is the class's operator (operators.py)
+                classes[name_] = cls
+    if len(known) == len(facts.known) and not classes:
         return node
     node.func = constant(specialize(base, known=known, arity=facts.arity, kwnames=facts.kwnames,
-                                    classes=facts.classes), node.func)
+                                    classes={**facts.classes, **classes}), node.func)
     return node
+
+
+def _class_of_argument(ctx: Context, node: Any) -> type | None:
+    """The class of an argument known now to be an object of a plain class of the user's that defines an arithmetic
+    operator (a global `S = Scale(2.0)`, a parameter known by its class): the callee is read knowing it."""
+    if not isinstance(node, (gast.Name, gast.Attribute)):
+        return None
+    cls = instances.receiver_class(ctx, node) if isinstance(node, gast.Name) else None
+    if cls is None:
+        found, obj = ctx.static(node)
+        cls = type(obj) if found and is_user_object(obj) else None
+    if cls is None or not instances.plain(cls) or not any(
+            inspect.getattr_static(cls, f"__{k}__", None) is not None for k in _OPERATORS):
+        return None
+    return cls
+
+
+_OPERATORS = ("add", "sub", "mul", "matmul", "truediv", "pow", "neg", "radd", "rsub", "rmul", "rmatmul", "rtruediv")
