@@ -168,6 +168,7 @@ def own_outputs(fn: Function, param_kinds: list, checks: bool = True) -> Functio
         return out
 
     fn.body.results = [own(r) for r in fn.body.results]
+    own = None      # type: ignore[assignment]  # (a recursive closure is a cycle: let the IR go by reference counting)
     for op in reversed(replaced):       # (the outermost first: what it read may then be read by nothing)
         needed = {id(a) for st in walk(fn.body) for a in _inputs(st)} | {id(r) for r in fn.body.results}
         if not any(id(o) in needed for o in op.outs):
@@ -191,4 +192,6 @@ def _outputs(fn: Function, roots: _Roots) -> list[Atom]:
         if op is None or op.prim not in _CONTAINERS:
             return [atom]
         return [atom, *(i for a in (op.args[1:] if op.prim is runtime.make_dict else op.args) for i in items(a))]
-    return [i for r in fn.body.results for i in items(r)]
+    found = [i for r in fn.body.results for i in items(r)]
+    items = None        # type: ignore[assignment]  # (the recursive closure's cycle broken)
+    return found

@@ -140,6 +140,7 @@ def _constructions(ctx: Context) -> dict:
             if len(classes) == 1 and None not in classes:
                 found[id_] = classes.pop()
                 changed = True
+    of = None       # type: ignore[assignment]  # (the recursive closure's cycle broken: the tree goes by reference counting)
     return found
 
 
