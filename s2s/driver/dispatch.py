@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import gc
 import inspect
+import operator
 import types
 from typing import Any, Callable
 
@@ -420,7 +421,7 @@ def dispatcher(fn: Callable, options: Options, check: bool | None) -> Callable:
     namespace = {"_s2s_table": table, "_s2s_general": general, "_s2s_watch": watch, "_s2s_check": compiled_watch(watch),
                  "_s2s_root": root, "_s2s_code": code,
                  "_s2s_annotate": annotate, "_s2s_changed": GlobalChanged, "_s2s_list": list, "_s2s_ndarray": np.ndarray,
-                 "_s2s_scalars": _LIST_SCALARS, "_s2s_floats": numba_backend.FLOATS, "_s2s_fromiter": np.fromiter,
+                 "_s2s_scalars": _LIST_SCALARS, "_s2s_floats": numba_backend.FLOATS, "_s2s_count": operator.countOf, "_s2s_fromiter": np.fromiter,
                  "_s2s_float64": np.float64, "_s2s_fast": fast}     # (fast: held as long as the entry is)
 
     def route_to(types: tuple, routes: dict, converted: tuple = ()) -> Callable:
@@ -481,7 +482,9 @@ def _router(types: tuple, routes: dict, namespace: dict, n: int, converted: tupl
                   for i, t in enumerate(types) if t is np.ndarray or t is bool or t is str
                   or i in converted and t is tuple)
     dtypes = "".join(f" or entry[{k + 1}] is not a{i}.dtype" for k, i in enumerate(arrays))
-    lists = "".join(f" or not (a{i} and _s2s_scalars.issuperset(map(type, a{i})))"
+    # (items of one type, the common case, counted first: countOf compares by identity, faster than the set)
+    lists = "".join(f" or not (a{i} and (type(a{i}[0]) in _s2s_scalars and _s2s_count(map(type, a{i}), "
+                    f"type(a{i}[0])) == len(a{i}) or _s2s_scalars.issuperset(map(type, a{i}))))"
                     for i, t in enumerate(types) if t is list and i not in converted)
     lists += "".join(f" or not (a{i} and _s2s_floats.issuperset(map(type, a{i})))" for i in converted)
     passed = [f"_s2s_fromiter(a{i}, _s2s_float64, len(a{i}))" if i in converted else f"a{i}" for i in range(n)]
