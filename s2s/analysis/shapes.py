@@ -41,15 +41,21 @@ _ELEMENTWISE: dict[Any, Abstract | None] = {}
 
 
 def _elementwise_of(prim: Any, inputs: list[Abstract]) -> Abstract | None:
+    return _result_of(lambda: prim(*(a.proto() for a in inputs)), inputs)
+
+
+def _result_of(call: Callable[[], Any], given: list[Abstract]) -> Abstract | None:
+    """What call() (NumPy's function on stand-ins of the given abstract values) says of the result: its shape is
+    the given values' broadcast, its dtype the stand-in result's (a Python number of Python numbers stays one)."""
     try:
-        shape = np.broadcast_shapes(*(a.shape for a in inputs))
+        shape = np.broadcast_shapes(*(a.shape for a in given))
         with np.errstate(all="ignore"):
-            result = prim(*(a.proto() for a in inputs))
+            result = call()
     except Exception:               # noqa: BLE001 - no rule is no shape
         return None
     if isinstance(result, tuple):
         return None
-    if all(a.python for a in inputs) and type(result) in _PYTHON:
+    if all(a.python for a in given) and type(result) in _PYTHON:
         return Abstract((), type(result))
     return _numpy_scalar_or_array(shape, np.asarray(result).dtype)
 
@@ -60,18 +66,8 @@ def _elementwise_with_none(op: Op, inputs: list) -> Abstract | None:
     given = [a for atom, a in zip(op.args, inputs) if not (type(atom) is Const and atom.value is None)]
     if not given or not all(type(a) is Abstract for a in given):
         return None
-    try:
-        shape = np.broadcast_shapes(*(a.shape for a in given))
-        with np.errstate(all="ignore"):
-            result = op.prim(*(None if type(atom) is Const and atom.value is None else a.proto()
-                               for atom, a in zip(op.args, inputs)))
-    except Exception:               # noqa: BLE001 - no rule is no shape
-        return None
-    if isinstance(result, tuple):
-        return None
-    if all(a.python for a in given) and type(result) in _PYTHON:
-        return Abstract((), type(result))
-    return _numpy_scalar_or_array(shape, np.asarray(result).dtype)
+    return _result_of(lambda: op.prim(*(None if type(atom) is Const and atom.value is None else a.proto()
+                                        for atom, a in zip(op.args, inputs))), given)
 
 
 def _axes(axis: Any, ndim: int) -> tuple | None:

@@ -66,14 +66,19 @@ class _Facts:
         return tuple(found.shape)
 
 
-def contract_accumulations(fn: Function, params: list | None, free: dict | None = None) -> Function:
-    if params is None or not _has_products(fn.body):
-        return fn
+def uses_and_definitions(fn: Function) -> tuple[dict[int, int], dict[int, Op]]:
+    """How many times each value is read, and the operation that makes each (by id: a table of this pass's run)."""
     uses: dict[int, int] = {}
     for atom in uses_in(fn.body):
         if type(atom) is Value:
             uses[id(atom)] = uses.get(id(atom), 0) + 1
-    defining = {id(o): s for s in walk(fn.body) if type(s) is Op for o in s.outs}
+    return uses, {id(o): s for s in walk(fn.body) if type(s) is Op for o in s.outs}
+
+
+def contract_accumulations(fn: Function, params: list | None, free: dict | None = None) -> Function:
+    if params is None or not _has_products(fn.body):
+        return fn
+    uses, defining = uses_and_definitions(fn)
     facts = _Facts(fn, params, free, defining)
     rewrite = _Rewrite(fn, facts, uses, defining)
     rewrite.block(fn.body)

@@ -23,8 +23,8 @@ import numpy as np
 from s2s import runtime
 from s2s.analysis.values import Abstract
 from s2s.ir import syntax
-from s2s.ir.core import Atom, Const, For, Function, Op, Value, uses_in, walk
-from s2s.passes.contractions import _Facts
+from s2s.ir.core import Atom, Const, For, Function, Op, Value, walk
+from s2s.passes.contractions import _Facts, uses_and_definitions
 from s2s.passes.optimize import changed
 from s2s.passes.sequences import LazyNamer
 from s2s.rules import registry
@@ -44,11 +44,7 @@ def stacks_as_rows(fn: Function, params: list | None, free: dict | None = None, 
     loops = [s for s in top if type(s) is For]
     if not made or len(loops) < 2:
         return fn
-    uses: dict[int, int] = {}
-    for atom in uses_in(fn.body):
-        if type(atom) is Value:
-            uses[id(atom)] = uses.get(id(atom), 0) + 1
-    defining = {id(o): s for s in walk(fn.body) if type(s) is Op for o in s.outs}
+    uses, defining = uses_and_definitions(fn)
     rewrite = _Rows(fn, facts or _Facts(fn, params, free, defining), defining)
     for forward in loops:
         if forward.step != Const(1):
