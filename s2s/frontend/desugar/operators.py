@@ -24,6 +24,7 @@ from typing import Any
 
 import gast
 
+from s2s.frontend import parsing
 from s2s.frontend.desugar.context import Context, located, map_statements, name
 from s2s.frontend.policy import is_user_class, is_user_function
 
@@ -37,12 +38,21 @@ _UNARY = {gast.USub: "__neg__", gast.UAdd: "__pos__"}
 def applies(ctx: Context) -> bool:
     if not ctx.kinds & {gast.BinOp, gast.AugAssign, gast.UnaryOp}:
         return False
-    return any(_class_of(ctx, n) is not None for n in _operands(ctx.node))
+    names: dict[str, bool] = {}         # (a name's class is the same wherever it is read: asked once a name)
+    for n in _operands(ctx.node):
+        if isinstance(n, gast.Name):
+            if n.id not in names:
+                names[n.id] = _class_of(ctx, n) is not None
+            if names[n.id]:
+                return True
+        elif _class_of(ctx, n) is not None:
+            return True
+    return False
 
 
 def _operands(root: Any) -> list:
     out = []
-    for node in gast.walk(root):
+    for node in parsing.walk(root):
         if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
             out += [node.left, node.right]
         elif isinstance(node, gast.AugAssign) and type(node.op) in _BINARY:
@@ -109,19 +119,24 @@ def _constructed(ctx: Context, id_: str) -> type | None:
 
 def _constructions(ctx: Context) -> dict:
     values: dict[int, Any] = {}
-    for stmt in gast.walk(ctx.node):
-        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
-            values[id(stmt.targets[0])] = stmt.value
+    names = []
+    for n in parsing.walk(ctx.node):           # (one walk; parsing's, faster than gast.walk)
+        if type(n) is gast.Assign and len(n.targets) == 1 and type(n.targets[0]) is gast.Name:
+            values[id(n.targets[0])] = n.value
+        elif type(n) is gast.Name and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
+            names.append(n)
     stores: dict[str, list] = {}
-    for n in gast.walk(ctx.node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):
-            stores.setdefault(n.id, []).append(values.get(id(n)))
+    for n in names:
+        stores.setdefault(n.id, []).append(values.get(id(n)))
     found: dict[str, type] = {}
+    callees: dict[str, type | None] = {}        # (what a name calls, looked up once a name)
 
     def of(value: Any) -> type | None:
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
-            known, made = ctx.static(value.func)
-            return _users(made) if known else None
+            if value.func.id not in callees:
+                known, made = ctx.static(value.func)
+                callees[value.func.id] = _users(made) if known else None
+            return callees[value.func.id]
         if isinstance(value, gast.Name):
             return found.get(value.id)
         if isinstance(value, gast.BinOp) and type(value.op) in _BINARY:     # `d = u - v`: what u.__sub__ returns
