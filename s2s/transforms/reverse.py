@@ -203,6 +203,12 @@ class _Reverse:
             out.append(Op(np.real, [contribution], [real], loc=loc))
         else:
             out.append(Op(complex_values.match_real(), [contribution, v], [real], loc=loc))
+        # the real part keeps the contribution's shape: spread lazily (a full reduction's adjoint, smaller than v) or
+        # masked, so is it (a rule that needs v's full shape then expands it: `_overwritten(dv, mask)` had indexed a
+        # (1,)-shaped adjoint with a mask of v's length)
+        for marked in (self.lazy, self.masked):
+            if id(contribution) in marked:
+                marked.add(id(real))
         return real
 
     def is_masked(self, atom: Atom) -> bool:
