@@ -233,6 +233,8 @@ class ObjectState:
         if isinstance(held, (Value, Const)):
             self.rely(ident)
             return held
+        if kind == "attr" and ident[0] == "new":
+            self._plain_attribute(ident, name, node, "reading")
         held = self._held_array(ident, kind, name, node)
         if held is not None:            # an array the object holds: specialized on like a global array
             self.rely(ident)
@@ -248,6 +250,22 @@ class ObjectState:
         # inside the object read (an append to self.X) is checked where that object is used or read from
         self._check(ident, node, forwarded=False, location=location, inside=id(out) not in self.idents)
         return out
+
+    def _plain_attribute(self, ident: tuple, name: Any, node: Any, doing: str) -> None:
+        """Refuse reading or writing, on an object this call made, an attribute its class makes a descriptor
+        (`functools.cached_property`, a library's descriptor): what the read finds is the descriptor's code, which
+        s2s does not follow (a property of the user's functions is its getter's or setter's call by now:
+        desugar/instance_properties.py). Read as a plain attribute its value was a constant: a wrong gradient."""
+        cls = self.classes.get(ident)
+        if cls is None or not isinstance(name, str):
+            return
+        found = inspect.getattr_static(cls, name, MISSING)
+        if found is MISSING or isinstance(found, (types.FunctionType, staticmethod, classmethod)) \
+                or not hasattr(type(found), "__get__") and not hasattr(type(found), "__set__"):
+            return
+        raise self.low.error(f"{doing} `{name}` of an object of {cls.__name__} built here runs its class's "
+                             f"{type(found).__name__}, which s2s does not follow", node,
+                             hint=f"make `{name}` a plain @property of {cls.__name__}, or a method")
 
     def _held_array(self, ident: tuple, kind: str, name: Any, node: Any) -> Held | None:
         """The owner of a `free_name` read of an array of numbers, or of a number, an object known now holds as a
@@ -467,6 +485,7 @@ class ObjectState:
     def store_attribute(self, base: Atom, name: str, value: Atom, node: Any) -> None:
         ident = self._target(base, node, "assignment into an attribute")
         if ident[0] == "new":       # an object this call made: written, and the value forwarded to its reads
+            self._plain_attribute(ident, name, node, "writing")
             self.low.op(runtime.store_attribute, [base, Const(name), value], node, n_outs=0, checked=False)
             self._stored(ident, "attr", name, value)
             return

@@ -40,6 +40,8 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
   (`S.__matmul__(x)`), refused where which one is known only when the code runs;
 - `instances`: a construction of the user's plain class (`Layer(W)`) as the object made empty, then its
   `__init__` called, so that its attributes are followed as written (s2s/ir/object_state.py);
+- `instance_properties`: a property read or written on an object of a known class (built in the function, or
+  `self` of its methods) as its getter's or setter's call;
 - `objects`: calls through objects (a method of a value whose class is known: the class's, instances.py) (`self.forward(x)`, `layer(x)`), methods of
   library objects, frozen distributions, loops over lists of layers unrolled;
   with `starred`: star-arguments and starred targets of a known length;
@@ -68,6 +70,7 @@ from s2s.frontend.desugar import (
     function_tables,
     imports,
     inline_gradients,
+    instance_properties,
     instances,
     keyed_extrema,
     known_values,
@@ -100,7 +103,8 @@ REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rew
             containers.rewrite,
             comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
-            reductions.rewrite, inline_gradients.rewrite, operators.rewrite, instances.rewrite, objects.rewrite)
+            reductions.rewrite, inline_gradients.rewrite, operators.rewrite, instances.rewrite, instance_properties.rewrite,
+            objects.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)
