@@ -102,6 +102,10 @@ _MASKS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, opera
           np.logical_or, np.logical_not, np.logical_xor}          # with copy=False (or None): y itself, when they can
 _METHODS = {"flatten": "ravel"}
 _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
+_NEW_ARRAY = {"sort": "use `x = np.sort(x)`, which returns a new array", "fill": "use `x = np.full_like(x, value)`",
+              "partition": "use `x = np.partition(x, k)`, which returns a new array",
+              "put": "use `x = x.copy(); x[indices] = values` (an assignment s2s follows)",
+              "resize": "use `x = np.resize(x, shape)`, which returns a new array"}
 _CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
 # values whose methods all leave them unchanged and depend on nothing else: `names.index("c")` on a tuple of
 # strings, `"x,y".split(",")`, computed when the derivative is made (the result is known, so is its kind)
@@ -1725,8 +1729,7 @@ class Lowerer:
         """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""
         if node.func.attr in _MUTATING_METHODS:
             raise self.error(f"s2s does not support `.{node.func.attr}()`, which changes the array in place",
-                             node, hint=f"use the function that returns a new array (np.{node.func.attr} "
-                                        f"for sort) and assign it")
+                             node, hint=_NEW_ARRAY.get(node.func.attr, "build a new array and assign it"))
         if node.func.attr in ("append", "extend") and len(node.args) == 1 and not node.keywords:
             receiver = self.expr(node.func.value)
             if self.state.ident_of(receiver) is not None:       # `self.X.append(X)`: performed (object_state.py)

@@ -293,6 +293,8 @@ DOMAINS = {
     builtins.tuple: [("t = tuple([x, x * y])\nt[0] * t[1]", (1.5, -0.5)), ("t = tuple(x)\nt[0] + 2.0 * t[1]", (A(2),))],
     s2s.frontend.desugar.helpers.list_pop: [("ys = [x, x * y, y]\nys.pop(0)\nys[0] * ys[1]", (1.5, -0.5)),
                                    ("ys = [x, x * y, y]\nys.pop()\nys[0] * ys[-1]", (1.5, -0.5))],
+    s2s.frontend.desugar.helpers.list_insert: [("ys = [x, y]\nys.insert(1, x * y)\nys[0] * ys[1] + ys[2]", (1.5, -0.5)),
+                                      ("ys = [x]\nys.insert(-1, y * y)\nys[0] * ys[1]", (1.5, -0.5))],
     s2s.runtime._r_item: [("np.r_[x, y, 2.0]", (A(2), A(3)))], s2s.runtime._c_item: [("np.c_[x, y]", (A(2), A(2, 2)))],
     s2s.runtime._element_read: [("a = x * 1.0\na[0], a[1] = a[1], a[0]\na * np.arange(3.0)", (A(3),))],
     # (what s2s/passes/accumulate_items.py writes into a derivative: a gradient differentiated again meets it)
