@@ -111,6 +111,15 @@ def test_a_callable_object_in_a_namespace_replaced():
         NS3.act = Square()
 
 
+def test_the_call_method_of_a_callable_objects_class_replaced():
+    NS3.act = Square()
+    saved = Square.__call__
+    try:
+        _follows(through_callable_object, lambda: setattr(Square, "__call__", Cube.__call__))
+    finally:
+        Square.__call__ = saved
+
+
 # ---------------------------------------------------------------- F5: a list's item, a key read from a namespace
 
 FNS = [np.sin]
