@@ -306,6 +306,7 @@ def callable_form(ctx: Context, obj: Any, like: Any) -> tuple | None:
         extra = [gast.keyword(arg=k, value=constant(v, like)) for k, v in obj.keywords.items()]
         return callee, prefix + [constant(a, like) for a in obj.args], keywords + extra
     if is_user_object(obj) and callable(obj) and not isinstance(obj, types.FunctionType):
+        ctx._depend_on_attribute(type(obj), "__call__")     # (`Square.__call__ = ...`: Python calls the new one)
         return callable_form(ctx, obj.__call__, like)
     return None
 
