@@ -43,6 +43,8 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `objects`: calls through objects (a method of a value whose class is known: the class's, instances.py) (`self.forward(x)`, `layer(x)`), methods of
   library objects, frozen distributions, loops over lists of layers unrolled;
   with `starred`: star-arguments and starred targets of a known length;
+- `fills`: `y.fill(v)` on an array variable as `y[...] = v` (after `objects`: a method of the user's class is
+  its own call by then);
 - `derivatives`: a call of a gradient s2s made is an operation whose rules are
   that gradient's own derivatives.
 
@@ -64,6 +66,7 @@ from s2s.frontend.desugar import (
     closures,
     comprehensions,
     containers,
+    fills,
     function_choice,
     function_tables,
     imports,
@@ -100,7 +103,8 @@ REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rew
             containers.rewrite,
             comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
-            reductions.rewrite, inline_gradients.rewrite, operators.rewrite, instances.rewrite, objects.rewrite)
+            reductions.rewrite, inline_gradients.rewrite, operators.rewrite, instances.rewrite, objects.rewrite,
+            fills.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)
