@@ -26,6 +26,7 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `reduce_calls`: `functools.reduce(f, items, start)` as the loop it runs;
 - `closures`: nested `def` and `lambda` become functions of their own (lifted,
   their free variables passed as arguments at each call); `map` a loop;
+- `dict_pairs`: `dict(zip(keys, values))` and `dict(enumerate(xs))` as the dict comprehensions they are;
 - `comprehensions`: list comprehensions and generator expressions become the
   loops they are;
 - `containers`: `dict.items/values/keys/get`, `list.extend/insert`;
@@ -66,6 +67,7 @@ from s2s.frontend.desugar import (
     closures,
     comprehensions,
     containers,
+    dict_pairs,
     fills,
     function_choice,
     function_tables,
@@ -100,7 +102,7 @@ if TYPE_CHECKING:
 REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rewrite, known_values.rewrite,
             properties.rewrite, function_choice.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
             odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, reduce_calls.rewrite, closures.rewrite,
-            containers.rewrite,
+            containers.rewrite, dict_pairs.rewrite,
             comprehensions.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
             reductions.rewrite, inline_gradients.rewrite, operators.rewrite, instances.rewrite, objects.rewrite,
