@@ -30,6 +30,7 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `comprehensions`: list comprehensions and generator expressions become the
   loops they are;
 - `containers`: `dict.items/values/keys/get`, `list.extend/insert`;
+- `iterators`: `it = iter(xs)` read by `next(it)`, `next(it, d)` and `for v in it` as a list and a position;
 - `function_tables`: loops over a dict of functions unrolled, `D[key](x)` as a chain of ifs over its keys;
 - `reversed_items`: `reversed(xs)` of a list, tuple or array as `xs[::-1]`;
 - `zips`: `for p in zip(...)`, a zip of zips, `zip(*rows)` (a transpose), a zip given to list or sorted;
@@ -73,6 +74,7 @@ from s2s.frontend.desugar import (
     function_tables,
     imports,
     inline_gradients,
+    iterators,
     instances,
     keyed_extrema,
     known_values,
@@ -103,7 +105,7 @@ REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rew
             properties.rewrite, function_choice.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
             odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, reduce_calls.rewrite, closures.rewrite,
             containers.rewrite, dict_pairs.rewrite,
-            comprehensions.rewrite,
+            comprehensions.rewrite, iterators.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
             reductions.rewrite, inline_gradients.rewrite, operators.rewrite, instances.rewrite, objects.rewrite,
             fills.rewrite)

@@ -94,6 +94,18 @@ assert_fillable._s2s_effect = True      # type: ignore[attr-defined]  # (it rais
 registry.nondifferentiable(assert_fillable)
 
 
+def next_position(items: Any, position: int) -> int:
+    """`next(it)` read as `items[position]` (iterators.py): the position, or StopIteration where Python's `next`
+    raises it (the iterator is exhausted)."""
+    if position >= len(items):
+        raise StopIteration
+    return position
+
+
+next_position._s2s_effect = True        # type: ignore[attr-defined]  # (it may raise: never dropped)
+registry.nondifferentiable(next_position)
+
+
 def star_call(function: Any, args: tuple, **kwargs: Any) -> Any:
     """`function(*args, **kwargs)`, a call whose star-arguments' length is known only when the code runs: Python's
     call, given no value that carries a derivative (its record refuses it otherwise)."""
