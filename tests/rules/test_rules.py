@@ -8,6 +8,7 @@ import builtins
 import cmath
 import math
 import operator
+import statistics
 
 import numpy as np
 import pytest
@@ -117,6 +118,14 @@ DOMAINS = {
                  ("math.hypot(x, 2.0 * x, y, 0.5)", (-0.7, 1.3))],
     math.dist: [("math.dist((x, y), (1.0, -2.0))", (0.5, 1.2)), ("math.dist([x, 2.0, y], [z, -1.0, 0.3])",
                                                                    (0.5, -1.2, 2.0))],
+    statistics.mean: [("statistics.mean([x, y, 2.0 * x])", (0.5, -1.2)), ("statistics.mean(x)", (A(4),))],
+    statistics.fmean: [("statistics.fmean((x, y))", (0.5, -1.2)), ("statistics.fmean([x, y], [y, 2.0])", (0.5, 1.2))],
+    statistics.variance: [("statistics.variance([x, y, 0.3])", (0.5, -1.2)),
+                          ("statistics.variance([x, y, 0.3], y)", (0.5, -1.2))],
+    statistics.pvariance: [("statistics.pvariance([x, y, 0.3])", (0.5, -1.2)),
+                           ("statistics.pvariance([x, 0.3], y)", (0.5, -1.2))],
+    statistics.stdev: [("statistics.stdev([x, y, 0.3])", (0.5, -1.2)), ("statistics.stdev(x)", (A(4),))],
+    statistics.pstdev: [("statistics.pstdev([x, y, 0.3])", (0.5, -1.2)), ("statistics.pstdev([x, 0.3], y)", (0.5, -1.2))],
     cmath.exp: [("cmath.exp(x).real", (0.7,)), ("abs(cmath.exp(1j * x + y))", (0.3, -0.4))],
     cmath.sqrt: [("cmath.sqrt(x).real", (0.7,)), ("cmath.sqrt(x).imag", (-0.7,)),
                  ("abs(cmath.sqrt(x + 1j * y)) + cmath.sqrt(x + 1j * y).imag", (0.4, 1.3))],
@@ -514,13 +523,13 @@ def _function_for(prim, case, make_fn, dtype=np.float64):
     prelude = "".join(f"    {line}\n" for line in statements)
     probe = make_fn(f"def probe({', '.join(args)}):\n{prelude}    return {expression}\n",
                     namespace={"scipy": scipy, "append": np.append, "NANS": NANS, "decay": decay,
-                               "newton_sqrt": newton_sqrt, "s2s": s2s, "cmath": cmath})
+                               "newton_sqrt": newton_sqrt, "s2s": s2s, "cmath": cmath, "statistics": statistics})
     weights = np.asarray(_rng.uniform(0.5, 1.5, size=np.shape(probe(*point))), dtype=dtype)
     body = f"np.sum(({expression}) * WEIGHTS)" if weights.ndim else f"({expression}) * WEIGHTS"
     return make_fn(f"def f({', '.join(args)}):\n{prelude}    return {body}\n",
                    namespace={"WEIGHTS": float(weights) if not weights.ndim else weights, "scipy": scipy, "NANS": NANS,
                               "decay": decay, "newton_sqrt": newton_sqrt, "s2s": s2s,
-                              "append": np.append, "cmath": cmath}), point
+                              "append": np.append, "cmath": cmath, "statistics": statistics}), point
 
 
 CASES = [(prim, case) for prim, cases in DOMAINS.items() for case in cases]
