@@ -13,6 +13,8 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
 - `known_values`: branches, `hasattr`/`getattr`/`isinstance`/`len`... decided by values known when the
   derivative is made (literal arguments, `self`'s attributes, globals) folded, guarded on entry;
+- `function_arguments`: `g(x)` on a parameter given a function (the derivative specialized on which) as the call
+  of that function;
 - `properties`: a property whose getter writes into an object, read on an object known now, as a call of its
   getter (its writes are performed as the function's own, once per call);
 - `function_choice`: `f = a if ... else b` as a branch, then `f(x)`: each call the choice of the two calls;
@@ -70,6 +72,7 @@ from s2s.frontend.desugar import (
     containers,
     dict_pairs,
     fills,
+    function_arguments,
     function_choice,
     function_tables,
     imports,
@@ -102,7 +105,8 @@ if TYPE_CHECKING:
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
 REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rewrite, known_values.rewrite,
-            properties.rewrite, function_choice.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
+            function_arguments.rewrite, properties.rewrite, function_choice.rewrite, statements.rewrite,
+            writers.rewrite, loop_else.rewrite,
             odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, reduce_calls.rewrite, closures.rewrite,
             containers.rewrite, dict_pairs.rewrite,
             comprehensions.rewrite, iterators.rewrite,
