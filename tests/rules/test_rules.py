@@ -416,6 +416,8 @@ if scipy is not None:
         sp.log_expit: [(A(3),), (np.array([-30.0, 25.0]),)],
         sp.ndtr: [(A(3),)], sp.log_ndtr: [(A(3),), (np.array([-10.0, 8.0]),)], sp.ndtri: [(U(3) * 0.5 + 0.5,)],
         sp.xlogy: [(A(3), P(3)), (0.0, P(2))], sp.xlog1py: [(A(3), P(3))],
+        sp.boxcox: [(P(3) + 0.2, np.array([0.5, -1.3, 2.0])), (P(3) + 0.2, 0.0), (1.7, 1e-5), (0.4, -2e-4)],
+        sp.boxcox1p: [(P(3), np.array([0.5, -1.3, 2.0])), (A(3) * 0.3, 0.0), (0.7, 3e-6)],
         sp.entr: [(P(3),)], sp.rel_entr: [(P(3), P(3))], sp.kl_div: [(P(3), P(3))],
         sp.huber: [(1.2, A(3) * 2.0), (P(3), np.array([0.3, -2.5, 4.0]))],
         sp.pseudo_huber: [(1.2, A(3) * 2.0), (P(3), A(3))],
