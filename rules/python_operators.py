@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from s2s import runtime
-from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, tangent
+from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, several_results, tangent
 from s2s.runtime import _overwritten, _scatter, _spread, _unbroadcast, _written
 
 # ---- arithmetic
@@ -49,6 +49,20 @@ def mod(g, ans, x, y):
     return g, -g * (x // y)
 
 
+@adjoint(builtins.divmod)
+def divmod_adjoint(g, ans, x, y):       # (x // y, x % y): the quotient is piecewise constant
+    return _unbroadcast(g[1], x, ans[1]), _unbroadcast(-g[1] * ans[0], y, ans[1])
+
+
+@tangent(builtins.divmod)
+def divmod_tangent(t, ans, x, y):
+    return (0.0 * ans[0], t + 0.0 * ans[1]), (0.0 * ans[0], -t * ans[0])
+
+
+def _divmod_results(args, kwargs):
+    return ("tuple", ("array", "array"))
+
+
 @adjoint(operator.neg, np.negative)
 def neg(g, ans, x):
     return -g
@@ -82,6 +96,7 @@ def to_lower_precision_tangent(t, ans, x):
 elementwise(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, builtins.pow,
              operator.mod, operator.neg, operator.pos, builtins.abs, operator.abs, builtins.float, np.float64)
 elementwise(np.float32)
+several_results(builtins.divmod, kind=_divmod_results)
 
 
 # ---- indexing

@@ -745,14 +745,23 @@ def clear_cache() -> None:
 
 
 def known_arguments(fn: Callable, args: tuple, wrt: tuple) -> dict:
-    """The arguments (by parameter name) the derivative is specialized on by value: None, strings, booleans, not
-    differentiated (s2s/driver/primal.py's `literal`); and by class, an object of a plain class of the user's
+    """The arguments (by parameter name) the derivative is specialized on by value: None, strings, booleans, and
+    functions (`def f(x, g): return g(x) ** 2`: the call of g read as the call of the function passed), not
+    differentiated (s2s/driver/primal.py's `literal`, `function_value`); and by class, an object of a plain class of the user's
     (primal.InstanceOf: its methods are its class's). A derivative of a derivative: none (its own function's)."""
     root = root_function(fn)
-    if root is not fn or not isinstance(root, types.FunctionType):
+    if root is not fn:
+        # a derivative of a derivative given the function's own arguments (a gradient's): specialized on the
+        # functions among them, as the derivative it differentiates is
+        if not isinstance(root, types.FunctionType) or len(args) != len(_all_param_names(root)):
+            return {}
+        names = _all_param_names(root)
+        return {names[i]: a for i, a in enumerate(args) if i not in wrt and primal.function_value(a)}
+    if not isinstance(root, types.FunctionType):
         return {}
     names = _all_param_names(fn)
-    known = {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and primal.literal(a)}
+    known = {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and
+             (primal.literal(a) or primal.function_value(a))}
     known.update({names[i]: primal.InstanceOf(type(a), _shadowed(a)) for i, a in enumerate(args)  # (keyed on the
                   if i < len(names) and i not in wrt and plain(type(a))})                       # class)
     return known

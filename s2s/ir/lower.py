@@ -1379,6 +1379,9 @@ class Lowerer:
                 return True, self.functions[node.id]
             if node.id in self.local_names:       # `f = np.exp` then `f(x)`: a function held as a constant
                 held = self.env.get(node.id)
+                module = self.parsed.facts.known.get(node.id)
+                if isinstance(module, types.ModuleType) and held is self.env.get(f"$param:{node.id}"):
+                    return True, module           # a parameter given a module (`xp=np`), not rebound: its functions
                 if isinstance(held, Const) and (callable(held.value) and not isinstance(held.value, type)
                                                 or isinstance(held.value, types.ModuleType)):
                     return True, held.value       # (`xp = array_namespace(x)`, a module: `xp.sum(...)` is its sum)
@@ -1628,6 +1631,7 @@ class Lowerer:
         """A call to one of the user's functions is replaced by the callee's body (lowered once, cached)."""
         if callee in self.call_stack:         # a call of the function itself (lower_recursion.py)
             return recursive_call(self, callee, args, kwargs, node)
+        callee = _read_for_star_call(callee, args, kwargs)
         try:
             bound = inspect.signature(callee).bind(*args, **kwargs)
         except TypeError as exc:
@@ -1881,3 +1885,26 @@ def _beyond(rule: Any, args: list, kwargs: dict) -> bool:
         return len(args) + len(kwargs) > len(inspect.signature(rule).parameters) - 2
     except (TypeError, ValueError):
         return False
+
+
+def _read_for_star_call(callee: Any, args: list, kwargs: dict) -> Any:
+    """A function with `*args` or `**kwargs` that lowering names (`xp.zeros_like(x)`, the namespace known only
+    here): read for this call, its star-parameters of the lengths the call gives (as desugaring reads a call it
+    names: objects._specialize_call), bound by its code's own signature (a wrapper may carry another's)."""
+    code = getattr(callee, "__code__", None)
+    if code is None or not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return callee
+    made = synthetic_of(callee)
+    if made is not None and (made.facts.arity or made.facts.kwnames):
+        return callee
+    from s2s.frontend.desugar.specialization import code_signature
+    try:
+        bound = code_signature(callee).bind(*args, **kwargs)
+    except TypeError:
+        return callee
+    params = code_signature(callee).parameters.values()
+    arity = {p.name: len(bound.arguments.get(p.name, ())) for p in params if p.kind is p.VAR_POSITIONAL}
+    kwnames = {p.name: tuple(bound.arguments.get(p.name, {})) for p in params if p.kind is p.VAR_KEYWORD}
+    base = made.source_of if made is not None and made.source_of is not None else callee
+    return specialize(base, known=made.facts.known if made is not None else None, arity=arity, kwnames=kwnames,
+                      classes=made.facts.classes if made is not None else None)

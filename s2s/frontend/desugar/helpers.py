@@ -82,6 +82,30 @@ def assert_array(value: Any, function: str) -> None:
                          f"y = operator.{function.removeprefix('i')}(y, ...) instead")
 
 
+def assert_fillable(value: Any) -> None:
+    """Before `y[...] = v`, read from `y.fill(v)` (fills.py): the method writes into an array; s2s reads no other
+    type's `fill` as a write."""
+    if not isinstance(value, np.ndarray) and not type(value).__module__.startswith(("dask", "cupy")):
+        raise ValueError(f"s2s: `.fill(v)` of a {type(value).__name__}: s2s reads `y.fill(v)` as the write "
+                         f"`y[...] = v` into a NumPy array, and y is not one")
+
+
+assert_fillable._s2s_effect = True      # type: ignore[attr-defined]  # (it raises: never dropped)
+registry.nondifferentiable(assert_fillable)
+
+
+def next_position(items: Any, position: int) -> int:
+    """`next(it)` read as `items[position]` (iterators.py): the position, or StopIteration where Python's `next`
+    raises it (the iterator is exhausted)."""
+    if position >= len(items):
+        raise StopIteration
+    return position
+
+
+next_position._s2s_effect = True        # type: ignore[attr-defined]  # (it may raise: never dropped)
+registry.nondifferentiable(next_position)
+
+
 def star_call(function: Any, args: tuple, **kwargs: Any) -> Any:
     """`function(*args, **kwargs)`, a call whose star-arguments' length is known only when the code runs: Python's
     call, given no value that carries a derivative (its record refuses it otherwise)."""
