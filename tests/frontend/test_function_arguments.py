@@ -37,7 +37,7 @@ X = np.array([[0.3, -0.5], [0.8, 0.1], [-0.2, 0.7]])
     (passed_on, (0.6, user_function)),
     (over_an_array, (np.array([0.5, -1.0]), np.tanh, X)),
     (over_an_array, (np.array([0.5, -1.0]), lambda t: np.log1p(np.exp(t)), X)),
-], ids=lambda v: getattr(v, "__name__", str(v)))
+], ids=["user function", "lambda", "tanh", "exp", "passed on", "array tanh", "array softplus lambda"])
 def test_gradients(f, args):
     assert_gradient(f, *args, wrt=0)
     check_grads(f, args, order=2, modes=("forward", "reverse"), wrt=0)
