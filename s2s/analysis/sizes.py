@@ -74,6 +74,8 @@ class Sizes:
                 return None
             return {"length": lambda: x.shape[0], "shape": lambda: x.shape, "ndim": lambda: x.ndim,
                     "size": lambda: int(np.prod(x.shape, dtype=np.int64))}[rule]()
+        if rule != "integer" and prim is not syntax.SUBSCRIPT and prim is not runtime.make_tuple:
+            return None         # (none of the cases below: the arguments' values not looked up)
         values = [self.value(a) for a in args]
         if any(v is None for v in values):
             return None
