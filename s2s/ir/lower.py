@@ -1895,7 +1895,7 @@ _UNSEEN = object()
 _RULE_ARGUMENTS: "weakref.WeakKeyDictionary[Any, int | bool]" = weakref.WeakKeyDictionary()    # rule -> arguments
 
 
-_METHODS: dict[tuple, Any] = {}
+_NODE_METHODS: dict[tuple, Any] = {}
 
 
 def _method(lowerer: Any, prefix: str, cls: type) -> Any:
@@ -1903,7 +1903,7 @@ def _method(lowerer: Any, prefix: str, cls: type) -> Any:
     formatted and looked up at every node was a tenth of lowering)."""
     key = (lowerer.__class__, prefix, cls)
     try:
-        return _METHODS[key]
+        return _NODE_METHODS[key]
     except KeyError:
-        found = _METHODS[key] = getattr(lowerer.__class__, prefix + cls.__name__, None)
+        found = _NODE_METHODS[key] = getattr(lowerer.__class__, prefix + cls.__name__, None)
         return found
