@@ -74,9 +74,14 @@ class Sizes:
                 return None
             return {"length": lambda: x.shape[0], "shape": lambda: x.shape, "ndim": lambda: x.ndim,
                     "size": lambda: int(np.prod(x.shape, dtype=np.int64))}[rule]()
-        values = [self.value(a) for a in args]
-        if any(v is None for v in values):
-            return None
+        if rule != "integer" and prim is not syntax.SUBSCRIPT and prim is not runtime.make_tuple:
+            return None         # (none of the cases below: the arguments' values not looked up)
+        values = []
+        for a in args:          # (up to the first unknown one)
+            v = self.value(a)
+            if v is None:
+                return None
+            values.append(v)
         if prim is syntax.SUBSCRIPT and len(args) == 2 and type(values[0]) is tuple and _integer(values[1]):
             return values[0][values[1]] if -len(values[0]) <= values[1] < len(values[0]) else None
         if rule == "integer" and all(_integer(v) for v in values) and len(values) in (1, 2):

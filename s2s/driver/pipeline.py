@@ -399,8 +399,9 @@ def emitted_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shap
     or globals, which the caller may change in place (s2s/passes/fresh_outputs.py). (derivative_ir's own is what a
     derivative of the derivative reads.)"""
     derivative = derivative_ir(fn, options, param_kinds, shapes)
-    return verify(checked(own_outputs(derivative, _derivative_kinds(derivative, param_kinds, options),
-                                      checks=options.backend != "numba")))
+    owned = own_outputs(derivative, _derivative_kinds(derivative, param_kinds, options),
+                        checks=options.backend != "numba")
+    return owned if owned is derivative else verify(checked(owned))    # (derivative_ir's own was verified)
 
 
 def _derivative_kinds(derivative: Function, param_kinds: Sequence[Kind], options: Options) -> list:

@@ -28,6 +28,7 @@ import itertools
 import keyword
 import operator
 import types
+import weakref
 from typing import Any, Callable
 
 import gast
@@ -655,15 +656,15 @@ class Lowerer:
         if refusal is not None:     # the fence's refusal on a side of an `if` (fence.py): raised if the side runs
             message, loc, hint = refusal
             raise UnsupportedSyntax(message, loc, hint=hint)
-        method = getattr(self, f"stmt_{type(node).__name__}", None)
+        method = _method(self, "stmt_", type(node))
         if method is None:
             raise self.error(f"s2s does not support the statement `{type(node).__name__}`", node)
         in_try = self.run_twice.get(id(node)) if self.run_twice else None
         if in_try is None:
-            method(node)
+            method(self, node)
             return
         start = len(self.stmts)         # a statement of a `try` body, which also runs as written (lower_try.py)
-        method(node)
+        method(self, node)
         refuse_when_run_twice(self, in_try, self.stmts[start:])
 
     def stmt_Pass(self, node: gast.Pass) -> None:
@@ -1437,10 +1438,10 @@ class Lowerer:
         if refusal is not None:     # the fence's refusal in an operand `and`/`or`/`a if c else b` may skip (fence.py)
             message, loc, hint = refusal
             raise UnsupportedSyntax(message, loc, hint=hint)
-        method = getattr(self, f"expr_{type(node).__name__}", None)
+        method = _method(self, "expr_", type(node))
         if method is None:
             raise self.error(f"s2s does not support the expression `{type(node).__name__}`", node)
-        return method(node, hint)
+        return method(self, node, hint)
 
     def expr_Constant(self, node: gast.Constant, hint: str) -> Atom:
         return Const(node.value)
@@ -1882,9 +1883,37 @@ def _beyond(rule: Any, args: list, kwargs: dict) -> bool:
     """Whether a call passes more arguments than the adjoint rule of a function that also has a definition takes
     (`math.hypot(x, y, z)`: the rule is the two coordinates', the definition any number's)."""
     try:
-        return len(args) + len(kwargs) > len(inspect.signature(rule).parameters) - 2
-    except (TypeError, ValueError):
-        return False
+        taken = _RULE_ARGUMENTS.get(rule, _UNSEEN)
+    except TypeError:           # (not weakly referable)
+        taken = None
+    if taken is _UNSEEN or taken is None:   # (inspect.signature at every call of math.sin: a tenth of lowering)
+        try:
+            taken = len(inspect.signature(rule).parameters) - 2
+        except (TypeError, ValueError):
+            taken = False
+        try:
+            _RULE_ARGUMENTS[rule] = taken
+        except TypeError:
+            pass
+    return taken is not False and len(args) + len(kwargs) > taken
+
+
+_UNSEEN = object()
+_RULE_ARGUMENTS: "weakref.WeakKeyDictionary[Any, int | bool]" = weakref.WeakKeyDictionary()    # rule -> arguments
+
+
+_NODE_METHODS: dict[tuple, Any] = {}
+
+
+def _method(lowerer: Any, prefix: str, cls: type) -> Any:
+    """The Lowerer's method for a node class (`expr_BinOp`), unbound, or None: looked up once per class (a name
+    formatted and looked up at every node was a tenth of lowering)."""
+    key = (lowerer.__class__, prefix, cls)
+    try:
+        return _NODE_METHODS[key]
+    except KeyError:
+        found = _NODE_METHODS[key] = getattr(lowerer.__class__, prefix + cls.__name__, None)
+        return found
 
 
 def _read_for_star_call(callee: Any, args: list, kwargs: dict) -> Any:

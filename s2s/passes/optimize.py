@@ -670,12 +670,15 @@ def eliminate_common_subexpressions(fn: Function) -> Function:
         return mapping.get(id(atom), atom) if isinstance(atom, Value) else atom
 
     def block(b: Block, available: dict) -> None:
+        """available: the operations visible here, by key; those b adds are taken out again when b is done (a
+        copy of the enclosing blocks' for each nested block made the pass quadratic in a function of many)."""
         kept: list[Stmt] = []
+        added: list = []
         for stmt in b.stmts:
             if type(stmt) is not Op:
                 substitute(Block([stmt], []), mapping)
                 for inner in stmt_blocks(stmt):
-                    block(inner, dict(available))
+                    block(inner, available)
                 kept.append(stmt)
                 continue
             if mapping:
@@ -694,7 +697,10 @@ def eliminate_common_subexpressions(fn: Function) -> Function:
                         mapping[id(stmt.outs[0])] = found
                         continue
                     available[key] = stmt.outs[0]
+                    added.append(key)
             kept.append(stmt)
+        for key in added:
+            del available[key]
         b.stmts = kept
         if mapping:
             b.results = [sub(a) for a in b.results]

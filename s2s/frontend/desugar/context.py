@@ -25,6 +25,8 @@ _BODIES = ("body", "orelse", "finalbody")
 
 
 class Context:
+    walked: list | None = None      # parsing.walk(node), while the tree is known unchanged since (an applies())
+
     def __init__(self, parsed: "ParsedFunction"):
         self.parsed = parsed
         nodes = self.scan()
@@ -291,9 +293,11 @@ class Context:
         """Where each name is bound, loaded and iterated over, and the value of each single-target assignment: one
         walk of the tree, made again after the tree is scanned again (a rewrite ran), a statement is replaced
         (map_statements) or a fresh name is made; an assignment's value is read as it is now (walking the tree for
-        each variable looked up made desugaring quadratic in the function's size)."""
+        each variable looked up made desugaring quadratic in the function's size). `walked`, when set, is
+        parsing.walk(self.node) of the tree as it is (an applies() that walked it already)."""
         if self._bindings is None or self._bindings.made != _REPLACED[0]:
-            self._bindings = Bindings(parsing.walk(self.node), _REPLACED[0])
+            nodes = self.walked if self.walked is not None else parsing.walk(self.node)
+            self._bindings = Bindings(nodes, _REPLACED[0])
         return self._bindings
 
     def _static_local(self, id_: str) -> tuple[bool, Any]:
