@@ -39,7 +39,6 @@ forward sweep; what that would make observable is refused when the derivative is
 from __future__ import annotations
 
 import ast
-import operator
 import random
 import types
 from typing import TYPE_CHECKING, Any
@@ -73,7 +72,7 @@ def lower_try(lw: "Lowerer", node: gast.Try) -> None:
     names = _probe_inputs(lw, node, body)
     probe = _probe(lw, node, body, names)
     failure = lw.op(helpers.try_body, [Const(probe), catches, *[lw.env[n] for n in names]], node, "failure")
-    completed = lw.op(operator.is_, [failure, Const(None)], node, "completed")
+    completed = lw.op(helpers.try_completed, [failure], node, "completed")
     partial = _partial_names(lw, node, body)
     held = [name for name in partial if lw.bound(name)]      # (a value the handler's path may hand on)
 

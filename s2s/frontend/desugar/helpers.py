@@ -231,6 +231,25 @@ def _copied(value: Any) -> Any:
                      f"after the `try`")
 
 
+def try_completed(failure: Any) -> bool:
+    """Whether the `try` body completed (try_body gave None). Batched (s2s.vmap: try_body runs once per example,
+    its failures one item each), example by example."""
+    return failure is None
+
+
+def each_completed(failures: Any) -> Any:
+    """try_completed of each example's failure (the items of a batch, along its first axis)."""
+    return np.array([f is None for f in failures], dtype=bool)
+
+
+@registry.batching(try_completed)
+def _try_completed_batched(axes, failure):
+    return each_completed(failure), 0
+
+
+registry.nondifferentiable(try_completed, each_completed)
+
+
 try_body._s2s_effect = True     # type: ignore[attr-defined]  # never dropped: it raises what the body raises
 try_body._s2s_again = True      # type: ignore[attr-defined]  # but run again as it is (checkpoint.py): no effect
 registry.nondifferentiable(try_body)
