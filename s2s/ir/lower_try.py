@@ -169,6 +169,11 @@ def _probe_inputs(lw: "Lowerer", node: gast.Try, body: list) -> list[str]:
             continue
         if lw.bound(n.id):
             names.append(n.id)
+        elif n.id not in stored and n.id in getattr(node, "s2s_defined", ()) and isinstance(n.ctx, gast.Load):
+            raise lw.error(f"the `try` body uses {n.id!r}, a function (or class) defined inside the function: s2s "
+                           f"runs the body as written to find how it ends, and the function it defines is not made "
+                           f"there", n, hint=f"define {n.id!r} at module level (given what it reads as arguments), "
+                                             f"or call it before the `try` and use its result in the body")
         elif n.id not in stored and n.id in own and isinstance(n.ctx, gast.Load):
             raise lw.error(f"the `try` body reads {n.id!r}, a variable of the function that holds no value here "
                            f"(or a function defined inside it): s2s runs the body as written to find how it ends, and "
@@ -286,9 +291,11 @@ def _probe(lw: "Lowerer", node: gast.Try, body: list, names: list[str]) -> types
     stored = _scoped_stores(body)
     cells = sorted({n.id for n in _names_in(body) if n.id in parsed.closure and n.id not in names
                     and n.id not in stored})
-    name = parsed.node.name
+    name = own = parsed.node.name
+    if any(n.id == name for n in _names_in(body)):      # a recursive call: of the function, not of this body
+        own = f"{name}_try_body"
     template = "def __s2s_make__():\n" + "".join(f"    {c} = None\n" for c in cells) + \
-        f"    def {name}({', '.join(names)}):\n        pass\n    return {name}\n"
+        f"    def {own}({', '.join(names)}):\n        pass\n    return {own}\n"
     module = ast.parse(template)
     maker = module.body[0]
     inner = next(s for s in maker.body if isinstance(s, ast.FunctionDef))
