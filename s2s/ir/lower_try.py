@@ -182,14 +182,14 @@ def _probe_inputs(lw: "Lowerer", node: gast.Try, body: list) -> list[str]:
     return names
 
 
-def _written(body: list) -> set[str]:
-    """The variables whose object the body writes into (`xs.append(v)`, `a[i] = v`, `d[k] += v`, and `acc += v`,
-    which writes an array or a list in place)."""
+def _written(body: list, augmented: bool = True) -> set[str]:
+    """The variables whose object the body writes into (`xs.append(v)`, `a[i] = v`, `d[k] += v`, and, augmented,
+    `acc += v`, which writes an array or a list in place)."""
     found: set[str] = set()
     for sub in (n for stmt in body for n in gast.walk(stmt)):
         if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and isinstance(sub.value, gast.Name):
             found.add(sub.value.id)
-        elif isinstance(sub, gast.AugAssign) and isinstance(sub.target, gast.Name):
+        elif augmented and isinstance(sub, gast.AugAssign) and isinstance(sub.target, gast.Name):
             found.add(sub.target.id)
         elif isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute) \
                 and isinstance(sub.func.value, gast.Name) and sub.func.attr in _CONTAINER_WRITES:
@@ -314,6 +314,8 @@ def _probe(lw: "Lowerer", node: gast.Try, body: list, names: list[str]) -> types
     probe.__qualname__ = f"{parsed.fn.__qualname__} (the try body at line {parsed.line_offset + node.lineno})"
     written = _written(body)
     probe.s2s_written = tuple(k for k, n in enumerate(names) if n in written)   # type: ignore[attr-defined]
+    augmented = written - _written(body, augmented=False)   # (copied only when of a type written in place)
+    probe.s2s_augmented = tuple(k for k, n in enumerate(names) if n in augmented)    # type: ignore[attr-defined]
     return probe
 
 
@@ -344,6 +346,8 @@ def _binds_on_completion(stmt: gast.stmt) -> bool:
     what it held, in place or not) or a write of one item (`out[i] = v`, `out[i] += v`: NumPy's and a list's item
     writes check the index before they write)."""
     if isinstance(stmt, gast.AugAssign):
+        if isinstance(stmt.value, gast.GeneratorExp):    # `xs += (f(t) for t in ts)` extends xs item by item
+            return False
         targets = [stmt.target]
     elif isinstance(stmt, gast.AnnAssign):
         targets = [stmt.target] if stmt.value is not None else []

@@ -6,6 +6,7 @@ array or a list). A variable the body may have assigned before the statement tha
 handler hands it on (break, continue), as it is where a handler reads it. Gradients against central differences in
 the three modes."""
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -210,3 +211,21 @@ def test_a_value_the_body_may_have_assigned_before_raising_is_not_handed_on(f, l
         message = str(info.value)
         assert "test_try_handler_state.py:" in message and line in message
         assert "before the statement that may raise" in message and "handed on" in message
+
+
+def fraction_count(x):
+    c = Fraction(1, 3)
+    for i in range(4):
+        try:
+            c += Fraction(1, 3 - i)
+        except ZeroDivisionError:
+            break
+    return x * float(c)
+
+
+def test_an_augmented_value_of_a_type_without_in_place_operators_is_not_copied():
+    """breaker2 F7: the copy made so that `acc += v` is not made twice is of what `+=` writes in place (an array,
+    a list); a Fraction (or a number, a tuple) is rebound, and was refused as a value s2s cannot copy."""
+    for mode in MODES:
+        value, g = s2s.value_and_grad(fraction_count, mode=mode)(2.5)
+        assert value == pytest.approx(fraction_count(2.5)) and g == pytest.approx(central(fraction_count, 2.5))

@@ -211,12 +211,25 @@ def try_body(body: Any, catches: Any, *values: Any) -> Any:
     writes into (`body.s2s_written`, by position) are given as copies: the derivative makes those writes itself."""
     written = getattr(body, "s2s_written", ())
     if written:
-        values = tuple(_copied(v) if k in written else v for k, v in enumerate(values))
+        augmented = getattr(body, "s2s_augmented", ())
+        values = tuple(v if k in augmented and not _in_place(v) else _copied(v) if k in written else v
+                       for k, v in enumerate(values))
     try:
         body(*values)
     except catches as exc:
         return exc
     return None
+
+
+_IN_PLACE = ("__iadd__", "__isub__", "__imul__", "__imatmul__", "__itruediv__", "__ifloordiv__", "__imod__",
+             "__ipow__", "__ilshift__", "__irshift__", "__iand__", "__ixor__", "__ior__")
+
+
+def _in_place(value: Any) -> bool:
+    """Whether an augmented assignment (`acc += v`) may write value in place: a type with an in-place operator (a
+    number, a tuple, a Fraction have none: Python binds a new value)."""
+    cls = type(value)
+    return any(hasattr(cls, name) for name in _IN_PLACE)
 
 
 def _copied(value: Any) -> Any:
