@@ -342,12 +342,11 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         return ("tuple" if prim is runtime.make_tuple else "list", tuple(arg_kinds))
     if prim is runtime.make_dict:
         return ("dict", tuple(zip(op.args[0].value, arg_kinds[1:])))
-    if prim is runtime.list_append:       # (the items' kinds, when known: a loop's join makes them a list*)
+    if prim is runtime.list_append:       # a list of items of one kind, of any length (a comprehension's), or not
         items = arg_kinds[0]
-        if is_container(items) and items[0] == "list*":
-            return items if arg_kinds[1] == items[1] else ("list", None)
-        if is_container(items) and items[0] == "list" and items[1] is not None:
-            return ("list", items[1] + (arg_kinds[1],))
+        if is_container(items) and items[0] in ("list", "list*") and items[1] is not None and all(
+                k == arg_kinds[1] for k in ((items[1],) if items[0] == "list*" else items[1])):
+            return ("list*", arg_kinds[1])
         return ("list", None)
     sequences = [is_container(k) and k[0] in ("tuple", "list", "list*") for k in arg_kinds]
     if prim is runtime.concat or (prim is syntax.BINARY["+"] and len(sequences) == 2 and all(sequences)):
