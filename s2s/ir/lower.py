@@ -691,6 +691,13 @@ class Lowerer:
     def bound(self, name: str) -> bool:
         return self.env.get(name, UNDEF) is not UNDEF
 
+    def may_exit(self, loop_only: bool = True) -> bool:
+        """Whether the path may have broken or continued (or returned, unless loop_only): what it leaves in a
+        variable then goes on to the loop's next iteration or past the loop (or to a `finally`)."""
+        flags = (BRK, CONT) if loop_only else (BRK, CONT, RET)
+        return any(not (isinstance(self.env.get(f, FALSE), Const) and self.env.get(f, FALSE).value is False)
+                   for f in flags)
+
     def raises(self) -> None:
         """The path ends here with an exception."""
         self.env[RAISED] = TRUE
