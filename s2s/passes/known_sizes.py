@@ -75,7 +75,7 @@ def fold_sizes(fn: Function, params: list, free: dict | None = None) -> Function
     return fn
 
 
-_COMPARISONS = frozenset(syntax.COMPARE.values())
+_COMPARISONS = frozenset(v for k, v in syntax.COMPARE.items() if k not in ("is", "is not"))    # (identity of ints: left)
 
 
 def _unrolled(loop: For, s: _Specializer) -> bool:
