@@ -66,6 +66,7 @@ from s2s.passes.optimize import (
 )
 from s2s.passes.shifted_stacks import share_shifted_stacks
 from s2s.passes.specialize import specialize
+from s2s.passes.known_sizes import unroll_known
 from s2s.passes.unroll import unroll
 from s2s.transforms.forward import PARAMETER, forward_function
 from s2s.transforms import recursion
@@ -187,8 +188,10 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
                 raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
     if options.has_aux:
         base = split_aux(base, kinds)
-    if specializes(options):    # loops over containers of known length: unrolled (s2s/passes/unroll.py)
-        base = checked(unroll(base, kinds))
+    free = global_facts(fn, options) if shapes is not None else None
+    if specializes(options):    # loops over containers of known length, or of a range the shapes decide: unrolled
+        # (not under checkpoint=, which checkpoints the loops as they are)
+        base = checked(unroll_known(base, kinds, shapes if options.checkpoint is None else None, free))
     if options.optimize:        # fold what the transform need not see (containers read back, constants)
         base = optimize_ir(base, kinds, [], options.optimize, final=False, shapes=shapes)
     wrt = list(options.wrt)
@@ -244,9 +247,10 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
         raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")
     if shapes is not None and options.mode in ("forward", "hvp") and len(derivative.params) == len(kinds) + len(wrt):
         shapes = [*shapes, *(shapes[i] for i in wrt)]          # a tangent has its primal's shape
+    if hasattr(base, "size_globals"):      # the globals whose shapes decided a folded size: checked on entry
+        derivative.size_globals = base.size_globals     # type: ignore[attr-defined]
     result = verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True, shapes=shapes,
-                                free=global_facts(fn, options) if shapes is not None else None,
-                                backend=options.backend))
+                                free=free, backend=options.backend))
     result.auto_fallback = fallback        # type: ignore[attr-defined]  # said in the header (_header)
     return result
 

@@ -971,7 +971,8 @@ def _fold_container(op: Op, defining: dict[int, Op]) -> Atom | None:
         if source.prim is runtime.make_dict and key in source.args[0].value:
             return source.args[1 + source.args[0].value.index(key)]
         if source.prim is runtime.setitem and isinstance(source.args[1], Const) \
-                and type(source.args[1].value) is type(key) and isinstance(source.args[0], Value):
+                and type(source.args[1].value) is type(key) and isinstance(source.args[0], Value) \
+                and _python_container(source, defining):
             if source.args[1].value == key:
                 return source.args[2]
             if isinstance(key, str):          # another key of a dict: look further back
@@ -979,6 +980,15 @@ def _fold_container(op: Op, defining: dict[int, Op]) -> Atom | None:
                 continue
         return None
     return None
+
+
+def _python_container(write: Op, defining: dict[int, Op]) -> bool:
+    """Whether a chain of setitems writes into a list or dict built in the function: an array's item is not the
+    value written (`z[1] = 2.6` into an integer array reads back 2)."""
+    source: Op | None = write
+    while source is not None and source.prim is runtime.setitem and isinstance(source.args[0], Value):
+        source = defining.get(id(source.args[0]))
+    return source is not None and source.prim in (runtime.make_list, runtime.make_dict)
 
 
 def _fold(op: Op) -> Atom | None:

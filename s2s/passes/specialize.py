@@ -85,9 +85,11 @@ class _Specializer:
         if _has_for(fn.body):
             self.uses, self.defining      # noqa: B018 - counted before any rewrite
         self.folded: set[int] = set()
+        self.unsettled: set[int] = set()        # the loops whose facts did not settle (their body's are stale)
+        self.first_results: dict[int, list] = {}    # loop -> its first iteration's results' facts
         self.owned: set[int] = set()        # loop-carried adjoint arrays that only their loop reads
         self.containers = _Containers(self)
-        self.sizes = Sizes(self.sub, self.get)      # integers shapes decide, arrays made from them (sizes.py)
+        self.sizes = Sizes(self.sub, self.get, self.full)      # integers shapes decide, arrays made from them (sizes.py)
 
     @property
     def uses(self) -> dict[int, int]:
@@ -165,20 +167,25 @@ class _Specializer:
         blocks = [stmt.test, stmt.body] if isinstance(stmt, While) else [stmt.body]
         settled = False
 
+        first = None
+
         def sweep() -> bool:            # the loop's facts only (mode "none"): again while a carried fact widens
-            nonlocal carried, settled
+            nonlocal carried, settled, first
             for v, a in zip(stmt.carried, carried):
                 self.set(v, a)
             if isinstance(stmt, For):
                 self.set(stmt.index, Abstract((), int))
             for inner in blocks:
                 self.block(inner, "none")
+            if first is None:           # what the first iteration gives (known_sizes.py: a shape that changes)
+                first = self.first_results[id(stmt)] = [self.get(r) for r in stmt.body.results]
             joined = [_join(a, self.get(r)) for a, r in zip(carried, stmt.body.results)]
             settled = joined == carried
             carried = joined
             return not settled
         fixpoint(sweep, limit=4)
         if not settled:
+            self.unsettled.add(id(stmt))      # its body's facts are not the loop's (known_sizes.py reads this)
             carried = [None] * len(carried)
             for v in stmt.carried:
                 self.set(v, None)
@@ -431,8 +438,14 @@ def _unbroadcast(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list
 def _counted(s: _Specializer, op: Op, G: Abstract, X: Abstract, R: Abstract) -> list[Op] | None:
     """`_unbroadcast(g, x, r)` with g a float standing for r's full shape (spread lazily) and x a number: every
     copy sums into x, g times r's size (a Python float for a Python number x, NumPy's for NumPy's, as the helper)."""
-    if G.shape != () or X.shape != () or G.python and G.dtype is not float or not G.python and G.dtype.kind != "f":
+    if G.shape != () or G.python and G.dtype is not float or not G.python and G.dtype.kind != "f":
         return None
+    if X.shape != ():           # x broadcast to r (c[-1] of shape (1,) against (3,)): g times the copies, x's shape
+        if X.python or np.broadcast_shapes(X.shape, R.shape) != R.shape:
+            return None
+        count = Const(int(np.prod(R.shape, dtype=np.int64) // max(1, np.prod(X.shape, dtype=np.int64))))
+        total = s.new(np.multiply if not G.python else syntax.BINARY["*"], [op.args[0], count], op)
+        return [total, s.new(np.full, [Const(X.shape), total.outs[0]], op, out=op.outs[0])]
     count = Const(int(np.prod(R.shape, dtype=np.int64)))
     if X.python:
         return [s.new(syntax.BINARY["*"], [op.args[0], count], op, out=op.outs[0])] if G.python else None
@@ -470,6 +483,26 @@ def _masked(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] 
     if isinstance(g, Const) and type(g.value) in (int, float) and g.value != 0:
         return op.args[0]
     return None
+
+
+def _add_arrays(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """`_add(a, b)` of two NumPy arrays or numbers (not Python numbers, of which 0 is no adjoint to the helper): `a +
+    b`, as the helper computes it (the adjoints of a list's items, summed after an unrolled loop). Of a NumPy
+    number 0 the helper gives the other operand, which `a + b` gives too when their dtypes agree."""
+    if len(facts) != 2 or op.kwargs or not all(f is not None and not f.python for f in facts):
+        return None
+    if () in (facts[0].shape, facts[1].shape) and facts[0].dtype != facts[1].dtype:
+        return None                 # a NumPy number 0 is no adjoint to the helper: the other one, of its dtype
+    return [s.new(syntax.BINARY["+"], list(op.args), op, out=op.outs[0])]
+
+
+def _list_item(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """`_item(g, k)` of a list or tuple of adjoints of known length (_unconcatenate's pieces): `g[k]`."""
+    g = s.full(op.args[0]) if len(op.args) == 2 and not op.kwargs else None
+    key = op.args[1].value if g is not None and type(op.args[1]) is Const else None
+    if not (isinstance(g, Items) and g.kind in ("list", "tuple") and type(key) is int and 0 <= key < len(g.keys)):
+        return None
+    return [s.new(syntax.SUBSCRIPT, list(op.args), op, out=op.outs[0])]
 
 
 def _expand(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
@@ -595,6 +628,8 @@ _RULES = {
     runtime._unbroadcast: _unbroadcast,
     runtime._expand: _expand,
     runtime._masked: _masked,
+    runtime._add: _add_arrays,
+    runtime._item: _list_item,
     syntax.COMPARE["is not"]: _none_test,
     syntax.COMPARE["is"]: _none_test,
     slice: _known_slice,
@@ -624,6 +659,9 @@ def specialize(fn: Function, params: list[Abstract | None], free: dict | None = 
     # of fewer than SMALL elements
     fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
     _known(fn.body, s.env, fn.arrays, fn.small)     # type: ignore[attr-defined]
+    if s.free:      # the globals whose shapes decided sizes folded before the transform (known_sizes.py): checked
+        for key, read in getattr(fn, "size_globals", {}).items():
+            s.free_read.setdefault(key, read)
     fn.global_checks = list(s.free_read.values())   # type: ignore[attr-defined]
     s.sizes = s.containers = None       # (they hold s: a cycle, freed now rather than by the collector)
     return fn
