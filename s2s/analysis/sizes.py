@@ -21,6 +21,7 @@ from s2s.ir.core import Atom, Const, Op, Value
 from s2s.rules import registry
 
 _CONSTRUCTORS = ("filled", "full", "arange", "linspace", "eye", "diag", "diagonal", "diag_adjoint", "reshape")
+_TUPLE_MAKERS = (syntax.SUBSCRIPT, runtime.make_tuple, runtime.concat, runtime.repeat)     # (a shape's pieces)
 _LIMIT = 1 << 31         # sizes beyond this are not shapes anyone allocates: no fact
 
 
@@ -80,7 +81,7 @@ class Sizes:
                 return None
             return {"length": lambda: x.shape[0], "shape": lambda: x.shape, "ndim": lambda: x.ndim,
                     "size": lambda: int(np.prod(x.shape, dtype=np.int64))}[rule]()
-        if rule != "integer" and prim is not syntax.SUBSCRIPT and prim is not runtime.make_tuple:
+        if rule != "integer" and prim not in _TUPLE_MAKERS:
             return None         # (none of the cases below: the arguments' values not looked up)
         values = []
         for a in args:          # (up to the first unknown one)
