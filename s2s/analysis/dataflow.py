@@ -6,7 +6,7 @@ An analysis is a *domain*: facts about values (kept in `domain.facts`, keyed by 
 `join`). The engine alone walks the IR and knows about control flow:
 
 - forward, it sweeps the function in program order (a `While`'s test, then its body; a `For`'s body), calling
-  the domains' transfers; an `If`'s results are merged after both branches;
+  the domains' transfers; an `If`'s `fork` before its branches, its results merged after both;
 - backward (domains with `backward = True`), it sweeps from the results back: a block's statements last to first,
   an `If`'s merge before its branches and its `fork` after them, a loop's `enter` (from its results to its
   carried values) before its body and `leave` after it (a `While`'s test too, unless a domain says `reads_tests = False`);
@@ -93,7 +93,8 @@ class Domain:
         self.set(out, self.join(self.of(then), self.of(orelse)))
 
     def fork(self, stmt: If) -> None:
-        """Backward: where an If's branches part, after both were walked (what its condition is needed for)."""
+        """Where an If's branches part: forward, before they are walked; backward, after both were walked (what
+        its condition is needed for)."""
 
     def enter(self, loop: While | For) -> None:
         """Before a loop's body: its carried values start from (are joined with) their initial values."""
@@ -132,6 +133,8 @@ class _Walk:
                 for d in domains:
                     d.op(stmt)
             elif isinstance(stmt, If):
+                for d in domains:
+                    d.fork(stmt)
                 self.block(stmt.then)
                 self.block(stmt.orelse)
                 for d in domains:

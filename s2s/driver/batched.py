@@ -257,9 +257,8 @@ def _shape_key(args: tuple) -> tuple:
 def _facts(fn: Function, shapes: list) -> dict:
     """The abstract value of every value of fn (one example's), from its parameters' (s2s/analysis/shapes.py). A
     phi one branch leaves undefined (None: `return` inside an `if`) has the other branch's."""
-    s = _Specializer(fn, list(shapes))
-    s.block(fn.body, "none")
-    env = s.env
+    s = _Specializer(fn, list(shapes), rewrites=False).infer()
+    env = {id(v): a for v, a in s.facts.items() if a is not None}
 
     def full(atom: Any) -> Any:
         return abstract_of(atom.value) if isinstance(atom, Const) else env.get(id(atom))

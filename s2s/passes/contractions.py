@@ -46,8 +46,7 @@ class _Facts:
     values and results included), only for a function that has a product in a reverse loop."""
 
     def __init__(self, fn: Function, params: list, free: dict | None, defining: dict):
-        facts = _Specializer(fn, params, free)
-        facts.block(fn.body, "none")
+        facts = _Specializer(fn, params, free, rewrites=False).infer()
         self.get, self.defining = facts.get, defining
 
     def shape(self, atom: Atom) -> tuple | None:

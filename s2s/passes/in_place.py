@@ -66,8 +66,7 @@ def _reads(stmt: Stmt) -> list[Atom]:
 class _Pass:
     def __init__(self, fn: Function, params: list[Abstract | None], free: dict | None = None):
         self.fn = fn
-        facts = _Specializer(fn, params, free)
-        facts.block(fn.body, "none")
+        facts = _Specializer(fn, params, free, rewrites=False).infer()
         self.facts = facts
         self.parent: dict[int, tuple[Stmt, Block]] = {}     # a nested block -> its statement, the block of it
         self.home: dict[int, Block] = {id(p): fn.body for p in fn.params}
