@@ -28,11 +28,14 @@ the same operation's arguments); fn may be a function or a block. The domains on
   dead-code pass's marks) and `_KnownFloats` (floats, assumed at loops and dropped when an iteration says
   otherwise: which identities `x * 1.0` keep the type);
 - s2s/transforms/batching.py: `_ReachesWarning` (backward: what a branch reads that reaches a log or a division);
-- s2s/transforms/recursion.py: `_Needed` (backward: what a recursion's record needs bound on every path).
+- s2s/transforms/recursion.py: `_Needed` (backward: what a recursion's record needs bound on every path);
+- s2s/passes/specialize.py: `_Specializer`, the shapes and dtypes (s2s/analysis/shapes.py's `infer` its transfer of
+  an operation, a global array's facts those of s2s/analysis/global_shapes.py), solved with s2s/analysis/sizes.py's
+  `Sizes` (the integers shapes decide); of the code as written (`shape_facts`, which the in-place, contraction and
+  batching passes read) or of the helpers as they will be once specialized (what `specialize` solves first, then
+  rewrites them in one walk that repeats nothing). In a loop it keeps two facts of each value: the plain ones,
+  which the carried values join, and the specialized ones the rewrite reads.
 
-Not on it yet: the shapes and sizes (s2s/analysis/shapes.py's `infer`, s2s/analysis/sizes.py's `Sizes` and the
-global arrays of s2s/analysis/global_shapes.py) are transfers read by s2s/passes/specialize.py's own walk, which
-rewrites the helpers as it infers (its loops' facts go through `fixpoint`, at most 4 sweeps).
 tests/analysis/test_dataflow.py lists every other loop under s2s/ that could repeat a sweep, with why it is not an
 analysis on the engine.
 """

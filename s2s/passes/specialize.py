@@ -6,8 +6,18 @@ shapes decide: `_unbroadcast` becomes nothing or `np.sum(g, axis=0)`, `_reduced_
 `_broadcast_back` of a full reduction the adjoint itself, `_matmul_left(g, a, b)` `g @ b.T`, and so on. A
 helper stays wherever a shape is unknown (another library's array, a container, a value a loop changes).
 
+The facts come first, alone: `_Specializer` is a domain of the dataflow engine (s2s/analysis/dataflow.py), solved
+with the sizes (s2s/analysis/sizes.py's `Sizes`) and the global arrays' facts (s2s/analysis/global_shapes.py) by
+`solve`: one walk that only infers, swept again while what a loop carries widens. Its transfer gives a helper the
+facts of what it will become (the rewrite's own rules, run on a copy whose result is dropped). Then one walk,
+which repeats nothing, rewrites the helpers reading those facts (it gives facts only to the values it makes).
+`shape_facts(fn, params, free)` is the facts of the code as written (the passes after this one read them).
+
 Every rewrite inside a loop gives a value of exactly the helper's shape and dtype, so what was inferred for
-the loop stays true. Outside loops an adjoint spread lazily from a full reduction (the helper makes it an
+the loop stays true: in a loop the domain keeps two facts of each value, the plain one (the helpers as written,
+which the carried values join) and the specialized one (the helpers as they will be, which the rewrite reads).
+What a rewrite is written with may tell less than the helper did (`np.outer(g, b)` of `_matmul_left`, whose
+shape shapes.py does not know): the loop's facts are the helper's. Outside loops an adjoint spread lazily from a full reduction (the helper makes it an
 array of ones' shape, `(1, 1)`) may stay the number it is: it broadcasts the same against the full arrays
 it meets, and the values inferred after it follow the rewritten code.
 """
@@ -180,7 +190,7 @@ class _Specializer(Domain):
 
     # ------------------------------------------------------------ the facts: a domain of the engine
 
-    def infer(self) -> "_Specializer":
+    def inferred(self) -> "_Specializer":
         """Every value's facts (and sizes), solved by the engine: one walk that only infers."""
         self.inferring = True
         solve(self.fn, self.sizes, self)
@@ -734,7 +744,7 @@ def specialize(fn: Function, params: list[Abstract | None], free: dict | None = 
     """fn with the helpers its parameters' shapes decide replaced by NumPy (in place; returned). free: the
     facts of the global arrays it reads (s2s/analysis/global_shapes.py); those it reads are fn.global_checks (name,
     owner, Abstract), which the derivative checks on entry."""
-    s = _Specializer(fn, params, free).infer()
+    s = _Specializer(fn, params, free).inferred()
     s.block(fn.body, "free")
     if s.alias:
         substitute(fn.body, {id(k): s.sub(v) for k, v in s.alias.items()})
@@ -749,6 +759,12 @@ def specialize(fn: Function, params: list[Abstract | None], free: dict | None = 
     fn.global_checks = list(s.free_read.values())   # type: ignore[attr-defined]
     s.sizes = s.containers = None       # (they hold s: a cycle, freed now rather than by the collector)
     return fn
+
+
+def shape_facts(fn: Function, params: list[Abstract | None], free: dict | None = None) -> _Specializer:
+    """The facts of fn as written (nothing rewritten): `.get(atom)` its shape and dtype (an Abstract) or None,
+    `.full(atom)` a container's items too. For the passes after specialize (in_place, contractions, batched)."""
+    return _Specializer(fn, params, free, rewrites=False).inferred()
 
 
 def _known(block: Block, env: dict[Value, Any], arrays: dict, small: dict) -> None:
