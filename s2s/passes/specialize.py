@@ -23,7 +23,6 @@ it meets, and the values inferred after it follow the rewritten code.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -105,6 +104,7 @@ class _Specializer(Domain):
         self.inner_alias: dict[Value, Atom] = {}
         self.plain: dict[Value, Any] = {}
         self.in_plain = False
+        self.noted: Op | None = None    # while inferring: the engine's operation, whose size Sizes noted
         self.count = 0
         self.rewrote = False        # whether a rewrite changed the function (values aliased: self.alias)
         # what a loop's adjoint arrays need (accumulate_in_place), of the function as given: none without a loop
@@ -228,7 +228,9 @@ class _Specializer(Domain):
             self.flavour(True)
             self.visit(op, "none")
             self.flavour(False)
+        self.noted = op         # its size: the engine's Sizes.op noted it (the specialized one)
         self.visit(op, self.mode())
+        self.noted = None
 
     def materialize_read(self, stmt: If | While | For) -> list[Op]:
         """A container adjoint kept apart that a branch or loop reads: the container, before it."""
@@ -381,7 +383,7 @@ class _Specializer(Domain):
             if not self.inferring:
                 op.args, op.kwargs = args, kwargs
             elif any(a is not b for a, b in zip(args, op.args)) or any(kwargs[k] is not a for k, a in op.kwargs.items()):
-                op = replace(op, args=args, kwargs=kwargs)
+                op = Op(op.prim, args, op.outs, kwargs, op.loc, op.same_shape, op.in_place, op.method)
         if op.prim is runtime.push:
             if id(op.args[0]) in self.plain_stacks:
                 self.pushed.setdefault(id(op.args[0]), {})[id(given)] = self.sub(op.args[1])
@@ -417,7 +419,7 @@ class _Specializer(Domain):
         ops = rewritten or [op]
         for new in ops:
             if self.inferring or new.outs[0] not in self.facts:     # after: only what the rewrite made
-                self.set(new.outs[0], self.fact(new))
+                self.set(new.outs[0], self.fact(new, new is op and given is self.noted))
         return ops
 
     def constant_pop(self, stack: Atom) -> Const | None:
@@ -433,12 +435,14 @@ class _Specializer(Domain):
             return None
         return first
 
-    def fact(self, op: Op) -> Abstract | Items | None:
-        """op's result's abstract value: shapes.py's rules, else what known sizes decide (sizes.py)."""
+    def fact(self, op: Op, noted: bool = False) -> Abstract | Items | None:
+        """op's result's abstract value: shapes.py's rules, else what known sizes decide (sizes.py). noted: its
+        size is (the engine's transfer of Sizes)."""
         if op.prim is runtime._shaped_as:          # a checkpoint's carried value: the loop's shape
             return self.full(op.args[1])
         found = infer(op, self.full)
-        self.sizes.note(op)
+        if not noted:
+            self.sizes.note(op)
         if found is None:
             found = self.sizes.made(op)
             if found is None and type(self.sizes.value(op.outs[0])) is int:
