@@ -17,9 +17,9 @@ Every rewrite inside a loop gives a value of exactly the helper's shape and dtyp
 the loop stays true: in a loop the domain keeps two facts of each value, the plain one (the helpers as written,
 which the carried values join) and the specialized one (the helpers as they will be, which the rewrite reads).
 What a rewrite is written with may tell less than the helper did (`np.outer(g, b)` of `_matmul_left`, whose
-shape shapes.py does not know): the loop's facts are the helper's. Outside loops an adjoint spread lazily from a full reduction (the helper makes it an
-array of ones' shape, `(1, 1)`) may stay the number it is: it broadcasts the same against the full arrays
-it meets, and the values inferred after it follow the rewritten code.
+shape shapes.py does not know): the loop's facts are the helper's. Outside loops an adjoint spread lazily from a
+full reduction (the helper makes it an array of ones' shape, `(1, 1)`) may stay the number it is: it broadcasts
+the same against the full arrays it meets, and the values inferred after it follow the rewritten code.
 """
 from __future__ import annotations
 
@@ -382,7 +382,8 @@ class _Specializer(Domain):
             kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
             if not self.inferring:
                 op.args, op.kwargs = args, kwargs
-            elif any(a is not b for a, b in zip(args, op.args)) or any(kwargs[k] is not a for k, a in op.kwargs.items()):
+            elif any(a is not b for a, b in zip(args, op.args)) or \
+                    any(kwargs[k] is not a for k, a in op.kwargs.items()):
                 op = Op(op.prim, args, op.outs, kwargs, op.loc, op.same_shape, op.in_place, op.method)
         if op.prim is runtime.push:
             if id(op.args[0]) in self.plain_stacks:
