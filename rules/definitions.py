@@ -5,6 +5,7 @@ order follow from the definition's own operations; the generated code shows the 
 definition gives NumPy's (or math's) value, which the checking mode compares on the derivative's first call.
 """
 import math
+import statistics
 
 import numpy as np
 
@@ -201,6 +202,75 @@ def prod(items, *, start=1):
     for item in items:
         total = total * item
     return total
+
+
+# ---- the statistics module on numbers (its values up to rounding: it sums exactly, with fractions)
+
+
+@defined_as(statistics.mean)
+def statistics_mean(data):
+    items = list(data)
+    if len(items) < 1:
+        raise statistics.StatisticsError("mean requires at least one data point")
+    total = 0.0
+    for item in items:
+        total = total + item
+    return total / len(items)
+
+
+@defined_as(statistics.fmean)
+def statistics_fmean(data, weights=None):
+    items = list(data)
+    if len(items) < 1:
+        raise statistics.StatisticsError("fmean requires at least one data point")
+    total = 0.0
+    if weights is None:
+        for item in items:
+            total = total + item
+        return total / len(items)
+    weight = 0.0
+    for item, w in zip(items, list(weights)):
+        total = total + item * w
+        weight = weight + w
+    return total / weight
+
+
+def _squared_deviations(items, centre):
+    total = 0.0
+    for item in items:
+        total = total + (item - centre) * (item - centre)
+    return total
+
+
+@defined_as(statistics.variance)
+def statistics_variance(data, xbar=None):
+    items = list(data)
+    if len(items) < 2:
+        raise statistics.StatisticsError("variance requires at least two data points")
+    centre = statistics_mean(items) if xbar is None else xbar
+    return _squared_deviations(items, centre) / (len(items) - 1)
+
+
+@defined_as(statistics.pvariance)
+def statistics_pvariance(data, mu=None):
+    items = list(data)
+    if len(items) < 1:
+        raise statistics.StatisticsError("pvariance requires at least one data point")
+    centre = statistics_mean(items) if mu is None else mu
+    return _squared_deviations(items, centre) / len(items)
+
+
+@defined_as(statistics.stdev)
+def statistics_stdev(data, xbar=None):
+    return math.sqrt(statistics_variance(data, xbar))
+
+
+@defined_as(statistics.pstdev)
+def statistics_pstdev(data, mu=None):
+    return math.sqrt(statistics_pvariance(data, mu))
+
+
+_squared_deviations.__module__ = "s2s_rule_definitions"      # (a helper of the definitions, inlined as they are)
 
 
 @defined_as(np.trapezoid)

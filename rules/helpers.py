@@ -581,6 +581,30 @@ def _unpopped(g, items, index=-1):
     return out
 
 
+def _inserted_place(items, index):
+    """Where items.insert(index, item) puts item: counted from the end if negative, clipped to the list."""
+    place = index + len(items) if index < 0 else index
+    return min(max(place, 0), len(items))
+
+
+def _uninserted(g, items, index):
+    """The list's part of the adjoint of items.insert(index, item) (a new list): without the inserted place."""
+    place = _inserted_place(items, index)
+    return list(g[:place]) + list(g[place + 1:])
+
+
+def _inserted_item(g, items, index):
+    """The item's part of the adjoint of items.insert(index, item): the adjoint at its place."""
+    return g[_inserted_place(items, index)]
+
+
+def _placed(t, items, index):
+    """The item's contribution to the tangent of items.insert(index, item): t at its place, 0.0 elsewhere."""
+    out = [0.0] * (len(items) + 1)
+    out[_inserted_place(items, index)] = t
+    return out
+
+
 def _gradient_stencil(n, spacing=None, edge_order=1):
     """numpy.gradient along an axis of length n as a stencil: output i is the sum over k of
     weights[i, k] * f[index[i, k]]. spacing: None (1), a number, or the coordinates of the n points

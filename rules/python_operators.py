@@ -7,11 +7,14 @@ argument's shape wherever broadcasting could have happened.
 import builtins
 import math
 import operator
+from typing import Any
 
 import numpy as np
 
 from s2s import runtime
-from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, tangent
+from s2s.errors import UnsupportedSyntax
+from s2s.rules.registry import adjoint, elementwise, linear, nondifferentiable, result_kind_from, several_results, \
+    tangent
 from s2s.runtime import _overwritten, _scatter, _spread, _unbroadcast, _written
 
 # ---- arithmetic
@@ -49,6 +52,20 @@ def mod(g, ans, x, y):
     return g, -g * (x // y)
 
 
+@adjoint(builtins.divmod)
+def divmod_adjoint(g, ans, x, y):       # (x // y, x % y): the quotient is piecewise constant
+    return _unbroadcast(g[1], x, ans[1]), _unbroadcast(-g[1] * ans[0], y, ans[1])
+
+
+@tangent(builtins.divmod)
+def divmod_tangent(t, ans, x, y):
+    return (0.0 * ans[0], t + 0.0 * ans[1]), (0.0 * ans[0], -t * ans[0])
+
+
+def _divmod_results(args, kwargs):
+    return ("tuple", ("array", "array"))
+
+
 @adjoint(operator.neg, np.negative)
 def neg(g, ans, x):
     return -g
@@ -82,6 +99,7 @@ def to_lower_precision_tangent(t, ans, x):
 elementwise(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, builtins.pow,
              operator.mod, operator.neg, operator.pos, builtins.abs, operator.abs, builtins.float, np.float64)
 elementwise(np.float32)
+several_results(builtins.divmod, kind=_divmod_results)
 
 
 # ---- indexing
@@ -128,7 +146,22 @@ def builtin_sum_tangent(t, ans, items, start=0):
     return sum(t), t                    # the start value is not part of the tangent
 
 
+def _numeric_sum(kinds: list) -> None:
+    """The rules above are a numeric sum's: `sum(items, start)` with a tuple or list start concatenates (one written
+    in the call is the loop of `+`: s2s/frontend/desugar/reductions.py); refused where its start is one held by a
+    variable (the kinds of activity analysis)."""
+    def sequence(kind: Any) -> bool:
+        return isinstance(kind, tuple) and kind[0] in ("tuple", "list", "list*")
+    if len(kinds) > 1 and sequence(kinds[1]):
+        raise UnsupportedSyntax("`sum(items, start)` with a tuple or list start concatenates the items; s2s reads that "
+                                "only when the start is written in the call", None,
+                                hint="write it there (`sum(pairs, [])`), or write the loop: acc = start; for item in "
+                                     "items: acc = acc + item")
+    return None
+
+
 elementwise(builtins.max, builtins.min)
+result_kind_from(builtins.sum, kind=_numeric_sum)
 
 
 # ---- no derivative: integer- or boolean-valued, or piecewise constant

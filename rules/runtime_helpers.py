@@ -72,6 +72,7 @@ linear(helpers._undiagonal, helpers._trace_adjoint, helpers._diff_adjoint, helpe
        helpers._quantile_adjoint, helpers._quantile_tangent, helpers._unsort, helpers._take_adjoint,
        helpers._take_along_axis_adjoint, helpers._unpad, helpers._unsplit, helpers._uncolumn_stack,
        helpers._unappend, helpers._select_adjoint, helpers._unsorted, helpers._sorted_like, helpers._unlisted, helpers._unpopped, helpers._listed_tangent,
+       helpers._uninserted, helpers._inserted_item, helpers._placed,
        helpers._banded_transpose, helpers._band_of, helpers._leading, helpers._completed)
 linear(helpers._einsum_call, argnums=(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
 linear(helpers._dot_nd_left, argnums=(0, 2))
@@ -79,7 +80,7 @@ linear(helpers._dot_nd_right, argnums=(0, 1))
 linear(helpers._banded_matmul, argnums=(0, 3))
 nondifferentiable(helpers._einsum_parse, helpers._tensordot_axes, helpers._matrix_axes, helpers._norm_kind,
                   helpers._qr_mode, helpers._rollaxis_destination, helpers._quantile_weights,
-                  helpers._sort_order, helpers._sorted_order, helpers._running_record, helpers._convolution_padding)
+                  helpers._sort_order, helpers._sorted_order, helpers._inserted_place, helpers._running_record, helpers._convolution_padding)
 
 
 @tangent(helpers._cumprod_adjoint)

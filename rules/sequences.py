@@ -8,8 +8,8 @@ import builtins
 import numpy as np
 
 from s2s import runtime
-from s2s.frontend.desugar.helpers import list_pop
-from s2s.rules.helpers import _listed_tangent, _unlisted, _unpopped
+from s2s.frontend.desugar.helpers import list_insert, list_pop
+from s2s.rules.helpers import _inserted_item, _listed_tangent, _placed, _uninserted, _unlisted, _unpopped
 from s2s.rules.registry import adjoint, linear, nondifferentiable, several_results, tangent
 from s2s.runtime import _head, _joined, _sum_copies, _tail, _zeros_like_tree
 
@@ -63,6 +63,18 @@ def list_pop_adjoint(g, ans, items, index=-1):
 
 linear(list_pop)
 several_results(list_pop, kind=lambda args, kwargs: ("list", None))
+
+
+# ---- xs.insert(i, v) (desugar/containers.py: `xs = list_insert(xs, i, v)`): v's adjoint is its place's
+
+@adjoint(list_insert)
+def list_insert_adjoint(g, ans, items, index, item):
+    return _uninserted(g, items, index), None, _inserted_item(g, items, index)
+
+
+@tangent(list_insert)
+def list_insert_tangent(t, ans, items, index, item):
+    return list_insert(t, index, 0.0), None, _placed(t, items, index)
 
 
 # ---- np.r_[...] and np.c_[...]: their items reshaped, then concatenated (s2s/passes/sequences.py)

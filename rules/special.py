@@ -11,7 +11,7 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from s2s.rules.registry import adjoint, elementwise, nondifferentiable, tangent
+from s2s.rules.registry import adjoint, elementwise, nondifferentiable, tangent, template
 from s2s.runtime import _broadcast_back, _unbroadcast
 
 _SQRT_PI = 1.7724538509055159
@@ -167,6 +167,33 @@ def xlogy(g, ans, x, y):
 @adjoint(sp.xlog1py)
 def xlog1py(g, ans, x, y):
     return g * np.log1p(y), g * x / (1 + y)
+
+
+# ---- Box-Cox transforms: (x**l - 1) / l, log(x) at l = 0; boxcox1p(x, l) = boxcox(1 + x, l)
+
+
+def _boxcox_lmbda(log_x, lmbda):
+    """d/dl of (exp(l L) - 1) / l at L = log(x): (u exp(u) - expm1(u)) / l**2 with u = l L, and where u is small
+    (cancellation) its series L**2 (1/2 + u/3 + u**2/8 + u**3/30 + u**4/144); L**2 / 2 at l = 0."""
+    u = lmbda * log_x
+    small = np.abs(u) < 1e-3
+    safe = np.where(small, 1.0, lmbda)
+    exact = (u * np.exp(u) - np.expm1(u)) / (safe * safe)
+    series = log_x * log_x * (0.5 + u * (1.0 / 3.0 + u * (0.125 + u * (1.0 / 30.0 + u / 144.0))))
+    return np.where(small, series, exact)
+
+
+template(_boxcox_lmbda)        # (inlined into the rules: second order differentiates it)
+
+
+@adjoint(sp.boxcox)
+def boxcox(g, ans, x, lmbda):
+    return g * x ** (lmbda - 1.0), g * _boxcox_lmbda(np.log(x), lmbda)
+
+
+@adjoint(sp.boxcox1p)
+def boxcox1p(g, ans, x, lmbda):
+    return g * (1.0 + x) ** (lmbda - 1.0), g * _boxcox_lmbda(np.log1p(x), lmbda)
 
 
 # ---- entropies and robust losses (elementwise: DLMF-free closed forms)

@@ -15,6 +15,8 @@ the functions here solve one and give its facts by id, as the transforms read th
 """
 from __future__ import annotations
 
+import functools
+
 import builtins
 from typing import Any, Callable
 
@@ -217,15 +219,28 @@ def _unset(atom: Atom) -> bool:
 
 # "scalar" | "array" | ("tuple" | "list", kinds or None) | ("list*", kind of every item)
 # | ("dict", ((key, kind), ...)) | "slice" (a slice made when the function runs) | "other"
+# | NOTHING: an item of a list known to be empty, read by an index known when the code runs (in a sweep before
+# the list's kind is known, a comprehension's list is still `[]`): no value, so that a loop's join does not widen
+# on it; what follows from it is NOTHING too, and one left at the end is "other"
+NOTHING = "nothing"
+
+
 def _join(a: Kind, b: Kind) -> Kind:
-    if a == b:
+    if a == b or b == NOTHING:
         return a
+    if a == NOTHING:
+        return b
     if a in NUMERIC and b in NUMERIC:
         return "array"
+    if is_container(a) and is_container(b) and a[0] in ("list", "list*") and b[0] in ("list", "list*"):
+        # a list that grows in a loop (`acc = []`, then `acc = acc + item` or `acc.append(item)`): a list of
+        # items of one kind, whatever its length, when the items on both paths are of that kind
+        items = {k for kind in (a, b) for k in ((kind[1],) if kind[0] == "list*" else ("?",) if kind[1] is None else kind[1])}
+        if len(items) == 1 and "?" not in items:
+            return ("list*", items.pop())
+        return ("list", None)
     if is_container(a) and is_container(b) and a[0] == b[0]:
         return (a[0], None)
-    if is_container(a) and is_container(b) and {a[0], b[0]} == {"list", "list*"}:
-        return ("list", None)            # a list of numbers on one path, a list on the other
     return "other"
 
 
@@ -273,8 +288,13 @@ def _element(kind: Kind, key: Any) -> Kind:
     if kind[0] == "list*":
         return kind[1]
     items = [k for _, k in kind[1]] if kind[0] == "dict" else list(kind[1])
-    if key is None:              # an index known only at run time: the items' common kind, if they share one
-        return items[0] if items and all(k == items[0] for k in items) else "other"
+    if key is None and not items and kind[0] != "dict":
+        return NOTHING
+    if key is None:              # an index known only at run time: the items' common kind, if they share one,
+        if items and all(k == items[0] for k in items):
+            return items[0]
+        joined = functools.reduce(_join, items) if items else "other"     # or lists (tuples) all: their join
+        return joined if is_container(joined) and joined[0] in ("list", "list*", "tuple") else "other"
     if kind[0] == "dict":
         return dict(kind[1]).get(key, "other")
     try:
@@ -286,7 +306,7 @@ def _element(kind: Kind, key: Any) -> Kind:
 def value_kinds(fn: Function, param_kinds: list[Kind]) -> dict[int, Kind]:
     """The kind of every value, by id (Kinds)."""
     domain, = dataflow.solve(fn, Kinds(param_kinds))
-    return {id(v): k for v, k in domain.facts.items()}
+    return {id(v): "other" if k == NOTHING else k for v, k in domain.facts.items()}
 
 
 def global_is_scalar(owner: Any, name: str) -> bool:
@@ -322,7 +342,11 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         return ("tuple" if prim is runtime.make_tuple else "list", tuple(arg_kinds))
     if prim is runtime.make_dict:
         return ("dict", tuple(zip(op.args[0].value, arg_kinds[1:])))
-    if prim is runtime.list_append:
+    if prim is runtime.list_append:       # a list of items of one kind, of any length (a comprehension's), or not
+        items = arg_kinds[0]
+        if is_container(items) and items[0] in ("list", "list*") and items[1] is not None and all(
+                k == arg_kinds[1] for k in ((items[1],) if items[0] == "list*" else items[1])):
+            return ("list*", arg_kinds[1])
         return ("list", None)
     sequences = [is_container(k) and k[0] in ("tuple", "list", "list*") for k in arg_kinds]
     if prim is runtime.concat or (prim is syntax.BINARY["+"] and len(sequences) == 2 and all(sequences)):
@@ -382,7 +406,10 @@ def _op_kind(op: Op, kind: Callable[[Atom], Kind]) -> Kind:
         return ("list", None)
     from_kinds = registry.kind_from_arguments(prim)
     if from_kinds is not None:              # a kind that follows from the arguments' (s2s.fixed_point's is x0's)
-        found = from_kinds(arg_kinds)
+        try:
+            found = from_kinds(arg_kinds)
+        except S2SError as error:           # a rule refusing its arguments' kinds: at the call's place
+            raise type(error)(error.message, error.loc or op.loc, error.hint) from None
         if found is not None:
             return found
     try:
@@ -436,6 +463,8 @@ class Kinds(Domain):
             k = "scalar"
         if k is None:
             k = _op_kind(op, self.of)
+            if k != NOTHING and any(kinds.get(a) == NOTHING for a in op.args if a.__class__ is not Const):
+                k = NOTHING
         if k.__class__ is list:         # one kind per output (a call of a recursion's derivative function)
             for o, each in zip(op.outs, k):
                 kinds[o] = each

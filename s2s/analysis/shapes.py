@@ -227,6 +227,65 @@ def _plain(prim: Any) -> int:
         return 0
 
 
+def _as_array(op: Op, x: Abstract) -> Abstract | None:
+    """`np.array(c, ndmin=1, copy=True)`: x's shape with leading ones up to ndmin (NumPy's stand-in says so), its
+    dtype (a Python number's, as NumPy converts it). Only the keywords that keep the values: ndmin, copy, order."""
+    given = {}
+    for name, a in op.kwargs.items():
+        if name not in ("ndmin", "copy", "order") or type(a) is not Const:
+            return None
+        given[name] = a.value
+    try:
+        made = op.prim(np.zeros(x.shape, np.asarray(x.proto()).dtype), **given)
+    except (TypeError, ValueError):
+        return None
+    return Abstract(made.shape, made.dtype) if type(made) is np.ndarray else None
+
+
+def _stand_ins(items: Items) -> list | None:
+    """A list of zeros shaped like the items of a tuple or list (nested ones: lists), or None if one is unknown."""
+    if items.kind not in ("tuple", "list"):
+        return None
+    found = []
+    for a in items.items:
+        if type(a) is Abstract:
+            found.append(np.zeros(a.shape, np.asarray(a.proto()).dtype))
+        elif type(a) is Items and _stand_ins(a) is not None:
+            found.append(_stand_ins(a))
+        else:
+            return None
+    return found
+
+
+def _joined(op: Op, items: Items) -> Abstract | None:
+    """`np.concatenate([a, b, c], axis=0)` (np.stack, ...) of arrays of known shapes: NumPy's result on stand-ins."""
+    stand_in = _stand_ins(items)
+    if stand_in is None or not items.items or \
+            not all(type(a) is Const and name in ("axis", "dtype") for name, a in op.kwargs.items()):
+        return None
+    try:
+        made = op.prim(stand_in,
+                       **{name: a.value for name, a in op.kwargs.items()})
+    except (TypeError, ValueError):
+        return None
+    return Abstract(made.shape, made.dtype) if type(made) is np.ndarray else None
+
+
+def _split(op: Op, g: Abstract, items: Items) -> Items | None:
+    """`_unconcatenate(g, [a, b, c], axis)`, the adjoints of a concatenation's pieces: the helper's result on
+    stand-ins (views of g: g's dtype)."""
+    axis = op.args[2] if len(op.args) == 3 else Const(0)
+    if g.python or items.kind not in ("tuple", "list") or type(axis) is not Const or \
+            not all(type(a) is Abstract for a in items.items):
+        return None
+    try:
+        pieces = op.prim(np.zeros(g.shape, g.dtype), [np.zeros(a.shape, np.asarray(a.proto()).dtype)
+                                                        for a in items.items], axis.value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return Items("list", tuple(range(len(pieces))), tuple(Abstract(p.shape, p.dtype) for p in pieces))
+
+
 def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract | Items | None:
     """The abstract value of op's (single) result, or None."""
     if len(op.outs) != 1:
@@ -244,11 +303,29 @@ def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract |
         key = op.args[1].value
         if type(key) is int and inputs[0].kind != "dict" and -len(inputs[0].keys) <= key < 0:
             key += len(inputs[0].keys)
+        if type(key) is slice and inputs[0].kind != "dict":     # `gates[:3]`: the items sliced
+            keys = range(len(inputs[0].keys))[key]
+            return Items(inputs[0].kind, tuple(range(len(keys))), tuple(inputs[0].items[k] for k in keys))
         return inputs[0].item(key) if type(key) in (int, str) else None
 
     def get(atom: Atom) -> Abstract | None:
         found = full(atom)
         return found if isinstance(found, Abstract) else None
+    if registry.record(prim).shape_rule == "join" and len(inputs) == 1 and type(inputs[0]) is Items:
+        return _joined(op, inputs[0])
+    if prim is runtime.list_append and len(inputs) == 2 and type(inputs[0]) is Items and inputs[0].kind == "list" \
+            and not op.kwargs:
+        n = len(inputs[0].keys)         # a list built item by item (an unrolled comprehension)
+        return Items("list", tuple(range(n + 1)), inputs[0].items + (inputs[1],))
+    if registry.record(prim).shape_rule == "as_array" and len(inputs) == 1 and type(inputs[0]) is Items:
+        return _joined(op, inputs[0])   # `np.array([a, b])` of numbers or arrays of known shapes
+    if prim is runtime._unconcatenate and len(inputs) >= 2 and type(inputs[0]) is Abstract and \
+            type(inputs[1]) is Items and not op.kwargs:
+        return _split(op, inputs[0], inputs[1])
+    if prim is runtime._item and len(inputs) == 2 and type(inputs[0]) is Items and inputs[0].kind != "dict" \
+            and type(op.args[1]) is Const and type(op.args[1].value) is int and not op.kwargs:
+        key = op.args[1].value          # an item of a list of adjoints (_unconcatenate's)
+        return inputs[0].item(key) if 0 <= key < len(inputs[0].keys) else None
     inputs = [a if isinstance(a, Abstract) else None for a in inputs]
     fft = complex_values.shape_of(op, inputs)        # the FFTs and their rules' helpers
     if fft is not None:
@@ -273,6 +350,14 @@ def infer(op: Op, full: Callable[[Atom], Abstract | Items | None]) -> Abstract |
         return _index(inputs[0], op.args[1], get, full)
     if rule == "as_array" and len(inputs) == 1 and inputs[0] is not None and not op.kwargs:
         return inputs[0] if not inputs[0].python else Abstract((), np.asarray(inputs[0].proto()).dtype)
+    if rule == "as_array" and len(inputs) == 1 and inputs[0] is not None:
+        return _as_array(op, inputs[0])
+    if rule == "cast" and len(op.args) == 2 and inputs[0] is not None and type(op.args[1]) is Const \
+            and set(op.kwargs) <= {"copy"} and not inputs[0].python:
+        try:                        # `np.astype(x, np.float64)`: x's shape, that dtype
+            return Abstract(inputs[0].shape, np.dtype(op.args[1].value))
+        except TypeError:
+            return None
     if rule == "where" and len(inputs) == 3 and None not in inputs and not op.kwargs:
         return _elementwise(prim, inputs)
     if rule == "copy" and len(inputs) == 1 and inputs[0] is not None and not op.kwargs:

@@ -20,11 +20,12 @@ import numpy as np
 from s2s import runtime
 from s2s.ir import syntax
 from s2s.analysis.dataflow import Domain
-from s2s.analysis.values import Abstract
+from s2s.analysis.values import Abstract, Items
 from s2s.ir.core import Atom, Const, Op, Value
 from s2s.rules import registry
 
-_CONSTRUCTORS = ("filled", "full", "arange", "linspace", "eye", "diag", "diagonal", "diag_adjoint")
+_CONSTRUCTORS = ("filled", "full", "arange", "linspace", "eye", "diag", "diagonal", "diag_adjoint", "reshape")
+_TUPLE_MAKERS = (syntax.SUBSCRIPT, runtime.make_tuple, runtime.concat, runtime.repeat)     # (a shape's pieces)
 _LIMIT = 1 << 31         # sizes beyond this are not shapes anyone allocates: no fact
 
 
@@ -45,10 +46,11 @@ class Sizes(Domain):
     keyed by Value; None: not known)."""
 
     def __init__(self, sub: Callable[[Atom], Atom], get: Callable[[Atom], Abstract | None],
-                 fresh: set | frozenset = frozenset()):
+                 items: Callable[[Atom], Any] | None = None, fresh: set | frozenset = frozenset()):
         super().__init__()
         self.sub = sub          # the specializer's aliases
         self.get = get          # the specializer's facts
+        self.items = items      # the specializer's facts of containers (Items) too
         self.fresh = fresh      # values a rewrite made while the facts are solved: noted, never a change to sweep for
         # the sizes of the helpers as written, in a loop (the specializer's plain facts: its `op`), while in_plain
         self.plain: dict[Value, Any] = {}
@@ -90,15 +92,24 @@ class Sizes(Domain):
         if op.kwargs:
             return None
         rule = registry.record(prim).size_rule       # (rules/record.py)
+        if rule == "length" and len(args) == 1 and self.items is not None:
+            found = self.items(args[0])         # a tuple or list of known length (built in the function)
+            if isinstance(found, Items) and found.kind in ("tuple", "list"):
+                return len(found.keys)
         if rule in ("length", "shape", "size", "ndim") and len(args) == 1:
             x = self.get(args[0])
             if x is None or x.python or (rule == "length" and not x.ndim):
                 return None
             return {"length": lambda: x.shape[0], "shape": lambda: x.shape, "ndim": lambda: x.ndim,
                     "size": lambda: int(np.prod(x.shape, dtype=np.int64))}[rule]()
-        values = [self.value(a) for a in args]
-        if any(v is None for v in values):
-            return None
+        if rule != "integer" and prim not in _TUPLE_MAKERS:
+            return None         # (none of the cases below: the arguments' values not looked up)
+        values = []
+        for a in args:          # (up to the first unknown one)
+            v = self.value(a)
+            if v is None:
+                return None
+            values.append(v)
         if prim is syntax.SUBSCRIPT and len(args) == 2 and type(values[0]) is tuple and _integer(values[1]):
             return values[0][values[1]] if -len(values[0]) <= values[1] < len(values[0]) else None
         if rule == "integer" and all(_integer(v) for v in values) and len(values) in (1, 2):
@@ -109,6 +120,10 @@ class Sizes(Domain):
             return found if abs(found) < _LIMIT else None
         if prim is runtime.make_tuple and all(_integer(v) for v in values):
             return tuple(values)
+        if len(values) == 2 and type(values[0]) is tuple and (
+                prim in (runtime.concat, syntax.BINARY["+"]) and type(values[1]) is tuple or
+                prim in (runtime.repeat, syntax.BINARY["*"]) and type(values[1]) is int and 0 <= values[1] < 64):
+            return prim(*values)            # `x.shape + (1,) * x.ndim`: a shape
         return None
 
     def made(self, op: Op) -> Abstract | None:
@@ -120,6 +135,8 @@ class Sizes(Domain):
             return self._diagonal(op, rule)
         if rule == "diag_adjoint":
             return self._diag_adjoint(op)
+        if rule == "reshape":
+            return self._reshaped(op)
         if not all(isinstance(a, Const) for a in op.kwargs.values()) or set(op.kwargs) - {"dtype"}:
             return None
         args, dtype = op.args, op.kwargs["dtype"].value if "dtype" in op.kwargs else None
@@ -186,3 +203,18 @@ class Sizes(Domain):
         if x.ndim == 2 and g.ndim == 1:
             return Abstract(x.shape, runtime._gradient_dtype(x.dtype))
         return None
+
+    def _reshaped(self, op: Op) -> Abstract | None:
+        """np.reshape(x, shape) of an array of known shape to a shape known from shapes and constants (-1 as NumPy
+        reads it): x's dtype. order= changes where the values go, not the shape."""
+        x = self.get(op.args[0]) if len(op.args) == 2 else None
+        if x is None or x.python or set(op.kwargs) - {"order"}:
+            return None
+        shape = self.value(op.args[1])
+        shape = (shape,) if _integer(shape) else shape
+        if type(shape) is not tuple or not all(_integer(n) for n in shape):
+            return None
+        try:
+            return Abstract(np.empty(x.shape, dtype=bool).reshape(shape).shape, x.dtype)
+        except ValueError:
+            return None

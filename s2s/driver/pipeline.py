@@ -66,6 +66,7 @@ from s2s.passes.optimize import (
 )
 from s2s.passes.shifted_stacks import share_shifted_stacks
 from s2s.passes.specialize import specialize
+from s2s.passes.known_sizes import unroll_known
 from s2s.passes.unroll import unroll
 from s2s.transforms.forward import PARAMETER, forward_function
 from s2s.transforms import recursion
@@ -187,8 +188,10 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
                 raise UnsupportedSyntax(message, loc, hint="copy it first, or write `x = x + ...`")
     if options.has_aux:
         base = split_aux(base, kinds)
-    if specializes(options):    # loops over containers of known length: unrolled (s2s/passes/unroll.py)
-        base = checked(unroll(base, kinds))
+    free = global_facts(fn, options) if shapes is not None else None
+    if specializes(options):    # loops over containers of known length, or of a range the shapes decide: unrolled
+        # (not under checkpoint=, which checkpoints the loops as they are)
+        base = checked(unroll_known(base, kinds, shapes if options.checkpoint is None else None, free))
     if options.optimize:        # fold what the transform need not see (containers read back, constants)
         base = optimize_ir(base, kinds, [], options.optimize, final=False, shapes=shapes)
     wrt = list(options.wrt)
@@ -244,9 +247,10 @@ def _derivative_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], 
         raise S2SError(f"unknown mode {options.mode!r}; s2s has the modes {', '.join(MODES)}")
     if shapes is not None and options.mode in ("forward", "hvp") and len(derivative.params) == len(kinds) + len(wrt):
         shapes = [*shapes, *(shapes[i] for i in wrt)]          # a tangent has its primal's shape
+    if hasattr(base, "size_globals"):      # the globals whose shapes decided a folded size: checked on entry
+        derivative.size_globals = base.size_globals     # type: ignore[attr-defined]
     result = verify(optimize_ir(checked(derivative), kinds, wrt, options.optimize, final=True, shapes=shapes,
-                                free=global_facts(fn, options) if shapes is not None else None,
-                                backend=options.backend))
+                                free=free, backend=options.backend))
     result.auto_fallback = fallback        # type: ignore[attr-defined]  # said in the header (_header)
     return result
 
@@ -399,8 +403,9 @@ def emitted_ir(fn: Callable, options: Options, param_kinds: Sequence[Kind], shap
     or globals, which the caller may change in place (s2s/passes/fresh_outputs.py). (derivative_ir's own is what a
     derivative of the derivative reads.)"""
     derivative = derivative_ir(fn, options, param_kinds, shapes)
-    return verify(checked(own_outputs(derivative, _derivative_kinds(derivative, param_kinds, options),
-                                      checks=options.backend != "numba")))
+    owned = own_outputs(derivative, _derivative_kinds(derivative, param_kinds, options),
+                        checks=options.backend != "numba")
+    return owned if owned is derivative else verify(checked(owned))    # (derivative_ir's own was verified)
 
 
 def _derivative_kinds(derivative: Function, param_kinds: Sequence[Kind], options: Options) -> list:
@@ -745,14 +750,23 @@ def clear_cache() -> None:
 
 
 def known_arguments(fn: Callable, args: tuple, wrt: tuple) -> dict:
-    """The arguments (by parameter name) the derivative is specialized on by value: None, strings, booleans, not
-    differentiated (s2s/driver/primal.py's `literal`); and by class, an object of a plain class of the user's
+    """The arguments (by parameter name) the derivative is specialized on by value: None, strings, booleans, and
+    functions (`def f(x, g): return g(x) ** 2`: the call of g read as the call of the function passed), not
+    differentiated (s2s/driver/primal.py's `literal`, `function_value`); and by class, an object of a plain class of the user's
     (primal.InstanceOf: its methods are its class's). A derivative of a derivative: none (its own function's)."""
     root = root_function(fn)
-    if root is not fn or not isinstance(root, types.FunctionType):
+    if root is not fn:
+        # a derivative of a derivative given the function's own arguments (a gradient's): specialized on the
+        # functions among them, as the derivative it differentiates is
+        if not isinstance(root, types.FunctionType) or len(args) != len(_all_param_names(root)):
+            return {}
+        names = _all_param_names(root)
+        return {names[i]: a for i, a in enumerate(args) if i not in wrt and primal.function_value(a)}
+    if not isinstance(root, types.FunctionType):
         return {}
     names = _all_param_names(fn)
-    known = {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and primal.literal(a)}
+    known = {names[i]: a for i, a in enumerate(args) if i < len(names) and i not in wrt and
+             (primal.literal(a) or primal.function_value(a))}
     known.update({names[i]: primal.InstanceOf(type(a), _shadowed(a)) for i, a in enumerate(args)  # (keyed on the
                   if i < len(names) and i not in wrt and plain(type(a))})                       # class)
     return known

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator
 
+import numpy as np
+
 from s2s.frontend import depth
 from s2s.frontend.desugar.objects import specialize
 from s2s.frontend.parse import parse_function
@@ -73,6 +75,13 @@ def literal(value: Any) -> bool:
     """An argument a derivative is specialized on (by value): None, a string, a boolean, or a tuple of them. A
     number is an argument: a float that changes from call to call never makes a new derivative."""
     return type(value) in _LITERALS or type(value) is tuple and bool(value) and all(map(literal, value))
+
+
+def function_value(value: Any) -> bool:
+    """An argument that is a function (a Python function or lambda, a builtin, a NumPy ufunc): the derivative is
+    specialized on which one it is, as on a function a global names (a derivative made for each function passed;
+    one made for each new lambda when a lambda is made anew for every call)."""
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc))
 
 
 def literal_defaults(fn: Callable) -> dict:

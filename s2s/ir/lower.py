@@ -28,6 +28,7 @@ import itertools
 import keyword
 import operator
 import types
+import weakref
 from typing import Any, Callable
 
 import gast
@@ -102,6 +103,10 @@ _MASKS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, opera
           np.logical_or, np.logical_not, np.logical_xor}          # with copy=False (or None): y itself, when they can
 _METHODS = {"flatten": "ravel"}
 _MUTATING_METHODS = {"sort", "fill", "put", "resize", "partition", "itemset", "setfield", "byteswap", "setflags"}
+_NEW_ARRAY = {"sort": "use `x = np.sort(x)`, which returns a new array", "fill": "use `x = np.full_like(x, value)`",
+              "partition": "use `x = np.partition(x, k)`, which returns a new array",
+              "put": "use `x = x.copy(); x[indices] = values` (an assignment s2s follows)",
+              "resize": "use `x = np.resize(x, shape)`, which returns a new array"}
 _CONTAINER_WRITES = {"append", "insert", "extend", "add"}       # methods of lists and sets, not of arrays
 # values whose methods all leave them unchanged and depend on nothing else: `names.index("c")` on a tuple of
 # strings, `"x,y".split(",")`, computed when the derivative is made (the result is known, so is its kind)
@@ -651,15 +656,15 @@ class Lowerer:
         if refusal is not None:     # the fence's refusal on a side of an `if` (fence.py): raised if the side runs
             message, loc, hint = refusal
             raise UnsupportedSyntax(message, loc, hint=hint)
-        method = getattr(self, f"stmt_{type(node).__name__}", None)
+        method = _method(self, "stmt_", type(node))
         if method is None:
             raise self.error(f"s2s does not support the statement `{type(node).__name__}`", node)
         in_try = self.run_twice.get(id(node)) if self.run_twice else None
         if in_try is None:
-            method(node)
+            method(self, node)
             return
         start = len(self.stmts)         # a statement of a `try` body, which also runs as written (lower_try.py)
-        method(node)
+        method(self, node)
         refuse_when_run_twice(self, in_try, self.stmts[start:])
 
     def stmt_Pass(self, node: gast.Pass) -> None:
@@ -685,6 +690,13 @@ class Lowerer:
 
     def bound(self, name: str) -> bool:
         return self.env.get(name, UNDEF) is not UNDEF
+
+    def may_exit(self, loop_only: bool = True) -> bool:
+        """Whether the path may have broken or continued (or returned, unless loop_only): what it leaves in a
+        variable then goes on to the loop's next iteration or past the loop (or to a `finally`)."""
+        flags = (BRK, CONT) if loop_only else (BRK, CONT, RET)
+        return any(not (isinstance(self.env.get(f, FALSE), Const) and self.env.get(f, FALSE).value is False)
+                   for f in flags)
 
     def raises(self) -> None:
         """The path ends here with an exception."""
@@ -1375,6 +1387,9 @@ class Lowerer:
                 return True, self.functions[node.id]
             if node.id in self.local_names:       # `f = np.exp` then `f(x)`: a function held as a constant
                 held = self.env.get(node.id)
+                module = self.parsed.facts.known.get(node.id)
+                if isinstance(module, types.ModuleType) and held is self.env.get(f"$param:{node.id}"):
+                    return True, module           # a parameter given a module (`xp=np`), not rebound: its functions
                 if isinstance(held, Const) and (callable(held.value) and not isinstance(held.value, type)
                                                 or isinstance(held.value, types.ModuleType)):
                     return True, held.value       # (`xp = array_namespace(x)`, a module: `xp.sum(...)` is its sum)
@@ -1430,10 +1445,10 @@ class Lowerer:
         if refusal is not None:     # the fence's refusal in an operand `and`/`or`/`a if c else b` may skip (fence.py)
             message, loc, hint = refusal
             raise UnsupportedSyntax(message, loc, hint=hint)
-        method = getattr(self, f"expr_{type(node).__name__}", None)
+        method = _method(self, "expr_", type(node))
         if method is None:
             raise self.error(f"s2s does not support the expression `{type(node).__name__}`", node)
-        return method(node, hint)
+        return method(self, node, hint)
 
     def expr_Constant(self, node: gast.Constant, hint: str) -> Atom:
         return Const(node.value)
@@ -1624,6 +1639,7 @@ class Lowerer:
         """A call to one of the user's functions is replaced by the callee's body (lowered once, cached)."""
         if callee in self.call_stack:         # a call of the function itself (lower_recursion.py)
             return recursive_call(self, callee, args, kwargs, node)
+        callee = _read_for_star_call(callee, args, kwargs)
         try:
             bound = inspect.signature(callee).bind(*args, **kwargs)
         except TypeError as exc:
@@ -1725,8 +1741,7 @@ class Lowerer:
         """`x.sum(axis=0)` is `numpy.sum(x, axis=0)`: array methods are their NumPy functions."""
         if node.func.attr in _MUTATING_METHODS:
             raise self.error(f"s2s does not support `.{node.func.attr}()`, which changes the array in place",
-                             node, hint=f"use the function that returns a new array (np.{node.func.attr} "
-                                        f"for sort) and assign it")
+                             node, hint=_NEW_ARRAY.get(node.func.attr, "build a new array and assign it"))
         if node.func.attr in ("append", "extend") and len(node.args) == 1 and not node.keywords:
             receiver = self.expr(node.func.value)
             if self.state.ident_of(receiver) is not None:       # `self.X.append(X)`: performed (object_state.py)
@@ -1875,6 +1890,57 @@ def _beyond(rule: Any, args: list, kwargs: dict) -> bool:
     """Whether a call passes more arguments than the adjoint rule of a function that also has a definition takes
     (`math.hypot(x, y, z)`: the rule is the two coordinates', the definition any number's)."""
     try:
-        return len(args) + len(kwargs) > len(inspect.signature(rule).parameters) - 2
-    except (TypeError, ValueError):
-        return False
+        taken = _RULE_ARGUMENTS.get(rule, _UNSEEN)
+    except TypeError:           # (not weakly referable)
+        taken = None
+    if taken is _UNSEEN or taken is None:   # (inspect.signature at every call of math.sin: a tenth of lowering)
+        try:
+            taken = len(inspect.signature(rule).parameters) - 2
+        except (TypeError, ValueError):
+            taken = False
+        try:
+            _RULE_ARGUMENTS[rule] = taken
+        except TypeError:
+            pass
+    return taken is not False and len(args) + len(kwargs) > taken
+
+
+_UNSEEN = object()
+_RULE_ARGUMENTS: "weakref.WeakKeyDictionary[Any, int | bool]" = weakref.WeakKeyDictionary()    # rule -> arguments
+
+
+_NODE_METHODS: dict[tuple, Any] = {}
+
+
+def _method(lowerer: Any, prefix: str, cls: type) -> Any:
+    """The Lowerer's method for a node class (`expr_BinOp`), unbound, or None: looked up once per class (a name
+    formatted and looked up at every node was a tenth of lowering)."""
+    key = (lowerer.__class__, prefix, cls)
+    try:
+        return _NODE_METHODS[key]
+    except KeyError:
+        found = _NODE_METHODS[key] = getattr(lowerer.__class__, prefix + cls.__name__, None)
+        return found
+
+
+def _read_for_star_call(callee: Any, args: list, kwargs: dict) -> Any:
+    """A function with `*args` or `**kwargs` that lowering names (`xp.zeros_like(x)`, the namespace known only
+    here): read for this call, its star-parameters of the lengths the call gives (as desugaring reads a call it
+    names: objects._specialize_call), bound by its code's own signature (a wrapper may carry another's)."""
+    code = getattr(callee, "__code__", None)
+    if code is None or not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return callee
+    made = synthetic_of(callee)
+    if made is not None and (made.facts.arity or made.facts.kwnames):
+        return callee
+    from s2s.frontend.desugar.specialization import code_signature
+    try:
+        bound = code_signature(callee).bind(*args, **kwargs)
+    except TypeError:
+        return callee
+    params = code_signature(callee).parameters.values()
+    arity = {p.name: len(bound.arguments.get(p.name, ())) for p in params if p.kind is p.VAR_POSITIONAL}
+    kwnames = {p.name: tuple(bound.arguments.get(p.name, {})) for p in params if p.kind is p.VAR_KEYWORD}
+    base = made.source_of if made is not None and made.source_of is not None else callee
+    return specialize(base, known=made.facts.known if made is not None else None, arity=arity, kwnames=kwnames,
+                      classes=made.facts.classes if made is not None else None)

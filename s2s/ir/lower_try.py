@@ -29,16 +29,16 @@ forward sweep; what that would make observable is refused when the derivative is
 
 - a handler (or code after the `try`) reading what the body assigned before the exception: on a handler's path
   each variable the body may have assigned before raising is unbound, and a read of it is refused with its place
-  and the rewrite (a variable the body's last statement alone assigns is not: it is assigned only if that
-  statement completed);
+  and the rewrite (a variable the body's last statement alone assigns is not, when that statement changes it only
+  if it completes, as Python runs it: `b = v`, `total += v`, `out[i] = v`); so is a handler's `break` or `continue`
+  (or `return`, with a `finally`) that hands such a variable on;
 - a body that writes into an object's attribute, draws random numbers or calls a method of an object known only
-  when the code runs (it would happen twice). A list, dict or array the body writes into is copied before the body
-  runs as written (the derivative makes the write itself, on the path where the body completes).
+  when the code runs (it would happen twice). A list, dict or array the body writes into (`acc += v` included) is
+  copied before the body runs as written (the derivative makes the write itself, on the path where the body completes).
 """
 from __future__ import annotations
 
 import ast
-import operator
 import random
 import types
 from typing import TYPE_CHECKING, Any
@@ -72,8 +72,9 @@ def lower_try(lw: "Lowerer", node: gast.Try) -> None:
     names = _probe_inputs(lw, node, body)
     probe = _probe(lw, node, body, names)
     failure = lw.op(helpers.try_body, [Const(probe), catches, *[lw.env[n] for n in names]], node, "failure")
-    completed = lw.op(operator.is_, [failure, Const(None)], node, "completed")
+    completed = lw.op(helpers.try_completed, [failure], node, "completed")
     partial = _partial_names(lw, node, body)
+    held = [name for name in partial if lw.bound(name)]      # (a value the handler's path may hand on)
 
     def fill_completed() -> None:
         for stmt in node.body:          # (what runs twice: the body, not `else`: Lowerer.stmt)
@@ -86,6 +87,7 @@ def lower_try(lw: "Lowerer", node: gast.Try) -> None:
         if handler.name is not None:
             lw.env[handler.name.id] = failure
         lw.block(handler.body)
+        _refuse_handing_on(lw, node, handler, partial, held)
         if handler.name is not None and lw.bound(handler.name.id):
             lw.unbind(handler.name.id)          # Python deletes it at the handler's end
 
@@ -167,6 +169,11 @@ def _probe_inputs(lw: "Lowerer", node: gast.Try, body: list) -> list[str]:
             continue
         if lw.bound(n.id):
             names.append(n.id)
+        elif n.id not in stored and n.id in getattr(node, "s2s_defined", ()) and isinstance(n.ctx, gast.Load):
+            raise lw.error(f"the `try` body uses {n.id!r}, a function (or class) defined inside the function: s2s "
+                           f"runs the body as written to find how it ends, and the function it defines is not made "
+                           f"there", n, hint=f"define {n.id!r} at module level (given what it reads as arguments), "
+                                             f"or call it before the `try` and use its result in the body")
         elif n.id not in stored and n.id in own and isinstance(n.ctx, gast.Load):
             raise lw.error(f"the `try` body reads {n.id!r}, a variable of the function that holds no value here "
                            f"(or a function defined inside it): s2s runs the body as written to find how it ends, and "
@@ -175,12 +182,15 @@ def _probe_inputs(lw: "Lowerer", node: gast.Try, body: list) -> list[str]:
     return names
 
 
-def _written(body: list) -> set[str]:
-    """The variables whose object the body writes into (`xs.append(v)`, `a[i] = v`, `d[k] += v`)."""
+def _written(body: list, augmented: bool = True) -> set[str]:
+    """The variables whose object the body writes into (`xs.append(v)`, `a[i] = v`, `d[k] += v`, and, augmented,
+    `acc += v`, which writes an array or a list in place)."""
     found: set[str] = set()
     for sub in (n for stmt in body for n in gast.walk(stmt)):
         if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and isinstance(sub.value, gast.Name):
             found.add(sub.value.id)
+        elif augmented and isinstance(sub, gast.AugAssign) and isinstance(sub.target, gast.Name):
+            found.add(sub.target.id)
         elif isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute) \
                 and isinstance(sub.func.value, gast.Name) and sub.func.attr in _CONTAINER_WRITES:
             found.add(sub.func.value.id)
@@ -281,9 +291,11 @@ def _probe(lw: "Lowerer", node: gast.Try, body: list, names: list[str]) -> types
     stored = _scoped_stores(body)
     cells = sorted({n.id for n in _names_in(body) if n.id in parsed.closure and n.id not in names
                     and n.id not in stored})
-    name = parsed.node.name
+    name = own = parsed.node.name
+    if any(n.id == name for n in _names_in(body)):      # a recursive call: of the function, not of this body
+        own = f"{name}_try_body"
     template = "def __s2s_make__():\n" + "".join(f"    {c} = None\n" for c in cells) + \
-        f"    def {name}({', '.join(names)}):\n        pass\n    return {name}\n"
+        f"    def {own}({', '.join(names)}):\n        pass\n    return {own}\n"
     module = ast.parse(template)
     maker = module.body[0]
     inner = next(s for s in maker.body if isinstance(s, ast.FunctionDef))
@@ -302,18 +314,59 @@ def _probe(lw: "Lowerer", node: gast.Try, body: list, names: list[str]) -> types
     probe.__qualname__ = f"{parsed.fn.__qualname__} (the try body at line {parsed.line_offset + node.lineno})"
     written = _written(body)
     probe.s2s_written = tuple(k for k, n in enumerate(names) if n in written)   # type: ignore[attr-defined]
+    augmented = written - _written(body, augmented=False)   # (copied only when of a type written in place)
+    probe.s2s_augmented = tuple(k for k, n in enumerate(names) if n in augmented)    # type: ignore[attr-defined]
     return probe
 
 
 # ---------------------------------------------------------------- a handler's path
 
+def _refuse_handing_on(lw: "Lowerer", node: gast.Try, handler: gast.ExceptHandler, partial: dict,
+                       held: list[str]) -> None:
+    """A handler that breaks or continues (or returns, with a `finally`) hands the variables on to the loop's next
+    iteration, past the loop (or to the `finally`): one the body may have assigned before it raised, which held a
+    value before the `try` and which the handler does not assign anew, would hand on a value s2s does not know
+    (refused where the handler leaves)."""
+    if not lw.may_exit(loop_only=not node.finalbody):
+        return
+    left = [name for name in held if not lw.bound(name)]
+    if not left:
+        return
+    exits = [n for stmt in handler.body for n in gast.walk(stmt) if isinstance(n, (gast.Break, gast.Continue,
+                                                                                   gast.Return))]
+    name = left[0]
+    message, hint = partial[name]
+    how = "the loop's next iteration or past the loop" if not node.finalbody else "what follows (its `finally`)"
+    raise lw.error(message.replace(" is read on a path where", " is handed on to " + how + " on a path where", 1),
+                   exits[0] if exits else handler, hint=hint)
+
+def _binds_on_completion(stmt: gast.stmt) -> bool:
+    """Whether stmt changes its variables only when it completes, as Python runs it: an assignment to names
+    (`b = v`, `a, b = v`), an augmented one to a name (`total += v`: when `v` or the operation raises, total holds
+    what it held, in place or not) or a write of one item (`out[i] = v`, `out[i] += v`: NumPy's and a list's item
+    writes check the index before they write)."""
+    if isinstance(stmt, gast.AugAssign):
+        if isinstance(stmt.value, gast.GeneratorExp):    # `xs += (f(t) for t in ts)` extends xs item by item
+            return False
+        targets = [stmt.target]
+    elif isinstance(stmt, gast.AnnAssign):
+        targets = [stmt.target] if stmt.value is not None else []
+    elif isinstance(stmt, gast.Assign):
+        targets = stmt.targets
+    else:
+        return False
+    names = [n for t in targets for n in (t.elts if isinstance(t, (gast.Tuple, gast.List)) else [t])]
+    names = [n.value if isinstance(n, gast.Starred) else n for n in names]
+    if all(isinstance(n, gast.Name) for n in names):
+        return bool(names)
+    return len(names) == 1 and isinstance(names[0], gast.Subscript) and isinstance(names[0].value, gast.Name) \
+        and not isinstance(names[0].slice, gast.Slice)
+
+
 def _partial_names(lw: "Lowerer", node: gast.Try, body: list) -> dict[str, tuple[str, str]]:
     """The variables the body may have assigned before raising, with the refusal of a read of one on a handler's
-    path: all it binds, but what only its last statement binds (a plain assignment, done only if it completed)."""
-    last = body[-1] if body else None
-    plain_last = isinstance(last, (gast.Assign, gast.AnnAssign)) and all(
-        isinstance(t, gast.Name) for t in (last.targets if isinstance(last, gast.Assign) else [last.target]))
-    before = body[:-1] if plain_last else body
+    path: all it binds, but what only its last statement binds when it completes (_binds_on_completion)."""
+    before = body[:-1] if body and _binds_on_completion(body[-1]) else body
     names = lw.stored_names(before)
     line = lw.parsed.loc(node).line
     reasons = {}

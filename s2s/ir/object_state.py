@@ -41,7 +41,7 @@ from s2s import runtime
 from s2s.analysis.global_shapes import Held, abstract_held
 from s2s.frontend.desugar import helpers
 from s2s.frontend.desugar.instances import method_of, specialized_method
-from s2s.frontend.policy import library_owned
+from s2s.frontend.policy import is_user_class, library_owned
 from s2s.frontend.tree import MISSING, AttributeOf, ItemOf
 from s2s.ir.core import UNDEFINED, Atom, Const, Op, Value, stmt_blocks
 
@@ -122,6 +122,8 @@ class ObjectState:
         self.idents: dict[int, tuple] = {}          # id(value) -> ident of the object it is
         self.aliases: dict[int, set] = {}           # id(phi) -> the idents of the objects it may be
         self.parents: dict[tuple, tuple] = {}       # ident -> (parent ident, kind, name, object): how it was found
+        self.named: dict[tuple, tuple] = {}         # ident -> (function, global name, object): found by that name
+        self.by_name: set[int] = set()              # the values that are a global's object, read by its name
         self.locations: dict[str, tuple] = {}       # env key -> location
         # ident -> {token: location}: the writes into it (or, through that location, into what it holds) that are
         # no longer forwarded; location None: anywhere in it
@@ -184,6 +186,9 @@ class ObjectState:
             return
         if op.prim is helpers.live and isinstance(op.args[0], Const) and holder(op.args[0].value):
             self.idents[id(op.outs[0])] = self.object_ident(op.args[0].value)
+        elif op.prim is runtime.free_name and isinstance(op.args[1], Const) \
+                and isinstance(op.args[1].value, types.FunctionType):
+            self._global_object(op)
         elif op.prim is helpers.new_object and isinstance(op.args[0], Const):
             # `Layer(W)` opened (s2s/frontend/desugar/instances.py): an object of this call, filled by its __init__
             ident = self.idents[id(op.outs[0])] = ("new", id(op.outs[0]))
@@ -196,6 +201,21 @@ class ObjectState:
             self.sizes[ident] = len(op.args)
             for k, item in enumerate(op.args):
                 self._stored(ident, "item", k, item)
+
+    def _global_object(self, op: Op) -> None:
+        """`OPT` read by name, an object of the user's class (or a list or dict of them): the object the name names now, as a method's `self`
+        is, so that `OPT.last` read after `OPT.obj(x)` wrote `self.last` is the value written, with its derivative
+        (read when the derivative ran, it was a constant: a wrong gradient, found by an outside tester). Where the
+        derivative relies on the object (`rely`), it depends on the name naming it (rebound, it is made anew:
+        s2s/driver/dispatch.py)."""
+        name, fn = op.args[0].value, op.args[1].value
+        found, obj = self.low.parsed.resolve(name)
+        if not found or not holder(obj) or isinstance(obj, (type, np.ndarray)) \
+                or not (type(obj) in (list, dict) or is_user_class(type(obj))):
+            return
+        ident = self.idents[id(op.outs[0])] = self.object_ident(obj)
+        self.by_name.add(id(op.outs[0]))
+        self.named.setdefault(ident, (fn, name, obj))       # (guarded where relied on)
 
     def made_before(self, env: dict) -> set:
         """The objects this call made that env's values (a loop's entry) are or hold: those made before the loop."""
@@ -233,7 +253,10 @@ class ObjectState:
         if isinstance(held, (Value, Const)):
             self.rely(ident)
             return held
-        held = self._held_array(ident, kind, name, node)
+        if kind == "attr" and ident[0] == "new":
+            self._plain_attribute(ident, name, node, "reading")
+        # (read through a global's name: as it was before the name was known to name the object, when it runs)
+        held = self._held_array(ident, kind, name, node) if id(base) not in self.by_name else None
         if held is not None:            # an array the object holds: specialized on like a global array
             self.rely(ident)
             out = low.op(runtime.free_name, [Const(name), Const(held)], node, hint, checked=False)
@@ -248,6 +271,22 @@ class ObjectState:
         # inside the object read (an append to self.X) is checked where that object is used or read from
         self._check(ident, node, forwarded=False, location=location, inside=id(out) not in self.idents)
         return out
+
+    def _plain_attribute(self, ident: tuple, name: Any, node: Any, doing: str) -> None:
+        """Refuse reading or writing, on an object this call made, an attribute its class makes a descriptor
+        (`functools.cached_property`, a library's descriptor): what the read finds is the descriptor's code, which
+        s2s does not follow (a property of the user's functions is its getter's or setter's call by now:
+        desugar/instance_properties.py). Read as a plain attribute its value was a constant: a wrong gradient."""
+        cls = self.classes.get(ident)
+        if cls is None or not isinstance(name, str):
+            return
+        found = inspect.getattr_static(cls, name, MISSING)
+        if found is MISSING or isinstance(found, (types.FunctionType, staticmethod, classmethod)) \
+                or not hasattr(type(found), "__get__") and not hasattr(type(found), "__set__"):
+            return
+        raise self.low.error(f"{doing} `{name}` of an object of {cls.__name__} built here runs its class's "
+                             f"{type(found).__name__}, which s2s does not follow", node,
+                             hint=f"make `{name}` a plain @property of {cls.__name__}, or a method")
 
     def _held_array(self, ident: tuple, kind: str, name: Any, node: Any) -> Held | None:
         """The owner of a `free_name` read of an array of numbers, or of a number, an object known now holds as a
@@ -291,6 +330,8 @@ class ObjectState:
                 return
         elif isinstance(obj, dict) and _literal_key(name):
             found = obj.get(name, MISSING)
+        elif type(obj) is list and type(name) is int and -len(obj) <= name < len(obj):
+            found = obj[name]           # (`NET[0].out`: the layer the list holds now, guarded where relied on)
         else:
             return
         if found is MISSING or not holder(found) or isinstance(found, type):
@@ -302,10 +343,16 @@ class ObjectState:
     def rely(self, ident: tuple | None) -> None:
         """The derivative relies on ident naming the object it names now: each step that found it is guarded
         (a dependency, checked on entry as a folded attribute is: desugar/known_values.py)."""
-        while ident is not None and ident not in self.relied:
-            self.relied.add(ident)
+        while ident is not None:
             step = self.parents.get(ident)
+            # (relied on before the step that found it was known, `self` of a method called first: not yet guarded)
+            if (ident, id(step)) in self.relied:
+                return
+            self.relied.add((ident, id(step)))
             if step is None:
+                named = self.named.get(ident)
+                if named is not None:   # the object a global names (`_global_object`): the name still names it
+                    self.low.dependencies.append(named)
                 return
             parent, kind, name, obj = step
             if parent[0] != "obj" or obj is None:       # (an object this call made holds it: nothing to guard)
@@ -467,6 +514,7 @@ class ObjectState:
     def store_attribute(self, base: Atom, name: str, value: Atom, node: Any) -> None:
         ident = self._target(base, node, "assignment into an attribute")
         if ident[0] == "new":       # an object this call made: written, and the value forwarded to its reads
+            self._plain_attribute(ident, name, node, "writing")
             self.low.op(runtime.store_attribute, [base, Const(name), value], node, n_outs=0, checked=False)
             self._stored(ident, "attr", name, value)
             return
@@ -606,6 +654,7 @@ class ObjectState:
         self.idents.update((renamed(i), ident) for i, ident in other.idents.items())
         self.aliases.update((renamed(i), set(a)) for i, a in other.aliases.items())
         self.parents.update(other.parents)
+        self.named.update(other.named)
         self.locations.update(other.locations)
         for ident, tokens in other.poison.items():
             self.poison.setdefault(ident, {}).update(tokens)

@@ -120,7 +120,10 @@ def own_outputs(fn: Function, param_kinds: list, checks: bool = True) -> Functio
     with its arguments, the globals it reads or its constants (module docstring). Without checks (Numba's code,
     which compiles no run-time helper of this pass), an array output that may share memory is copied whatever it
     turns out to be, and an output of another kind is left as it is."""
-    kinds = value_kinds(fn, list(param_kinds) + ["other"] * (len(fn.params) - len(param_kinds)))
+    param_kinds = list(param_kinds) + ["other"] * (len(fn.params) - len(param_kinds))
+    if _holds_nothing(fn, param_kinds):
+        return fn
+    kinds = value_kinds(fn, param_kinds)
     roots, = solve(fn, _Roots(kinds))
     if not any(roots.held(r) for r in _outputs(fn, roots)):
         return fn
@@ -174,6 +177,30 @@ def own_outputs(fn: Function, param_kinds: list, checks: bool = True) -> Functio
         if not any(id(o) in needed for o in op.outs):
             stmts.remove(op)
     return fn
+
+
+def _holds_nothing(fn: Function, param_kinds: list) -> bool:
+    """Whether nothing _Roots starts from occurs in fn: every parameter is a number, no operation reads a global,
+    no constant holds an array. Then no value shares memory with one, and fn is its outputs' own owner, known
+    without the kinds and the roots of every value (two walks of the dataflow engine over a large function)."""
+    if any(k != "scalar" for k in param_kinds):
+        return False
+    free, plain = runtime.free_name, _PLAIN_CONSTANTS
+    for stmt in walk(fn.body):
+        if stmt.__class__ is Op:
+            if stmt.prim is free:
+                return False
+            atoms = [*stmt.args, *stmt.kwargs.values()] if stmt.kwargs else stmt.args
+        else:
+            atoms = _inputs(stmt)
+        for a in atoms:
+            if a.__class__ is Const and type(a.value) not in plain and runtime._leaves(a.value):
+                return False
+    return not any(a.__class__ is Const and type(a.value) not in plain and runtime._leaves(a.value)
+                   for a in fn.body.results)
+
+
+_PLAIN_CONSTANTS = frozenset({float, int, bool, complex, str, type(None)})
 
 
 def _inputs(stmt: Any) -> list[Atom]:

@@ -670,12 +670,15 @@ def eliminate_common_subexpressions(fn: Function) -> Function:
         return mapping.get(id(atom), atom) if isinstance(atom, Value) else atom
 
     def block(b: Block, available: dict) -> None:
+        """available: the operations visible here, by key; those b adds are taken out again when b is done (a
+        copy of the enclosing blocks' for each nested block made the pass quadratic in a function of many)."""
         kept: list[Stmt] = []
+        added: list = []
         for stmt in b.stmts:
             if type(stmt) is not Op:
                 substitute(Block([stmt], []), mapping)
                 for inner in stmt_blocks(stmt):
-                    block(inner, dict(available))
+                    block(inner, available)
                 kept.append(stmt)
                 continue
             if mapping:
@@ -694,7 +697,10 @@ def eliminate_common_subexpressions(fn: Function) -> Function:
                         mapping[id(stmt.outs[0])] = found
                         continue
                     available[key] = stmt.outs[0]
+                    added.append(key)
             kept.append(stmt)
+        for key in added:
+            del available[key]
         b.stmts = kept
         if mapping:
             b.results = [sub(a) for a in b.results]
@@ -965,7 +971,8 @@ def _fold_container(op: Op, defining: dict[int, Op]) -> Atom | None:
         if source.prim is runtime.make_dict and key in source.args[0].value:
             return source.args[1 + source.args[0].value.index(key)]
         if source.prim is runtime.setitem and isinstance(source.args[1], Const) \
-                and type(source.args[1].value) is type(key) and isinstance(source.args[0], Value):
+                and type(source.args[1].value) is type(key) and isinstance(source.args[0], Value) \
+                and _python_container(source, defining):
             if source.args[1].value == key:
                 return source.args[2]
             if isinstance(key, str):          # another key of a dict: look further back
@@ -973,6 +980,15 @@ def _fold_container(op: Op, defining: dict[int, Op]) -> Atom | None:
                 continue
         return None
     return None
+
+
+def _python_container(write: Op, defining: dict[int, Op]) -> bool:
+    """Whether a chain of setitems writes into a list or dict built in the function: an array's item is not the
+    value written (`z[1] = 2.6` into an integer array reads back 2)."""
+    source: Op | None = write
+    while source is not None and source.prim is runtime.setitem and isinstance(source.args[0], Value):
+        source = defining.get(id(source.args[0]))
+    return source is not None and source.prim in (runtime.make_list, runtime.make_dict)
 
 
 def _fold(op: Op) -> Atom | None:

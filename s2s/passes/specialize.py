@@ -113,9 +113,13 @@ class _Specializer(Domain):
         if _has_for(fn.body):
             self.uses, self.defining      # noqa: B018 - counted before any rewrite
         self.folded: set[int] = set()
+        # the loops a carried shape or container of which changes between iterations (two known facts differ: the
+        # domain widened it), and loop -> its first iteration's results' facts (s2s/passes/known_sizes.py reads both)
+        self.unsettled: set[int] = set()
+        self.first_results: dict[int, list] = {}
         self.owned: set[int] = set()        # loop-carried adjoint arrays that only their loop reads
         self.containers = _Containers(self)
-        self.sizes = Sizes(self.sub, self.get, self.fresh)      # integers shapes decide, arrays made from them
+        self.sizes = Sizes(self.sub, self.get, self.full, self.fresh)   # integers shapes decide, arrays made of them
 
     @property
     def uses(self) -> dict[int, int]:
@@ -272,6 +276,12 @@ class _Specializer(Domain):
 
     def leave(self, loop: While | For) -> None:
         self.flavour(self.rewrites)         # what the body yields, plain
+        carried = [self.full(c) for c in loop.carried]
+        yielded = [self.full(r) for r in loop.body.results]
+        if id(loop) not in self.first_results:      # the first sweep: what the first iteration gives (known_sizes.py)
+            self.first_results[id(loop)] = [a if type(a) is Abstract else None for a in yielded]
+        if any(a is not None and b is not None and a != b for a, b in zip(carried, yielded)):
+            self.unsettled.add(id(loop))    # a carried shape seen to change from one iteration to the next
         joined = [_join(self.get(c), self.get(r)) for c, r in zip(loop.carried, loop.body.results)]
         self.flavour(False)
         for c, a in zip(loop.carried, joined):
@@ -373,8 +383,7 @@ class _Specializer(Domain):
             found = self.free.get(key)
             if found is not None:
                 self.set(op.outs[0], found)
-                if not self.inferring:
-                    self.free_read[key] = (op.args[0].value, op.args[1].value, found)
+                self.free_read[key] = (op.args[0].value, op.args[1].value, found)     # (known_sizes.py: shape_facts)
                 return [op]
         given = op
         if mode != "none" and (self.alias or self.inner_alias):
@@ -568,8 +577,14 @@ def _unbroadcast(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list
 def _counted(s: _Specializer, op: Op, G: Abstract, X: Abstract, R: Abstract) -> list[Op] | None:
     """`_unbroadcast(g, x, r)` with g a float standing for r's full shape (spread lazily) and x a number: every
     copy sums into x, g times r's size (a Python float for a Python number x, NumPy's for NumPy's, as the helper)."""
-    if G.shape != () or X.shape != () or G.python and G.dtype is not float or not G.python and G.dtype.kind != "f":
+    if G.shape != () or G.python and G.dtype is not float or not G.python and G.dtype.kind != "f":
         return None
+    if X.shape != ():           # x broadcast to r (c[-1] of shape (1,) against (3,)): g times the copies, x's shape
+        if X.python or np.broadcast_shapes(X.shape, R.shape) != R.shape:
+            return None
+        count = Const(int(np.prod(R.shape, dtype=np.int64) // max(1, np.prod(X.shape, dtype=np.int64))))
+        total = s.new(np.multiply if not G.python else syntax.BINARY["*"], [op.args[0], count], op)
+        return [total, s.new(np.full, [Const(X.shape), total.outs[0]], op, out=op.outs[0])]
     count = Const(int(np.prod(R.shape, dtype=np.int64)))
     if X.python:
         return [s.new(syntax.BINARY["*"], [op.args[0], count], op, out=op.outs[0])] if G.python else None
@@ -607,6 +622,26 @@ def _masked(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] 
     if isinstance(g, Const) and type(g.value) in (int, float) and g.value != 0:
         return op.args[0]
     return None
+
+
+def _add_arrays(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """`_add(a, b)` of two NumPy arrays or numbers (not Python numbers, of which 0 is no adjoint to the helper): `a +
+    b`, as the helper computes it (the adjoints of a list's items, summed after an unrolled loop). Of a NumPy
+    number 0 the helper gives the other operand, which `a + b` gives too when their dtypes agree."""
+    if len(facts) != 2 or op.kwargs or not all(f is not None and not f.python for f in facts):
+        return None
+    if () in (facts[0].shape, facts[1].shape) and facts[0].dtype != facts[1].dtype:
+        return None                 # a NumPy number 0 is no adjoint to the helper: the other one, of its dtype
+    return [s.new(syntax.BINARY["+"], list(op.args), op, out=op.outs[0])]
+
+
+def _list_item(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
+    """`_item(g, k)` of a list or tuple of adjoints of known length (_unconcatenate's pieces): `g[k]`."""
+    g = s.full(op.args[0]) if len(op.args) == 2 and not op.kwargs else None
+    key = op.args[1].value if g is not None and type(op.args[1]) is Const else None
+    if not (isinstance(g, Items) and g.kind in ("list", "tuple") and type(key) is int and 0 <= key < len(g.keys)):
+        return None
+    return [s.new(syntax.SUBSCRIPT, list(op.args), op, out=op.outs[0])]
 
 
 def _expand(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
@@ -732,6 +767,8 @@ _RULES = {
     runtime._unbroadcast: _unbroadcast,
     runtime._expand: _expand,
     runtime._masked: _masked,
+    runtime._add: _add_arrays,
+    runtime._item: _list_item,
     syntax.COMPARE["is not"]: _none_test,
     syntax.COMPARE["is"]: _none_test,
     slice: _known_slice,
@@ -761,6 +798,9 @@ def specialize(fn: Function, params: list[Abstract | None], free: dict | None = 
     # of fewer than SMALL elements
     fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
     _known(fn.body, s.facts, fn.arrays, fn.small)     # type: ignore[attr-defined]
+    if s.free:      # the globals whose shapes decided sizes folded before the transform (known_sizes.py): checked
+        for key, read in getattr(fn, "size_globals", {}).items():
+            s.free_read.setdefault(key, read)
     fn.global_checks = list(s.free_read.values())   # type: ignore[attr-defined]
     s.sizes = s.containers = None       # (they hold s: a cycle, freed now rather than by the collector)
     return fn

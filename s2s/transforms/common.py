@@ -48,6 +48,15 @@ def missing_rule(prim: Any, loc: Loc | None, what: str = "derivative") -> NoDeri
                                 f"value inside the function (its fields would carry the derivative)", loc,
                                 hint=f"build the {prim.__name__} outside the function and pass it in, or pass the "
                                      f"value to its methods as an argument")
+    if getattr(prim, "__module__", None) == "s2s.frontend.desugar.helpers":
+        # a construct the desugaring wrote as a call of its helper (`with`, a list's method): named as the construct,
+        # never as the helper, which no user registers a rule for
+        doc = (prim.__doc__ or "").strip().splitlines()
+        construct = doc[0].rstrip(".") if doc else prim.__name__
+        return NoDerivativeRule(f"s2s does not differentiate this construct given a differentiated value here "
+                                f"({construct[0].lower() + construct[1:]})", loc,
+                                hint="compute it from values without a derivative, or write it with operations "
+                                     "s2s differentiates (the README's table of what is refused)")
     if (getattr(prim, "__module__", None) or "").startswith("s2s.") and what == "tangent":
         # s2s's own functions met by forward mode: s2s.jvp or s2s.vjp called inside, a method of an object known
         # only when the code runs (its vjp), differentiated once more

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from s2s import runtime
-from s2s.ir.core import Atom, Block, Function, Op, Value, free_values, stmt_blocks, stmt_defs, stmt_inputs, \
-    substitute, walk
+from s2s.ir.core import UNDEFINED, Atom, Block, Const, Function, If, Op, Value, free_values, stmt_blocks, stmt_defs, \
+    stmt_inputs, substitute, walk
 from s2s.ir.naming import Namer
 
 
@@ -65,6 +65,7 @@ def split(fn: Function, late: list[int]) -> tuple[Function, Function, int]:
             break
         results_early += 1
     saved = [v for v in saved if not any(v is r for r in results[:results_early])]
+    early_stmts = _bound_on_every_path(early_stmts, {id(v) for v in [*results[:results_early], *saved]})
     early = Function(f"{fn.name}_forward", list(others), Block(early_stmts, results[:results_early] + saved), fn.loc)
     saved = list(results[:results_early]) + saved        # the rest reads these too (as its parameters)
     namer = Namer()
@@ -89,6 +90,23 @@ def split(fn: Function, late: list[int]) -> tuple[Function, Function, int]:
     substitute(body, copies)
     late_fn = Function(f"{fn.name}_rest", list(others) + params + [fn.params[k] for k in late], body, fn.loc)
     return early, late_fn, results_early
+
+
+def _bound_on_every_path(stmts: list, returned: set[int]) -> list:
+    """stmts, with a branch's result that a path does not define (a value the rest reads only on the path that
+    defines it: `v = v[0]` under `if z_isscalar:`) bound to None on that path where the early part returns it: it
+    returns every value it saves, whichever path ran."""
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, If) and any(id(v) in returned for v in stmt.outs):
+            blocks = []
+            for block in (stmt.then, stmt.orelse):
+                results = [Const(None) if id(v) in returned and isinstance(r, Const) and r.value is UNDEFINED else r
+                           for v, r in zip(stmt.outs, block.results)]
+                blocks.append(Block(block.stmts, results))
+            stmt = If(stmt.cond, blocks[0], blocks[1], stmt.outs, stmt.loc)
+        out.append(stmt)
+    return out
 
 
 def _names(fn: Function) -> set[str]:

@@ -209,6 +209,11 @@ LOOPS = {
     "passes/sequences.py:resolve": (1, REWRITE),
     "passes/specialize.py:_Specializer.sub": (1, NOT_A_FIXPOINT),
     "passes/unroll.py:unroll": (2, REWRITE + "; and a substitution's chains followed to their ends"),
+    "passes/optimize.py:_python_container": (1, "a chain of setitems followed back to the container written, "
+                                                "once (no fixed point)"),
+    "passes/known_sizes.py:unroll_known": (1, REWRITE + ": sizes folded and loops unrolled again while a loop is "
+                                              "unrolled (the loops it held have their bounds known then), at most 4 "
+                                              "times"),
     "transforms/batching.py:Region.chain": (1, NOT_A_FIXPOINT),
     "transforms/batching.py:_Batcher.read": (1, NOT_A_FIXPOINT),
     "transforms/batching.py:batch_function": (1, "the batching transform started again when a loop's batch "

@@ -66,8 +66,10 @@ def test_element_writes_into_an_array_made_from_a_size_are_in_place():
 
 def test_a_size_a_loop_changes_is_not_a_constant():
     # w = np.zeros(n) with n = len(v), v doubled each iteration: its shape is unknown, never (2,)
+    # (or the loop is unrolled, s2s/passes/known_sizes.py, each copy's w of its own shape: (2,), then (4,), then (8,))
     text = s2s.source(grows, np.ones(2)).split("_grad(", 1)[1]
-    assert "_expand(dw, w)" in text
+    code = "\n".join(line for line in text.splitlines() if not line.strip().startswith("#"))
+    assert "_expand(dw, w)" in text or "np.zeros(n_2)" in code and "_expand(dw" not in code, text
 
 
 MODES = ["reverse", "forward", "auto"]

@@ -193,3 +193,50 @@ def test_an_empty_sequence_raises_valueerror_as_python_does():
 def test_argmin_with_payload_second_order():
     """Outside round 5 (ordinary Python that was refused or crashed), G15: argmin with a payload, max/min with key=."""
     check_hvp(nearest_center, R)
+
+
+# an outside tester's report: `sorted(xs, key=lambda t: t[1])` whose key reads a local variable (these worked
+# already, checked here in every mode and to second order), and the same key written as a nested `def` passed by
+# its name, which was refused ("s2s does not support this nested function")
+
+def by_a_local_column(a, b, c):
+    k = 1
+    s = sorted([(a, b), (b, c), (c, a)], key=lambda t: t[k])
+    return s[0][0] * 2.0 + s[1][0] * s[2][1]
+
+
+def by_local_scores(x):
+    scores = x * 2.0 - 1.0
+    order = sorted(range(3), key=lambda i: scores[i])
+    return x[order[0]] * 3.0 + x[order[2]] ** 2
+
+
+def by_distance_to_an_active_local(a, b, c):
+    shift = a * 0.5
+    s = sorted([a, b, c], key=lambda t: abs(t - shift), reverse=True)
+    return s[0] * 2.0 + s[1] * s[2]
+
+
+def by_a_nested_def(xs, p):
+    column = 1
+
+    def distance(q):
+        return (q[column] - p) ** 2
+
+    s = sorted(xs, key=distance)
+    return s[0][0] * 2.0 + s[-1][1] + max(xs, key=distance)[0] * min(xs, key=distance)[1]
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (by_a_local_column, (1.5, 2.5, 0.3), 0),
+    (by_a_local_column, (1.5, 2.5, 0.3), 2),
+    (by_local_scores, (np.array([0.3, -0.7, 1.2]),), 0),
+    (by_distance_to_an_active_local, (1.5, 2.5, 0.3), 0),
+    (by_a_nested_def, (np.array([[0.3, 1.0], [0.1, 2.0], [0.7, 0.4]]), 0.9), 0),
+    (by_a_nested_def, ([(0.3, 1.0), (0.1, 2.0), (0.7, 0.4)], 0.9), 1),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_sorted_by_a_key_reading_locals(f, args, wrt):
+    from conftest import assert_gradient
+    from s2s.testing import check_grads
+    assert_gradient(f, *args, wrt=wrt)
+    check_grads(f, args, order=2, modes=("forward", "reverse"), wrt=wrt)

@@ -335,7 +335,7 @@ def test_a_body_run_twice_would_repeat_an_effect_so_it_is_refused():
 def test_the_derivative_reads_as_a_branch():
     text = s2s.source(benchmark, 0.5, mode="reverse")
     assert "failure = try_body(benchmark_try_body, (ZeroDivisionError,), x)" in text
-    assert "completed = failure is None" in text and "if completed:" in text
+    assert "completed = try_completed(failure)" in text and "if completed:" in text
     assert "try:" not in code(text)           # derivative code never catches an exception itself
 
 

@@ -66,11 +66,25 @@ def test_a_list_of_arrays():
         np.testing.assert_allclose(got, numeric(list_of_arrays, (W, x), 0), rtol=1e-5, atol=1e-7)
 
 
+def running_sum_of_a_list_argument(xs, y):
+    total = 0.0
+    for v in xs:                    # a list of numbers, any length: a loop
+        total = total + v * y
+    return total * len(xs)
+
+
 def test_the_loop_adds_into_the_adjoint_of_its_own():
+    # (a list the function builds has a known length: its loop is unrolled, s2s/passes/known_sizes.py)
     source = s2s.source(running_sum_of_a_list, wrt=(0, 1))
-    assert "_scatter_into(dxs, xs, i, dv)" in source
+    code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
+    assert "for " not in code.split("_grad(")[1] and "_add(" not in code.split("_grad(")[1]
+    args = ([0.7, -1.3, 0.2], 0.5)
+    source = s2s.source(running_sum_of_a_list_argument, *args, wrt=(0, 1))
+    assert "dxs = _scatter_into(dxs, xs, i, " in source     # (the name of the item's adjoint aside)
     assert "_add(dxs, _scatter(" not in source
-    assert "_scatter_into" not in s2s.source(running_sum_of_a_list, wrt=(0, 1), optimize=False)
+    assert "_scatter_into" not in s2s.source(running_sum_of_a_list_argument, *args, wrt=(0, 1), optimize=False)
+    got = s2s.grad(running_sum_of_a_list_argument, wrt=(0, 1))(*args)
+    assert got[0] == pytest.approx([0.5 * 3] * 3) and got[1] == pytest.approx(3 * (0.7 - 1.3 + 0.2))
 
 
 @pytest.mark.parametrize("inner", ["auto", "reverse", "forward"])

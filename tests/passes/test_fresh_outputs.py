@@ -170,3 +170,30 @@ def test_a_batched_gradient():
     np.testing.assert_array_equal(G, np.stack([X, 2.0 * X]))
     G *= 0.0
     np.testing.assert_array_equal(rows, np.stack([X, 2.0 * X]))
+
+
+G = np.array([1.0, 2.0, 4.0])
+
+
+def test_a_derivative_of_numbers_alone_skips_the_analyses_and_one_reading_a_global_does_not(monkeypatch):
+    """Nothing a derivative of numbers returns can share memory (no array argument, global or constant): its
+    outputs are its own without the kinds and roots of every value (two walks of the dataflow engine, a tenth of
+    a 5,000-line function's first call). A global array read makes them run."""
+    import math
+    from s2s.passes import fresh_outputs
+    calls = []
+    real = fresh_outputs.value_kinds
+    monkeypatch.setattr(fresh_outputs, "value_kinds", lambda *a: calls.append(1) or real(*a))
+
+    def numbers(x, y):
+        return math.sin(x) * y + x * x
+
+    gx, gy = s2s.grad(numbers, wrt=(0, 1))(0.3, 0.7)
+    assert (gx, gy) == pytest.approx((math.cos(0.3) * 0.7 + 0.6, math.sin(0.3)))
+    assert calls == []
+
+    def reads_global(x):
+        return np.sum(G) * x
+
+    assert s2s.grad(reads_global)(0.5) == pytest.approx(7.0)
+    assert calls

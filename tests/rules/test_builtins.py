@@ -44,3 +44,22 @@ def test_float32_of_a_differentiated_value(mode):
     np.testing.assert_allclose(s2s.grad(float32_product, mode=mode)(x64), x64 + x64.astype(np.float32), rtol=1e-7)
     assert s2s.grad(float32_of_a_float, mode=mode)(0.7) == pytest.approx(3.0, rel=1e-7)
     np.testing.assert_allclose(s2s.hessian(float32_product)(x64), 2 * np.eye(3), rtol=1e-6)
+
+
+def wrapped_phase(x, y):
+    q, r = divmod(x * x, y)
+    return r * r + q * np.sin(r)
+
+
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_divmod_of_floats(wrt):
+    """`divmod(x, y)` on floats was refused ("no derivative rule for divmod"; an outside tester's report): the
+    quotient is piecewise constant, the remainder x - y * floor(x / y) (rules/python_operators.py)."""
+    import s2s
+    from conftest import assert_gradient
+    from s2s.testing import check_grads
+    assert_gradient(wrapped_phase, 2.1, 1.3, wrt=wrt)
+    check_grads(wrapped_phase, (2.1, 1.3), order=2, modes=("forward", "reverse"), wrt=wrt)
+    # closed form: d r / d y = -q
+    assert s2s.grad(lambda x, y: divmod(x, y)[1], wrt=1)(7.5, 2.0) == pytest.approx(-3.0)
+    assert s2s.grad(lambda x, y: divmod(x, y)[1], wrt=1, mode="forward")(-7.5, 2.0) == pytest.approx(4.0)

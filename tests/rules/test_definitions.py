@@ -1,6 +1,7 @@
 """Library functions defined by Python code (rules/definitions.py): both modes and second order against central
 differences, with the checking mode comparing the definition's value with the library's."""
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -31,6 +32,7 @@ cases = {
  "multi_dot": (lambda a: np.linalg.multi_dot([X * a[0], X.T * a[1:4], a[:3]]) @ a[3:] + np.sum(np.linalg.multi_dot([a[:3], X])), (x,)),
  "logspace": (lambda a: np.sum(np.logspace(a[0], a[1], 4) ** 0.5) + np.sum(np.logspace(0.0, a[2], 3, base=2.0)), (x,)),
  "polynomial_polyval": (lambda a: np.sum(np.polynomial.polynomial.polyval(a, [1.0, 2.0, 3.0]) ** 2) + np.polynomial.polynomial.polyval(a[0], a[1:4]) + np.sum(np.polynomial.polynomial.polyval(a[:2], np.reshape(a[:4], (2, 2)))), (x,)),
+ "statistics": (lambda a: statistics.mean([a, a * a, 3.0]) * statistics.pstdev([a, 1.0, a ** 3]) + statistics.stdev((a, 2.0 * a, 0.5)) + statistics.variance([a, a * a], 0.1) + statistics.fmean([a, a * a], [1.0, a]) + statistics.pvariance([a, 0.2]), (0.7,)),
  "math": (lambda a: math.radians(a) * math.degrees(a * a) + math.fsum([a, a * a, 3.0]) + math.prod([a, a + 1.0, 2.0]), (0.7,)),
 }
 

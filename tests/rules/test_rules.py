@@ -8,6 +8,7 @@ import builtins
 import cmath
 import math
 import operator
+import statistics
 
 import numpy as np
 import pytest
@@ -84,6 +85,10 @@ DOMAINS = {
     operator.pow: [(1.5, 2.5), (0.3, -1.5), (2.0, 3.0)],
     builtins.pow: [(1.5, 2.5), (0.7, 0.5)],
     operator.mod: [(4.3, 1.5), (-4.3, 1.5)],
+    builtins.divmod: [("divmod(x, y)[1]", (4.3, 1.5)), ("divmod(x, y)[1] * divmod(x, y)[0]", (-4.3, 1.5)),
+                      ("q, r = divmod(x, y)\nr * r + q", (4.3, -1.7)),
+                      ("divmod(x, y)[1]", (np.array([4.3, -2.2, 0.7]), 1.5)),
+                      ("divmod(x, y)[1]", (0.8, np.array([0.3, -0.5, 1.5])))],
     operator.neg: [(1.5,), (-0.3,)],
     operator.pos: [(1.5,), (-0.3,)],
     builtins.abs: [(1.5,), (-0.3,)],
@@ -113,6 +118,14 @@ DOMAINS = {
                  ("math.hypot(x, 2.0 * x, y, 0.5)", (-0.7, 1.3))],
     math.dist: [("math.dist((x, y), (1.0, -2.0))", (0.5, 1.2)), ("math.dist([x, 2.0, y], [z, -1.0, 0.3])",
                                                                    (0.5, -1.2, 2.0))],
+    statistics.mean: [("statistics.mean([x, y, 2.0 * x])", (0.5, -1.2)), ("statistics.mean(x)", (A(4),))],
+    statistics.fmean: [("statistics.fmean((x, y))", (0.5, -1.2)), ("statistics.fmean([x, y], [y, 2.0])", (0.5, 1.2))],
+    statistics.variance: [("statistics.variance([x, y, 0.3])", (0.5, -1.2)),
+                          ("statistics.variance([x, y, 0.3], y)", (0.5, -1.2))],
+    statistics.pvariance: [("statistics.pvariance([x, y, 0.3])", (0.5, -1.2)),
+                           ("statistics.pvariance([x, 0.3], y)", (0.5, -1.2))],
+    statistics.stdev: [("statistics.stdev([x, y, 0.3])", (0.5, -1.2)), ("statistics.stdev(x)", (A(4),))],
+    statistics.pstdev: [("statistics.pstdev([x, y, 0.3])", (0.5, -1.2)), ("statistics.pstdev([x, 0.3], y)", (0.5, -1.2))],
     cmath.exp: [("cmath.exp(x).real", (0.7,)), ("abs(cmath.exp(1j * x + y))", (0.3, -0.4))],
     cmath.sqrt: [("cmath.sqrt(x).real", (0.7,)), ("cmath.sqrt(x).imag", (-0.7,)),
                  ("abs(cmath.sqrt(x + 1j * y)) + cmath.sqrt(x + 1j * y).imag", (0.4, 1.3))],
@@ -293,6 +306,8 @@ DOMAINS = {
     builtins.tuple: [("t = tuple([x, x * y])\nt[0] * t[1]", (1.5, -0.5)), ("t = tuple(x)\nt[0] + 2.0 * t[1]", (A(2),))],
     s2s.frontend.desugar.helpers.list_pop: [("ys = [x, x * y, y]\nys.pop(0)\nys[0] * ys[1]", (1.5, -0.5)),
                                    ("ys = [x, x * y, y]\nys.pop()\nys[0] * ys[-1]", (1.5, -0.5))],
+    s2s.frontend.desugar.helpers.list_insert: [("ys = [x, y]\nys.insert(1, x * y)\nys[0] * ys[1] + ys[2]", (1.5, -0.5)),
+                                      ("ys = [x]\nys.insert(-1, y * y)\nys[0] * ys[1]", (1.5, -0.5))],
     s2s.runtime._r_item: [("np.r_[x, y, 2.0]", (A(2), A(3)))], s2s.runtime._c_item: [("np.c_[x, y]", (A(2), A(2, 2)))],
     s2s.runtime._element_read: [("a = x * 1.0\na[0], a[1] = a[1], a[0]\na * np.arange(3.0)", (A(3),))],
     # (what s2s/passes/accumulate_items.py writes into a derivative: a gradient differentiated again meets it)
@@ -403,6 +418,8 @@ if scipy is not None:
         sp.log_expit: [(A(3),), (np.array([-30.0, 25.0]),)],
         sp.ndtr: [(A(3),)], sp.log_ndtr: [(A(3),), (np.array([-10.0, 8.0]),)], sp.ndtri: [(U(3) * 0.5 + 0.5,)],
         sp.xlogy: [(A(3), P(3)), (0.0, P(2))], sp.xlog1py: [(A(3), P(3))],
+        sp.boxcox: [(P(3) + 0.2, np.array([0.5, -1.3, 2.0])), (P(3) + 0.2, 0.0), (1.7, 1e-5), (0.4, -2e-4)],
+        sp.boxcox1p: [(P(3), np.array([0.5, -1.3, 2.0])), (A(3) * 0.3, 0.0), (0.7, 3e-6)],
         sp.entr: [(P(3),)], sp.rel_entr: [(P(3), P(3))], sp.kl_div: [(P(3), P(3))],
         sp.huber: [(1.2, A(3) * 2.0), (P(3), np.array([0.3, -2.5, 4.0]))],
         sp.pseudo_huber: [(1.2, A(3) * 2.0), (P(3), A(3))],
@@ -510,13 +527,13 @@ def _function_for(prim, case, make_fn, dtype=np.float64):
     prelude = "".join(f"    {line}\n" for line in statements)
     probe = make_fn(f"def probe({', '.join(args)}):\n{prelude}    return {expression}\n",
                     namespace={"scipy": scipy, "append": np.append, "NANS": NANS, "decay": decay,
-                               "newton_sqrt": newton_sqrt, "s2s": s2s, "cmath": cmath})
+                               "newton_sqrt": newton_sqrt, "s2s": s2s, "cmath": cmath, "statistics": statistics})
     weights = np.asarray(_rng.uniform(0.5, 1.5, size=np.shape(probe(*point))), dtype=dtype)
     body = f"np.sum(({expression}) * WEIGHTS)" if weights.ndim else f"({expression}) * WEIGHTS"
     return make_fn(f"def f({', '.join(args)}):\n{prelude}    return {body}\n",
                    namespace={"WEIGHTS": float(weights) if not weights.ndim else weights, "scipy": scipy, "NANS": NANS,
                               "decay": decay, "newton_sqrt": newton_sqrt, "s2s": s2s,
-                              "append": np.append, "cmath": cmath}), point
+                              "append": np.append, "cmath": cmath, "statistics": statistics}), point
 
 
 CASES = [(prim, case) for prim, cases in DOMAINS.items() for case in cases]

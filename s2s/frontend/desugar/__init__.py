@@ -13,6 +13,8 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
   ones; `*args` / `**kwargs` of a known length become fixed parameters;
 - `known_values`: branches, `hasattr`/`getattr`/`isinstance`/`len`... decided by values known when the
   derivative is made (literal arguments, `self`'s attributes, globals) folded, guarded on entry;
+- `function_arguments`: `g(x)` on a parameter given a function (the derivative specialized on which) as the call
+  of that function;
 - `properties`: a property whose getter writes into an object, read on an object known now, as a call of its
   getter (its writes are performed as the function's own, once per call);
 - `function_choice`: `f = a if ... else b` as a branch, then `f(x)`: each call the choice of the two calls;
@@ -26,9 +28,11 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
 - `reduce_calls`: `functools.reduce(f, items, start)` as the loop it runs;
 - `closures`: nested `def` and `lambda` become functions of their own (lifted,
   their free variables passed as arguments at each call); `map` a loop;
+- `dict_pairs`: `dict(zip(keys, values))` and `dict(enumerate(xs))` as the dict comprehensions they are;
 - `comprehensions`: list comprehensions and generator expressions become the
   loops they are;
 - `containers`: `dict.items/values/keys/get`, `list.extend/insert`;
+- `iterators`: `it = iter(xs)` read by `next(it)`, `next(it, d)` and `for v in it` as a list and a position;
 - `function_tables`: loops over a dict of functions unrolled, `D[key](x)` as a chain of ifs over its keys;
 - `reversed_items`: `reversed(xs)` of a list, tuple or array as `xs[::-1]`;
 - `zips`: `for p in zip(...)`, a zip of zips, `zip(*rows)` (a transpose), a zip given to list or sorted;
@@ -40,9 +44,13 @@ gast-to-gast rewrite in a module of this package, small and testable alone:
   (`S.__matmul__(x)`), refused where which one is known only when the code runs;
 - `instances`: a construction of the user's plain class (`Layer(W)`) as the object made empty, then its
   `__init__` called, so that its attributes are followed as written (s2s/ir/object_state.py);
+- `instance_properties`: a property read or written on an object of a known class (built in the function, or
+  `self` of its methods) as its getter's or setter's call;
 - `objects`: calls through objects (a method of a value whose class is known: the class's, instances.py) (`self.forward(x)`, `layer(x)`), methods of
   library objects, frozen distributions, loops over lists of layers unrolled;
   with `starred`: star-arguments and starred targets of a known length;
+- `fills`: `y.fill(v)` on an array variable as `y[...] = v` (after `objects`: a method of the user's class is
+  its own call by then);
 - `derivatives`: a call of a gradient s2s made is an operation whose rules are
   that gradient's own derivatives.
 
@@ -64,10 +72,15 @@ from s2s.frontend.desugar import (
     closures,
     comprehensions,
     containers,
+    dict_pairs,
+    fills,
+    function_arguments,
     function_choice,
     function_tables,
     imports,
     inline_gradients,
+    instance_properties,
+    iterators,
     instances,
     keyed_extrema,
     known_values,
@@ -95,12 +108,14 @@ if TYPE_CHECKING:
 # (A loop's variables read after it need no rewrite: lowering carries them out, unbound before a first
 # iteration as in Python.)
 REWRITES = (tries.rewrite, imports.rewrite, autograd_code.rewrite, signature.rewrite, known_values.rewrite,
-            properties.rewrite, function_choice.rewrite, statements.rewrite, writers.rewrite, loop_else.rewrite,
+            function_arguments.rewrite, properties.rewrite, function_choice.rewrite, statements.rewrite,
+            writers.rewrite, loop_else.rewrite,
             odeint_closures.rewrite, keyed_extrema.rewrite, partials.rewrite, reduce_calls.rewrite, closures.rewrite,
-            containers.rewrite,
-            comprehensions.rewrite,
+            containers.rewrite, dict_pairs.rewrite,
+            comprehensions.rewrite, iterators.rewrite,
             function_tables.rewrite, reversed_items.rewrite, zips.rewrite, pops.rewrite, chained_writes.rewrite,
-            reductions.rewrite, inline_gradients.rewrite, operators.rewrite, instances.rewrite, objects.rewrite)
+            reductions.rewrite, inline_gradients.rewrite, operators.rewrite, instances.rewrite,
+            instance_properties.rewrite, objects.rewrite, fills.rewrite)
 # each rewrite's `applies(ctx)`: whether its construct occurs in the tree as last scanned (Context.scan)
 _APPLIES = {rewrite: getattr(__import__(rewrite.__module__, fromlist=["applies"]), "applies", None)
             for rewrite in REWRITES}      # (a rewrite without one always runs)

@@ -7,6 +7,7 @@ import types
 from typing import TYPE_CHECKING, Any, Callable
 
 import gast
+import numpy as np
 
 from s2s.errors import UnsupportedSyntax
 from s2s.frontend import parsing
@@ -24,6 +25,8 @@ _BODIES = ("body", "orelse", "finalbody")
 
 
 class Context:
+    walked: list | None = None      # parsing.walk(node), while the tree is known unchanged since (an applies())
+
     def __init__(self, parsed: "ParsedFunction"):
         self.parsed = parsed
         nodes = self.scan()
@@ -140,7 +143,11 @@ class Context:
 
     def static(self, node: Any) -> tuple[bool, Any]:
         """(True, object) when the object an expression evaluates to is known now: a free name, a constant
-        placed by a rewrite, a parameter every caller passes the same object for, an attribute of those."""
+        placed by a rewrite, a parameter every caller passes the same object for, an attribute of those. A
+        function or object reached through attributes and items (`CFG.fn`, `FNS[0]`, `LOSS[KEY]`, `acts[0]` of a
+        closure's tuple) is known only with every look-up on the way recorded as a dependency (depend_on_chain):
+        the derivative a rewrite makes naming it is made anew when any of them changes; one that cannot be watched
+        (a property) leaves it unknown, read when the code runs."""
         if isinstance(node, gast.Constant):
             return True, node.value
         if isinstance(node, gast.Name):
@@ -160,20 +167,19 @@ class Context:
             index = self._static_index(node.slice)
             if found and isinstance(base, (list, tuple)) and index is not None:
                 try:
-                    return True, base[index]
+                    value = base[index]
                 except Exception:
                     return False, None
+                if _behaves(value) and not self.depend_on_chain(node):
+                    return False, None          # `FNS[0](x)`: the list's item, the global holding it, watched
+                return True, value
             if found and isinstance(base, dict):      # a function from a dict of functions, by a known key
                 known, key = self.static(node.slice)
                 if known and isinstance(key, (str, int)) and callable(base.get(key)):
-                    if isinstance(node.slice, gast.Attribute):        # `self.fns[self.kind]`: the key watched too
-                        owner = self.static(node.slice.value)
-                        if owner[0] and is_user_object(owner[1]):
-                            self._depend_on_attribute(owner[1], node.slice.attr)
-                    dependency = (id(base), key)
-                    if dependency not in self.parsed.attributes:
-                        self.parsed.attributes[dependency] = (ItemOf(base), key, base[key])
-                    self.depend_on_chain(node.value)        # the dict itself, as the code reaches it
+                    # the item, the dict as the code reaches it and the key's own look-ups (`self.fns[self.kind]`,
+                    # `LOSS[KEY]`: a key rebound chooses another function)
+                    if not self.depend_on_chain(node):
+                        return False, None
                     return True, base[key]
         if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
                 and isinstance(node.args[0], gast.Constant) and isinstance(node.args[0].value, str) \
@@ -191,10 +197,13 @@ class Context:
                     value = getattr(base, node.attr)
                 except Exception:
                     return False, None
-                if callable(value) and (is_user_object(base) and not isinstance(base, type)
-                                        or _user_namespace(base)):
-                    self._depend_on_attribute(base, node.attr)      # (`hmod.helper`, `Ops.helper`: rebound later)
-                    self.depend_on_chain(node.value)        # and the object, as the code reaches it (`self.layer`)
+                if _behaves(value) and (_user_namespace(base) or not isinstance(base, _READ_LIVE)):
+                    # a function or object read from an object (of any class: a SimpleNamespace, a library's
+                    # object too) or from the user's module or class (`hmod.helper`, `Ops.helper`): the attribute
+                    # and each look-up on the way watched (`CFG.act`, `self.layer`), or not known now. (A method of
+                    # data, `U.copy`, is read when the code runs: lowering's, not named by value.)
+                    if not self.depend_on_chain(node):
+                        return False, None
                 return True, value
         return False, None
 
@@ -230,14 +239,14 @@ class Context:
             found, base = self.static(node.value)
             if not found or not self.depend_on_chain(node.value):
                 return False
-            if isinstance(base, _LITERALS) or library_owned(base) and isinstance(base, (type, types.ModuleType)):
+            if isinstance(base, _LITERALS) or library_owned(base) and isinstance(base, (type, types.ModuleType)) \
+                    and not _user_namespace(base):
                 return True             # (a library's module or class: np.pi, never rebound)
             try:
                 held = inspect.getattr_static(base, node.attr)
             except Exception:       # noqa: BLE001 - not readable without running its code
                 return False
-            if hasattr(type(held), "__get__") and not isinstance(held, (types.FunctionType, staticmethod,
-                                                                        classmethod, types.BuiltinFunctionType, type)):
+            if not _watchable(base, node.attr, held):
                 return False            # a property or another descriptor: what it gives is not watched
             self._depend_on_attribute(base, node.attr)
             return True
@@ -253,7 +262,7 @@ class Context:
             elif isinstance(base, dict):
                 known, key = self.static(node.slice)
                 if not known or not isinstance(key, (str, int)) or key not in base or \
-                        isinstance(node.slice, gast.Attribute) and not self.depend_on_chain(node.slice):
+                        not self.depend_on_chain(node.slice):
                     return False
             else:
                 return False
@@ -284,9 +293,11 @@ class Context:
         """Where each name is bound, loaded and iterated over, and the value of each single-target assignment: one
         walk of the tree, made again after the tree is scanned again (a rewrite ran), a statement is replaced
         (map_statements) or a fresh name is made; an assignment's value is read as it is now (walking the tree for
-        each variable looked up made desugaring quadratic in the function's size)."""
+        each variable looked up made desugaring quadratic in the function's size). `walked`, when set, is
+        parsing.walk(self.node) of the tree as it is (an applies() that walked it already)."""
         if self._bindings is None or self._bindings.made != _REPLACED[0]:
-            self._bindings = Bindings(parsing.walk(self.node), _REPLACED[0])
+            nodes = self.walked if self.walked is not None else parsing.walk(self.node)
+            self._bindings = Bindings(nodes, _REPLACED[0])
         return self._bindings
 
     def _static_local(self, id_: str) -> tuple[bool, Any]:
@@ -433,6 +444,38 @@ def _user_namespace(obj: Any) -> bool:
     if isinstance(obj, types.ModuleType):
         return not library_owned(obj)
     return False
+
+
+# what a method is read from when the code runs (lowering maps it to NumPy's function, objects._data_or_namespace),
+# and a library's module or class, whose functions never change
+_READ_LIVE = (type, types.ModuleType, np.ndarray, np.generic, list, tuple, dict, set)
+_METHODS = (types.FunctionType, staticmethod, classmethod, types.BuiltinFunctionType, type, types.MethodDescriptorType,
+            types.WrapperDescriptorType, types.ClassMethodDescriptorType)
+
+
+def _watchable(base: Any, name: str, held: Any) -> bool:
+    """Whether what `base.name` gives is decided by what holds it (watched by identity: dispatch._attribute_watch):
+    an object's own attribute (no descriptor runs), or a method its class defines (a function, a builtin's or a
+    compiled library's method: binding it runs no code of the user's). Not a property or another descriptor
+    (`functools.cached_property`, a slot), whose value only running code tells."""
+    own = getattr(base, "__dict__", None)
+    if type(own) is dict and own.get(name, _ABSENT) is held:
+        return True
+    kind = type(held)
+    if not hasattr(kind, "__get__") or isinstance(held, _METHODS):
+        return True
+    return not (hasattr(kind, "__set__") or hasattr(kind, "__delete__")) and \
+        kind.__name__ in ("cython_function_or_method", "fused_cython_function")
+
+
+_ABSENT = object()
+
+
+def _behaves(value: Any) -> bool:
+    """A value whose identity decides the code a rewrite makes (a function or callable object, or an object of the
+    user's class): found through a look-up, each link of it is watched (Context.depend_on_chain). Data is read
+    when the code runs."""
+    return callable(value) or is_user_object(value)
 
 
 def is_user_object(obj: Any) -> bool:

@@ -82,6 +82,30 @@ def assert_array(value: Any, function: str) -> None:
                          f"y = operator.{function.removeprefix('i')}(y, ...) instead")
 
 
+def assert_fillable(value: Any) -> None:
+    """Before `y[...] = v`, read from `y.fill(v)` (fills.py): the method writes into an array; s2s reads no other
+    type's `fill` as a write."""
+    if not isinstance(value, np.ndarray) and not type(value).__module__.startswith(("dask", "cupy")):
+        raise ValueError(f"s2s: `.fill(v)` of a {type(value).__name__}: s2s reads `y.fill(v)` as the write "
+                         f"`y[...] = v` into a NumPy array, and y is not one")
+
+
+assert_fillable._s2s_effect = True      # type: ignore[attr-defined]  # (it raises: never dropped)
+registry.nondifferentiable(assert_fillable)
+
+
+def next_position(items: Any, position: int) -> int:
+    """`next(it)` read as `items[position]` (iterators.py): the position, or StopIteration where Python's `next`
+    raises it (the iterator is exhausted)."""
+    if position >= len(items):
+        raise StopIteration
+    return position
+
+
+next_position._s2s_effect = True        # type: ignore[attr-defined]  # (it may raise: never dropped)
+registry.nondifferentiable(next_position)
+
+
 def star_call(function: Any, args: tuple, **kwargs: Any) -> Any:
     """`function(*args, **kwargs)`, a call whose star-arguments' length is known only when the code runs: Python's
     call, given no value that carries a derivative (its record refuses it otherwise)."""
@@ -211,12 +235,25 @@ def try_body(body: Any, catches: Any, *values: Any) -> Any:
     writes into (`body.s2s_written`, by position) are given as copies: the derivative makes those writes itself."""
     written = getattr(body, "s2s_written", ())
     if written:
-        values = tuple(_copied(v) if k in written else v for k, v in enumerate(values))
+        augmented = getattr(body, "s2s_augmented", ())
+        values = tuple(v if k in augmented and not _in_place(v) else _copied(v) if k in written else v
+                       for k, v in enumerate(values))
     try:
         body(*values)
     except catches as exc:
         return exc
     return None
+
+
+_IN_PLACE = ("__iadd__", "__isub__", "__imul__", "__imatmul__", "__itruediv__", "__ifloordiv__", "__imod__",
+             "__ipow__", "__ilshift__", "__irshift__", "__iand__", "__ixor__", "__ior__")
+
+
+def _in_place(value: Any) -> bool:
+    """Whether an augmented assignment (`acc += v`) may write value in place: a type with an in-place operator (a
+    number, a tuple, a Fraction have none: Python binds a new value)."""
+    cls = type(value)
+    return any(hasattr(cls, name) for name in _IN_PLACE)
 
 
 def _copied(value: Any) -> Any:
@@ -229,6 +266,25 @@ def _copied(value: Any) -> Any:
     raise ValueError(f"s2s: this `try` body writes into a {type(value).__name__}, which s2s cannot copy to run the "
                      f"body as written first (it would write twice); compute the value in the body and write it "
                      f"after the `try`")
+
+
+def try_completed(failure: Any) -> bool:
+    """Whether the `try` body completed (try_body gave None). Batched (s2s.vmap: try_body runs once per example,
+    its failures one item each), example by example."""
+    return failure is None
+
+
+def each_completed(failures: Any) -> Any:
+    """try_completed of each example's failure (the items of a batch, along its first axis)."""
+    return np.array([f is None for f in failures], dtype=bool)
+
+
+@registry.batching(try_completed)
+def _try_completed_batched(axes, failure):
+    return each_completed(failure), 0
+
+
+registry.nondifferentiable(try_completed, each_completed)
 
 
 try_body._s2s_effect = True     # type: ignore[attr-defined]  # never dropped: it raises what the body raises

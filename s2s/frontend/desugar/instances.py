@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import linecache
 import textwrap
 import types
 import weakref
@@ -46,9 +47,110 @@ _OBJECT_SLOTS = ("__setattr__", "__getattribute__", "__delattr__")
 
 
 def openable(cls: Any) -> bool:
-    """A plain class of the user's whose construction s2s follows (`plain`), none of whose functions changes a
-    container an attribute holds."""
-    return plain(cls) and not _changes_what_it_holds(cls)
+    """A plain class of the user's whose construction s2s follows (`plain`, or a plain dataclass: `dataclass_init`),
+    none of whose functions changes a container an attribute holds."""
+    return (plain(cls) or dataclass_init(cls) is not None) and not _changes_what_it_holds(cls)
+
+
+_DATACLASS_INITS: "weakref.WeakKeyDictionary[type, Any]" = weakref.WeakKeyDictionary()
+_GENERATED = {"__init__", "__repr__", "__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"}
+
+
+def dataclass_init(cls: Any) -> Any:
+    """For a dataclass of the user's built as Python builds a plain class's objects (not frozen, no slots, no
+    `__new__`, `__setattr__` or metaclass of its own, `__init__` the one dataclasses wrote, no InitVar), a
+    function that does what that `__init__` does, with source s2s reads: each field's parameter (its default,
+    `default_factory` called when it is not given, keyword-only fields as such) stored on the object in the order
+    of the fields, then `self.__post_init__()` if the class has one. None for any other class."""
+    if not isinstance(cls, type):
+        return None
+    try:
+        return _DATACLASS_INITS[cls]
+    except (KeyError, TypeError):
+        pass
+    made = _dataclass_init(cls)
+    try:
+        _DATACLASS_INITS[cls] = made
+    except TypeError:
+        pass
+    return made
+
+
+def _dataclass_init(cls: type) -> Any:
+    if type(cls) is not type or not is_user_class(cls) or not dataclasses.is_dataclass(cls) \
+            or trees.registered(cls) is not None or cls.__dataclass_params__.frozen:
+        return None
+    if any(base is not object and (not is_user_class(base) or "__slots__" in vars(base)) for base in cls.__mro__):
+        return None
+    if cls.__new__ is not object.__new__ or any(getattr(cls, n) is not getattr(object, n) for n in _OBJECT_SLOTS) \
+            or inspect.getattr_static(cls, "__getattr__", None) is not None:
+        return None
+    init = inspect.getattr_static(cls, "__init__", None)
+    if not (isinstance(init, types.FunctionType) and _generated(init)):
+        return None
+    post_init = inspect.getattr_static(cls, "__post_init__", None)
+    if post_init is not None and not (isinstance(post_init, types.FunctionType) and is_user_function(post_init)):
+        return None
+    fields = list(getattr(cls, "__dataclass_fields__").values())
+    if any(f._field_type is not dataclasses._FIELD for f in fields if f._field_type is not dataclasses._FIELD_CLASSVAR):
+        return None                                 # (an InitVar: a parameter that is not stored)
+    fields = [f for f in fields if f._field_type is dataclasses._FIELD]
+    if any(not f.name.isidentifier() or f.name.startswith("_s2s") for f in fields):
+        return None
+    params, star, body, defaults = ["self"], False, [], {}
+    missing = "_s2s_missing"
+    for f in fields:
+        has_default = f.default is not dataclasses.MISSING
+        has_factory = f.default_factory is not dataclasses.MISSING
+        if not f.init:
+            if has_factory:
+                defaults[f"_s2s_f{len(defaults)}"] = f.default_factory
+                body.append(f"self.{f.name} = _s2s_f{len(defaults) - 1}()")
+            elif has_default:
+                defaults[f"_s2s_d{len(defaults)}"] = f.default
+                body.append(f"self.{f.name} = _s2s_d{len(defaults) - 1}")
+            continue
+        if f.kw_only and not star:
+            params.append("*")
+            star = True
+        if has_factory:
+            defaults[f"_s2s_f{len(defaults)}"] = f.default_factory
+            params.append(f"{f.name}={missing}")
+            body.append(f"self.{f.name} = _s2s_f{len(defaults) - 1}() if {f.name} is {missing} else {f.name}")
+            continue
+        if has_default:
+            defaults[f"_s2s_d{len(defaults)}"] = f.default
+            params.append(f"{f.name}=_s2s_d{len(defaults) - 1}")
+        else:
+            params.append(f.name)
+        body.append(f"self.{f.name} = {f.name}")
+    if post_init is not None:
+        body.append("self.__post_init__()")
+    filename = f"<s2s: the __init__ of dataclass {cls.__module__}.{cls.__qualname__}>"
+    text = f"def __init__({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in body or ["pass"])
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    namespace: dict = dict(init.__globals__)
+    namespace.update(defaults)
+    namespace[missing] = _MISSING
+    exec(compile(text, filename, "exec"), namespace)
+    made = namespace["__init__"]
+    made.__qualname__ = f"{cls.__qualname__}.__init__"
+    made.__module__ = init.__module__
+    return made
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<a dataclass field not given>"
+
+
+_MISSING = _Missing()
+
+
+def _generated(fn: types.FunctionType) -> bool:
+    """Whether fn is a method dataclasses wrote (its code compiled from a string, or its wrapper of `__repr__`,
+    named as one of its methods)."""
+    return fn.__name__ in _GENERATED and fn.__code__.co_filename in ("<string>", dataclasses.__file__)
 
 
 def plain(cls: Any) -> bool:
@@ -103,6 +205,8 @@ def _changes_what_it_holds(cls: type) -> bool:
         for base in cls.__mro__[:-1]:
             for fn in vars(base).values():
                 fn = getattr(fn, "__func__", fn)
+                if isinstance(fn, types.FunctionType) and dataclasses.is_dataclass(base) and _generated(fn):
+                    continue                # (dataclasses' own: the __init__ is dataclass_init's, they store no more)
                 if isinstance(fn, types.FunctionType) and (_mutates_held(fn) or _stores_over(fn, functions)):
                     found = True
         _CHANGES[cls] = found
@@ -346,7 +450,7 @@ def _open(ctx: Context, stmt: Any) -> list | None:
         obj = target.id if direct and call is stmt.value else ctx.fresh(cls.__name__.lower())
         make = gast.Call(func=constant(helpers.new_object, call), args=[constant(cls, call)], keywords=[])
         out.append(located(gast.Assign(targets=[name(obj, call, store=True)], value=make, type_comment=None), call))
-        init = inspect.getattr_static(cls, "__init__")
+        init = dataclass_init(cls) or inspect.getattr_static(cls, "__init__")
         ctx._depend_on_attribute(cls, "__init__")
         if init is object.__init__:
             if call.args or call.keywords:

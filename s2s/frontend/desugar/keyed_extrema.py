@@ -10,8 +10,8 @@ first item with the greatest (least) key kept, so the derivative follows the ite
                                                   best = best_1
 
 `max(a, b, key=f)` runs over the tuple (a, b). An empty sequence raises ValueError as Python's max does, unless
-`default=` is given. `sorted(xs, key=lambda i: v[i])` whose key reads the function's own variables (a lambda s2s
-cannot hand to sorted's rule as a constant) is the same: the keys computed by a loop, the positions that sort them
+`default=` is given. `sorted(xs, key=lambda i: v[i])` whose key reads the function's own variables (a lambda, or a nested
+`def` passed by its name, that s2s cannot hand to sorted's rule as a constant) is the same: the keys computed by a loop, the positions that sort them
 found as Python sorts (stable, `reverse=` kept), the items read at those positions.
 
 Runs before `closures`, which lifts the key's lambda (it may read the function's variables, `key=lambda i: v[i]`),
@@ -46,11 +46,23 @@ def _sorted_by_local_key(ctx: Context, call: Any) -> bool:
             and ctx.names(call.func, builtins.sorted)):
         return False
     key = next(k.value for k in call.keywords if k.arg == "key")
-    if not isinstance(key, gast.Lambda):
+    if isinstance(key, gast.Name):
+        key = _nested_def(ctx, key.id)
+    if not isinstance(key, (gast.Lambda, gast.FunctionDef)):
         return False
     params = {a.id for a in key.args.args}
+    body = key.body if isinstance(key.body, list) else [key.body]
     return any(isinstance(n, gast.Name) and n.id in ctx.local_names() and n.id not in params
-               for n in gast.walk(key.body))
+               for stmt in body for n in gast.walk(stmt))
+
+
+def _nested_def(ctx: Context, id_: str) -> Any:
+    """The nested `def id_(...)` of the function, when it is the one binding of id_ (`key=by_distance`), else None."""
+    found = [n for n in ctx.node.body if isinstance(n, gast.FunctionDef) and n.name == id_]
+    if len(found) != 1 or any(isinstance(n, gast.Name) and n.id == id_ and isinstance(n.ctx, gast.Store)
+                              for n in gast.walk(ctx.node)):
+        return None
+    return found[0]
 
 
 def _sorted(ctx: Context, node: gast.Call, pre: list) -> Any:
@@ -71,9 +83,12 @@ def _sorted(ctx: Context, node: gast.Call, pre: list) -> Any:
     empty = gast.List(elts=[], ctx=gast.Load())
     reverse = keywords.get("reverse", constant(False, node))
     positions = gast.Call(func=constant(helpers.sorted_positions, node), args=[name(keys, node), reverse], keywords=[])
-    pre += [assign(key_fn, keywords["key"]), assign(seq, listed(ctx, node.args[0])), assign(keys, empty),
-            loop(item, seq, [appending(keys, gast.Call(func=name(key_fn, node), args=[name(item, node)],
-                                                       keywords=[]))]),
+    key = keywords["key"]
+    named = isinstance(key, gast.Name)      # a nested def: called by its name (the call closures lifts)
+    pre += ([] if named else [assign(key_fn, key)]) + [
+            assign(seq, listed(ctx, node.args[0])), assign(keys, empty),
+            loop(item, seq, [appending(keys, gast.Call(func=name(key.id if named else key_fn, node),
+                                                       args=[name(item, node)], keywords=[]))]),
             assign(order, positions), assign(out, gast.List(elts=[], ctx=gast.Load())),
             loop(i, order, [appending(out, gast.Subscript(value=name(seq, node), slice=name(i, node),
                                                           ctx=gast.Load()))])]

@@ -44,7 +44,7 @@ from s2s.frontend.desugar.context import (
 from s2s.frontend.desugar.known_values import is_literal_value, known_literal
 from s2s.frontend.desugar.starred import star_arguments, starred_targets
 from s2s.frontend.policy import is_user_class, is_user_function
-from s2s.frontend.desugar.specialization import specialize  # noqa: F401  (reached as objects.specialize)
+from s2s.frontend.desugar.specialization import code_signature, specialize  # noqa: F401  (reached as objects.specialize)
 from s2s.frontend.tree import Facts, clone_tree, synthetic_of
 from s2s.rules import nested
 
@@ -306,6 +306,7 @@ def callable_form(ctx: Context, obj: Any, like: Any) -> tuple | None:
         extra = [gast.keyword(arg=k, value=constant(v, like)) for k, v in obj.keywords.items()]
         return callee, prefix + [constant(a, like) for a in obj.args], keywords + extra
     if is_user_object(obj) and callable(obj) and not isinstance(obj, types.FunctionType):
+        ctx._depend_on_attribute(type(obj), "__call__")     # (`Square.__call__ = ...`: Python calls the new one)
         return callable_form(ctx, obj.__call__, like)
     return None
 
@@ -342,7 +343,7 @@ def _specialize_call(ctx: Context, node: gast.Call) -> gast.Call:
         return node                           # already read for its call
     if any(isinstance(a, gast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return node
-    params = inspect.signature(fn, follow_wrapped=False).parameters
+    params = code_signature(fn).parameters
     positional = [p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     arity = {p.name: max(0, len(node.args) - len(positional)) for p in params.values()
              if p.kind is p.VAR_POSITIONAL}

@@ -39,20 +39,26 @@ def applies(ctx: Context) -> bool:
     if not ctx.kinds & {gast.BinOp, gast.AugAssign, gast.UnaryOp}:
         return False
     names: dict[str, bool] = {}         # (a name's class is the same wherever it is read: asked once a name)
-    for n in _operands(ctx.node):
-        if isinstance(n, gast.Name):
-            if n.id not in names:
-                names[n.id] = _class_of(ctx, n) is not None
-            if names[n.id]:
+    # one walk for the operands and, if asked for, the constructions and the bindings (the tree does not change
+    # while applies runs: ctx.walked holds its nodes until then)
+    ctx.walked = parsing.walk(ctx.node)
+    try:
+        for n in _operands(ctx.node, ctx.walked):
+            if isinstance(n, gast.Name):
+                if n.id not in names:
+                    names[n.id] = _class_of(ctx, n) is not None
+                if names[n.id]:
+                    return True
+            elif _class_of(ctx, n) is not None:
                 return True
-        elif _class_of(ctx, n) is not None:
-            return True
-    return False
+        return False
+    finally:
+        ctx.walked = None
 
 
-def _operands(root: Any) -> list:
+def _operands(root: Any, nodes: list | None = None) -> list:
     out = []
-    for node in parsing.walk(root):
+    for node in parsing.walk(root) if nodes is None else nodes:
         if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
             out += [node.left, node.right]
         elif isinstance(node, gast.AugAssign) and type(node.op) in _BINARY:
@@ -112,15 +118,16 @@ def _constructed(ctx: Context, id_: str) -> type | None:
     """The class every assignment of the local variable id_ constructs (`u = Vec(x)`), if one."""
     table = getattr(ctx, "_constructed_classes", None)
     if table is None or table[0] is not ctx.node:
-        table = (ctx.node, _constructions(ctx))
+        table = (ctx.node, _constructions(ctx, ctx.walked))
         ctx._constructed_classes = table        # type: ignore[attr-defined]
     return table[1].get(id_)
 
 
-def _constructions(ctx: Context) -> dict:
+def _constructions(ctx: Context, nodes: list | None = None) -> dict:
+    """nodes: the tree's (parsing.walk), if walked already."""
     values: dict[int, Any] = {}
     names = []
-    for n in parsing.walk(ctx.node):           # (one walk; parsing's, faster than gast.walk)
+    for n in parsing.walk(ctx.node) if nodes is None else nodes:     # (one walk; parsing's, faster than gast.walk)
         if type(n) is gast.Assign and len(n.targets) == 1 and type(n.targets[0]) is gast.Name:
             values[id(n.targets[0])] = n.value
         elif type(n) is gast.Name and isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)):

@@ -54,9 +54,20 @@ def specialize(fn: types.FunctionType, known: dict | None = None, arity: dict | 
     return clone
 
 
+def code_signature(fn: types.FunctionType) -> inspect.Signature:
+    """The signature fn's own code has: not the `__signature__` a wrapper may be given to stand for another
+    function (array_api_compat's `get_xp` wrappers, `def wrapped_f(*args, **kwargs)`, say they take `x, /, *,
+    dtype=None`), which is not the parameters its body reads."""
+    if "__signature__" not in getattr(fn, "__dict__", {}):
+        return inspect.signature(fn, follow_wrapped=False)
+    plain = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    plain.__kwdefaults__ = fn.__kwdefaults__
+    return inspect.signature(plain, follow_wrapped=False)
+
+
 def _fixed_signature(fn: Any, arity: dict, kwnames: dict) -> inspect.Signature:
     params = []
-    for p in inspect.signature(fn, follow_wrapped=False).parameters.values():
+    for p in code_signature(fn).parameters.values():
         if p.kind is p.VAR_POSITIONAL:
             params += [inspect.Parameter(f"{p.name}_{i}", inspect.Parameter.POSITIONAL_ONLY)
                        for i in range(arity.get(p.name, 0))]

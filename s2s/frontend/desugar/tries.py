@@ -5,7 +5,8 @@ Runs first of the rewrites, on the tree as the user wrote it:
 
 - each `try` keeps a copy of its body as written (`node.s2s_probe`), before any other rewrite changes it: the
   derivative runs that copy, as Python would, to find how the body ends (completed, or which exception it raised);
-- `node.s2s_locals`: the function's own variables (its parameters and the names it binds), as Python sees them;
+- `node.s2s_locals`: the function's own variables (its parameters, the names it binds and the functions and classes
+  it defines), as Python sees them;
 - a bare `raise` in a handler re-raises the exception the handler caught, by a name:
 
       except KeyError:        ->   except KeyError as error:
@@ -32,11 +33,13 @@ def applies(ctx: Context) -> bool:
 
 
 def rewrite(ctx: Context) -> None:
-    local_names = frozenset(ctx.local_names())
+    defined = _defined_inside(ctx.node)
+    local_names = frozenset(ctx.local_names()) | defined
     for node in list(gast.walk(ctx.node)):
         if isinstance(node, gast.Try) and not hasattr(node, "s2s_probe"):
             node.s2s_probe = clone_tree(node.body)
             node.s2s_locals = local_names
+            node.s2s_defined = defined
     for node in list(gast.walk(ctx.node)):
         if isinstance(node, gast.Try) and not getattr(node, "s2s_prepared", False):
             node.s2s_prepared = True        # (a nested function's tree is read again when it is lifted)
@@ -46,6 +49,21 @@ def rewrite(ctx: Context) -> None:
                 for handler in node.handlers:
                     handler.body = _finally_before_raise(ctx, handler.body, node.finalbody)
                 node.orelse = _finally_before_raise(ctx, node.orelse, node.finalbody)
+
+
+def _defined_inside(fn: Any) -> frozenset:
+    """The functions and classes fn's own scope defines (`def g(t): ...` in its body): variables of fn, which the
+    body of a `try` as written cannot be given (lifted by the closures rewrite, they hold no value there)."""
+    found, stack = set(), list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            found.add(node.name)
+            continue
+        if isinstance(node, gast.Lambda):
+            continue
+        stack.extend(gast.iter_child_nodes(node))
+    return frozenset(found)
 
 
 def _name_reraise(ctx: Context, handler: gast.ExceptHandler) -> None:
