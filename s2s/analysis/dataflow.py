@@ -6,7 +6,7 @@ An analysis is a *domain*: facts about values (kept in `domain.facts`, keyed by 
 `join`). The engine alone walks the IR and knows about control flow:
 
 - forward, it sweeps the function in program order (a `While`'s test, then its body; a `For`'s body), calling
-  the domains' transfers; an `If`'s results are merged after both branches;
+  the domains' transfers; an `If`'s `fork` before its branches, its results merged after both;
 - backward (domains with `backward = True`), it sweeps from the results back: a block's statements last to first,
   an `If`'s merge before its branches and its `fork` after them, a loop's `enter` (from its results to its
   carried values) before its body and `leave` after it (a `While`'s test too, unless a domain says `reads_tests = False`);
@@ -28,11 +28,14 @@ the same operation's arguments); fn may be a function or a block. The domains on
   dead-code pass's marks) and `_KnownFloats` (floats, assumed at loops and dropped when an iteration says
   otherwise: which identities `x * 1.0` keep the type);
 - s2s/transforms/batching.py: `_ReachesWarning` (backward: what a branch reads that reaches a log or a division);
-- s2s/transforms/recursion.py: `_Needed` (backward: what a recursion's record needs bound on every path).
+- s2s/transforms/recursion.py: `_Needed` (backward: what a recursion's record needs bound on every path);
+- s2s/passes/specialize.py: `_Specializer`, the shapes and dtypes (s2s/analysis/shapes.py's `infer` its transfer of
+  an operation, a global array's facts those of s2s/analysis/global_shapes.py), solved with s2s/analysis/sizes.py's
+  `Sizes` (the integers shapes decide); of the code as written (`shape_facts`, which the in-place, contraction and
+  batching passes read) or of the helpers as they will be once specialized (what `specialize` solves first, then
+  rewrites them in one walk that repeats nothing). In a loop it keeps two facts of each value: the plain ones,
+  which the carried values join, and the specialized ones the rewrite reads.
 
-Not on it yet: the shapes and sizes (s2s/analysis/shapes.py's `infer`, s2s/analysis/sizes.py's `Sizes` and the
-global arrays of s2s/analysis/global_shapes.py) are transfers read by s2s/passes/specialize.py's own walk, which
-rewrites the helpers as it infers (its loops' facts go through `fixpoint`, at most 4 sweeps).
 tests/analysis/test_dataflow.py lists every other loop under s2s/ that could repeat a sweep, with why it is not an
 analysis on the engine.
 """
@@ -93,7 +96,8 @@ class Domain:
         self.set(out, self.join(self.of(then), self.of(orelse)))
 
     def fork(self, stmt: If) -> None:
-        """Backward: where an If's branches part, after both were walked (what its condition is needed for)."""
+        """Where an If's branches part: forward, before they are walked; backward, after both were walked (what
+        its condition is needed for)."""
 
     def enter(self, loop: While | For) -> None:
         """Before a loop's body: its carried values start from (are joined with) their initial values."""
@@ -132,6 +136,8 @@ class _Walk:
                 for d in domains:
                     d.op(stmt)
             elif isinstance(stmt, If):
+                for d in domains:
+                    d.fork(stmt)
                 self.block(stmt.then)
                 self.block(stmt.orelse)
                 for d in domains:

@@ -7,6 +7,9 @@ it stays a run-time helper (s2s/passes/specialize.py) that copies the array (s2s
 the specializer's facts, the value of each integer that only shapes and constants decide; `made` gives the
 shape of an array constructor whose sizes are known. Nothing here changes the IR or the emitted code: `len(x)`
 stays `len(x)`. A value a loop carries, a loop's index and a popped value have no size (they change).
+
+`Sizes` is a domain of the dataflow engine (s2s/analysis/dataflow.py), solved with the specializer's shapes
+(s2s/passes/specialize.py, `_Specializer`, whose facts it reads): its transfer notes each operation's result.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import numpy as np
 
 from s2s import runtime
 from s2s.ir import syntax
+from s2s.analysis.dataflow import Domain
 from s2s.analysis.values import Abstract, Items
 from s2s.ir.core import Atom, Const, Op, Value
 from s2s.rules import registry
@@ -37,15 +41,31 @@ def _shape(v: Any) -> tuple | None:
     return None
 
 
-class Sizes:
-    """The known integer (or tuple of integers) of each value an operation on shapes and constants made."""
+class Sizes(Domain):
+    """The known integer (or tuple of integers) of each value an operation on shapes and constants made (facts,
+    keyed by Value; None: not known)."""
 
     def __init__(self, sub: Callable[[Atom], Atom], get: Callable[[Atom], Abstract | None],
-                 items: Callable[[Atom], Any] | None = None):
+                 items: Callable[[Atom], Any] | None = None, fresh: set | frozenset = frozenset()):
+        super().__init__()
         self.sub = sub          # the specializer's aliases
         self.get = get          # the specializer's facts
         self.items = items      # the specializer's facts of containers (Items) too
-        self.values: dict[int, Any] = {}
+        self.fresh = fresh      # values a rewrite made while the facts are solved: noted, never a change to sweep for
+        # the sizes of the helpers as written, in a loop (the specializer's plain facts: its `op`), while in_plain
+        self.plain: dict[Value, Any] = {}
+        self.in_plain = False
+
+    def op(self, op: Op) -> None:
+        self.note(op)
+
+    def set(self, v: Value, fact: Any) -> None:
+        table = self.plain if self.in_plain else self.facts
+        if v in self.fresh:
+            table[v] = fact
+        elif table.get(v, self) != fact:
+            table[v] = fact
+            self.changed = True
 
     def value(self, atom: Atom) -> Any:
         """atom's known integer, tuple of integers or (for a constant) number; None if unknown."""
@@ -54,17 +74,18 @@ class Sizes:
             v = atom.value
             ok = (type(v) in (int, float) or type(v) is tuple and all(type(n) is int for n in v))
             return v if ok else None
-        return self.values.get(id(atom)) if isinstance(atom, Value) else None
+        if not isinstance(atom, Value):
+            return None
+        if self.in_plain and atom in self.plain:
+            return self.plain[atom]
+        return self.facts.get(atom)
 
     def note(self, op: Op) -> None:
         """Remember the value of op's result, when shapes and constants decide it."""
         if len(op.outs) != 1:
             return
-        found = self._of(op)
-        if found is not None:
-            self.values[id(op.outs[0])] = found
-        else:           # a loop's body is read again once what it carries is known to change: no stale size
-            self.values.pop(id(op.outs[0]), None)
+        # (None too: a loop's body is read again once what it carries is known to change: no stale size)
+        self.set(op.outs[0], self._of(op))
 
     def _of(self, op: Op) -> Any:
         prim, args = op.prim, op.args

@@ -39,7 +39,7 @@ from s2s.ir.core import UNDEFINED, Block, check_fails, Const, For, Function, If,
 from s2s.ir.naming import Namer
 from s2s.analysis.activity import value_kinds
 from s2s.analysis.shapes import infer
-from s2s.passes.specialize import _Specializer
+from s2s.passes.specialize import shape_facts
 from s2s.rules.batching import _stack_rows
 from s2s.transforms.batching import NotBatchable, batch_function, state_of_kind
 
@@ -257,9 +257,8 @@ def _shape_key(args: tuple) -> tuple:
 def _facts(fn: Function, shapes: list) -> dict:
     """The abstract value of every value of fn (one example's), from its parameters' (s2s/analysis/shapes.py). A
     phi one branch leaves undefined (None: `return` inside an `if`) has the other branch's."""
-    s = _Specializer(fn, list(shapes))
-    s.block(fn.body, "none")
-    env = s.env
+    s = shape_facts(fn, list(shapes))
+    env = {id(v): a for v, a in s.facts.items() if a is not None}
 
     def full(atom: Any) -> Any:
         return abstract_of(atom.value) if isinstance(atom, Const) else env.get(id(atom))

@@ -34,7 +34,7 @@ from s2s import runtime
 from s2s.analysis.values import Abstract
 from s2s.ir.core import Atom, Block, Const, For, Function, Op, Value, stmt_blocks, stmt_defs, substitute, uses_in, walk
 from s2s.passes.optimize import changed
-from s2s.passes.specialize import _Specializer, _zeros_like
+from s2s.passes.specialize import _zeros_like, shape_facts
 from s2s.rules import registry
 from s2s.passes.sequences import LazyNamer
 
@@ -46,8 +46,7 @@ class _Facts:
     values and results included), only for a function that has a product in a reverse loop."""
 
     def __init__(self, fn: Function, params: list, free: dict | None, defining: dict):
-        facts = _Specializer(fn, params, free)
-        facts.block(fn.body, "none")
+        facts = shape_facts(fn, params, free)
         self.get, self.defining = facts.get, defining
 
     def shape(self, atom: Atom) -> tuple | None:

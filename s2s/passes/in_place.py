@@ -42,7 +42,7 @@ from s2s.ir.core import (
     walk,
 )
 from s2s.passes.optimize import changed
-from s2s.passes.specialize import _Specializer
+from s2s.passes.specialize import shape_facts
 from s2s.rules import registry
 
 def _fresh(op: Op) -> bool:
@@ -66,8 +66,7 @@ def _reads(stmt: Stmt) -> list[Atom]:
 class _Pass:
     def __init__(self, fn: Function, params: list[Abstract | None], free: dict | None = None):
         self.fn = fn
-        facts = _Specializer(fn, params, free)
-        facts.block(fn.body, "none")
+        facts = shape_facts(fn, params, free)
         self.facts = facts
         self.parent: dict[int, tuple[Stmt, Block]] = {}     # a nested block -> its statement, the block of it
         self.home: dict[int, Block] = {id(p): fn.body for p in fn.params}

@@ -3,7 +3,8 @@
 A derivative specialized on its arguments' shapes (and on the shapes of the global arrays it reads, checked on entry:
 s2s/analysis/global_shapes.py) knows every integer computed from them alone: `len(c)`, `x.ndim`, `c.shape + (1,) *
 x.ndim` (s2s/analysis/sizes.py). `fold_sizes(fn, params, free)` puts such constants where the primal code decides
-on them, outside loops and in loops whose facts settled: into comparisons, so that `if len(c) == 1:` is folded by
+on them, outside loops and in them (the dataflow engine's facts of a loop's body hold at every iteration; a size a
+loop changes has none): into comparisons, so that `if len(c) == 1:` is folded by
 simplify (the transform differentiates the branch taken only, whose values keep their shapes, where a join of
 branches of different shapes has none), and into the bounds of the loops worth unrolling (`_unrolled`: `for i in
 range(3, len(c) + 1):` in numpy.polynomial's chebval, whose carried values change shape at the first iteration),
@@ -23,7 +24,7 @@ from s2s.analysis.values import Abstract, Items
 from s2s.ir import syntax
 from s2s.ir.core import Const, For, Function, Op, Value, stmt_blocks, walk
 from s2s.passes.optimize import changed, simplify
-from s2s.passes.specialize import _Specializer     # its facts, in the mode that changes nothing
+from s2s.passes.specialize import _Specializer, shape_facts     # the facts of the code as written
 from s2s.passes.unroll import unroll
 
 
@@ -33,17 +34,16 @@ def _known(value: Any) -> bool:
 
 def fold_sizes(fn: Function, params: list, free: dict | None = None) -> Function:
     """fn with the integers (and tuples of them) its parameters' and globals' shapes decide replaced by constants
-    (in place; returned): outside loops, and in loops whose facts settled (a size there is the same at every
-    iteration). fn.size_globals: the global reads whose shapes were read (checked on entry); fn.unroll_ranges: the
+    (in place; returned): outside loops and in them (a size known there is the same at every iteration: the
+    engine's facts). fn.size_globals: the global reads whose shapes were read (checked on entry); fn.unroll_ranges: the
     loops worth unrolling once their bounds are constants (`_unrolled`)."""
     if all(type(st) is Op for st in fn.body.stmts):
         return fn                           # straight-line code: nothing is decided on a size
-    s = _Specializer(fn, params, free)
-    s.block(fn.body, "none")
+    s = shape_facts(fn, params, free)
     unroll_ranges = set()
 
     def size(atom: Any) -> Any:
-        value = s.sizes.values.get(id(atom)) if type(atom) is Value else None
+        value = s.sizes.facts.get(atom) if type(atom) is Value else None
         return Const(value) if _known(value) else atom
 
     def block(b: Any) -> None:
@@ -61,9 +61,8 @@ def fold_sizes(fn: Function, params: list, free: dict | None = None) -> Function
                     st.start, st.stop, st.step = bounds
                     unroll_ranges.add(id(st))
                     folded.append(st)
-            if id(st) not in s.unsettled:       # a loop whose facts settled: its sizes are every iteration's
-                for inner in stmt_blocks(st):
-                    block(inner)
+            for inner in stmt_blocks(st):       # (the engine's facts of a loop: every iteration's)
+                block(inner)
     folded: list = []
     block(fn.body)
     del block                   # (a recursive closure is a cycle: let go of it now, not by the collector)

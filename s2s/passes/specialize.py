@@ -6,10 +6,20 @@ shapes decide: `_unbroadcast` becomes nothing or `np.sum(g, axis=0)`, `_reduced_
 `_broadcast_back` of a full reduction the adjoint itself, `_matmul_left(g, a, b)` `g @ b.T`, and so on. A
 helper stays wherever a shape is unknown (another library's array, a container, a value a loop changes).
 
+The facts come first, alone: `_Specializer` is a domain of the dataflow engine (s2s/analysis/dataflow.py), solved
+with the sizes (s2s/analysis/sizes.py's `Sizes`) and the global arrays' facts (s2s/analysis/global_shapes.py) by
+`solve`: one walk that only infers, swept again while what a loop carries widens. Its transfer gives a helper the
+facts of what it will become (the rewrite's own rules, run on a copy whose result is dropped). Then one walk,
+which repeats nothing, rewrites the helpers reading those facts (it gives facts only to the values it makes).
+`shape_facts(fn, params, free)` is the facts of the code as written (the passes after this one read them).
+
 Every rewrite inside a loop gives a value of exactly the helper's shape and dtype, so what was inferred for
-the loop stays true. Outside loops an adjoint spread lazily from a full reduction (the helper makes it an
-array of ones' shape, `(1, 1)`) may stay the number it is: it broadcasts the same against the full arrays
-it meets, and the values inferred after it follow the rewritten code.
+the loop stays true: in a loop the domain keeps two facts of each value, the plain one (the helpers as written,
+which the carried values join) and the specialized one (the helpers as they will be, which the rewrite reads).
+What a rewrite is written with may tell less than the helper did (`np.outer(g, b)` of `_matmul_left`, whose
+shape shapes.py does not know): the loop's facts are the helper's. Outside loops an adjoint spread lazily from a
+full reduction (the helper makes it an array of ones' shape, `(1, 1)`) may stay the number it is: it broadcasts
+the same against the full arrays it meets, and the values inferred after it follow the rewritten code.
 """
 from __future__ import annotations
 
@@ -19,7 +29,7 @@ import numpy as np
 
 from s2s.ir import syntax
 from s2s import runtime
-from s2s.analysis.dataflow import fixpoint
+from s2s.analysis.dataflow import Domain, solve
 from s2s.analysis.global_shapes import key_of
 from s2s.analysis.shapes import _plain, infer, matmul_shape
 from s2s.analysis.sizes import Sizes
@@ -44,6 +54,7 @@ from s2s.passes.optimize import changed
 from s2s.rules import registry
 
 _GONE = object()        # a stack whose pushes disagree
+_ABSENT = object()
 _INT = Abstract((), int)
 
 
@@ -63,33 +74,52 @@ def _zeros_like(op: Any) -> bool:
     return op is not None and registry.record(op.prim).zeros == "like"
 
 
-class _Specializer:
-    def __init__(self, fn: Function, params: list[Abstract | None], free: dict | None = None):
+class _Specializer(Domain):
+    """The shapes and dtypes of a function's values (facts: Abstract, Items or None, keyed by Value), a domain of the
+    dataflow engine (s2s/analysis/dataflow.py) solved with the sizes (s2s/analysis/sizes.py) by `infer`; then
+    (specialize) the rewrite of the helpers those facts decide, one walk that reads them.
+
+    rewrites: the facts of the code as it will be once specialized (a helper's result is that of what it becomes:
+    `_broadcast_back` of a full reduction the adjoint itself, a constant pop its number, a container adjoint its
+    items); without, of the code as written (the facts other passes read: shape_facts)."""
+
+    def __init__(self, fn: Function, params: list[Abstract | None], free: dict | None = None,
+                 rewrites: bool = True):
+        super().__init__()
         self.fn = fn
-        self.env: dict[int, Abstract] = {id(p): a for p, a in zip(fn.params, params) if a is not None}
+        self.params = params
+        self.rewrites = rewrites
+        self.inferring = False      # while the engine solves the facts (infer)
+        self.depth = 0              # while inferring: how many loops the walk is in (rewrites there keep shapes)
+        self.fresh: set[Value] = set()      # the values a rewrite made while inferring (facts of this sweep only)
         # the global arrays' facts (s2s/analysis/global_shapes.py), and those of them the function reads: checked on entry
         self.free = free or {}
         self.free_read: dict[tuple, tuple] = {}
         self.plain_stacks = _plain_stacks(fn.body)        # stack -> its number of pushes
         self.pushed: dict[int, dict[int, Atom]] = {}        # stack -> push -> what it pushed, as rewritten
-        self.stacks: dict[int, Any] = {}
-        self.alias: dict[int, Atom] = {}
-        # the values self.alias (and self.env) name by id, kept alive for as long as this pass runs: a value
-        # the pass drops and frees would hand its id to a new one (self.new), which would then read as its alias
-        self.kept: list[Value] = []
+        self.stacks: dict[Value, Any] = {}
+        self.alias: dict[Value, Atom] = {}
+        # while inferring in a loop: the aliases its rewrites make (read by the specialized facts, not the plain),
+        # and the plain facts (of the helpers as written, as the sizes keep theirs: Sizes.plain)
+        self.inner_alias: dict[Value, Atom] = {}
+        self.plain: dict[Value, Any] = {}
+        self.in_plain = False
+        self.noted: Op | None = None    # while inferring: the engine's operation, whose size Sizes noted
         self.count = 0
-        self.changed = False        # whether a rewrite changed the function (values aliased: self.alias)
+        self.rewrote = False        # whether a rewrite changed the function (values aliased: self.alias)
         # what a loop's adjoint arrays need (accumulate_in_place), of the function as given: none without a loop
         self._uses: dict[int, int] | None = None
         self._defining: dict[int, Op] | None = None
         if _has_for(fn.body):
             self.uses, self.defining      # noqa: B018 - counted before any rewrite
         self.folded: set[int] = set()
-        self.unsettled: set[int] = set()        # the loops whose facts did not settle (their body's are stale)
-        self.first_results: dict[int, list] = {}    # loop -> its first iteration's results' facts
+        # the loops a carried shape or container of which changes between iterations (two known facts differ: the
+        # domain widened it), and loop -> its first iteration's results' facts (s2s/passes/known_sizes.py reads both)
+        self.unsettled: set[int] = set()
+        self.first_results: dict[int, list] = {}
         self.owned: set[int] = set()        # loop-carried adjoint arrays that only their loop reads
         self.containers = _Containers(self)
-        self.sizes = Sizes(self.sub, self.get, self.full)      # integers shapes decide, arrays made from them (sizes.py)
+        self.sizes = Sizes(self.sub, self.get, self.full, self.fresh)   # integers shapes decide, arrays made of them
 
     @property
     def uses(self) -> dict[int, int]:
@@ -111,91 +141,184 @@ class _Specializer:
     # ------------------------------------------------------------ facts
 
     def sub(self, atom: Atom) -> Atom:
-        while isinstance(atom, Value) and id(atom) in self.alias:
-            atom = self.alias[id(atom)]
+        while type(atom) is Value:
+            if atom in self.alias:
+                atom = self.alias[atom]
+            elif atom in self.inner_alias and not self.in_plain:
+                atom = self.inner_alias[atom]
+            else:
+                break
         return atom
 
     def full(self, atom: Atom) -> Abstract | Items | None:
-        if self.alias:
+        if self.alias or self.inner_alias:
             atom = self.sub(atom)
         if type(atom) is Value:
-            return self.env.get(id(atom))
+            if self.in_plain:
+                found = self.plain.get(atom, _ABSENT)
+                if found is not _ABSENT:
+                    return found
+            return self.facts.get(atom)
         if isinstance(atom, Const):
             return abstract_of(atom.value)
-        return self.env.get(id(atom))
+        return self.facts.get(atom)
 
     def get(self, atom: Atom) -> Abstract | None:
         found = self.full(atom)
         return found if isinstance(found, Abstract) else None
 
-    def set(self, v: Value, a: Abstract | None) -> None:
-        if a is None:
-            self.env.pop(id(v), None)
-        else:
-            self.env[id(v)] = a
+    def set(self, v: Value, a: Abstract | Items | None) -> None:
+        """v's fact. While inferring, a change the engine sweeps again for (not of a value a rewrite made: those
+        are made anew each sweep); once inferred, only a value the rewrite made gets one (the rest are the
+        engine's)."""
+        if self.inferring:
+            table = self.plain if self.in_plain else self.facts
+            if v in self.fresh:
+                table[v] = a
+            elif table.get(v, _ABSENT) != a:
+                table[v] = a
+                self.changed = True
+        elif v not in self.facts:
+            self.facts[v] = a
+
+    def both(self, v: Value, a: Abstract | None) -> None:
+        """v's fact, plain and specialized (a loop's carried value, an If's result in a loop)."""
+        self.set(v, a)
+        if self.depth and self.rewrites:
+            self.flavour(True)
+            self.set(v, a)
+            self.flavour(False)
+
+    def flavour(self, plain: bool) -> None:
+        self.in_plain = self.sizes.in_plain = plain
+
+    # ------------------------------------------------------------ the facts: a domain of the engine
+
+    def inferred(self) -> "_Specializer":
+        """Every value's facts (and sizes), solved by the engine: one walk that only infers."""
+        self.inferring = True
+        solve(self.fn, self.sizes, self)
+        self.inferring = False
+        self.sweep(self.fn)         # what the walk made to infer (aliases, container adjoints) is the rewrite's to make
+        self.count = 0
+        return self
+
+    def start(self, fn: Function | Block) -> None:
+        for p, a in zip(self.fn.params, self.params):
+            if a is not None:
+                self.facts[p] = a
+
+    def sweep(self, fn: Function | Block) -> None:
+        """Each sweep works out anew what the rewrite would make (the facts stay, joined at loops)."""
+        for v in self.fresh:
+            self.facts.pop(v, None)
+            self.sizes.facts.pop(v, None)
+        self.fresh.clear()
+        self.alias.clear()
+        self.inner_alias.clear()
+        self.stacks.clear()
+        self.containers.sparse.clear()
+        self.containers.keep.clear()
+
+    def mode(self) -> str:
+        return "none" if not self.rewrites else "free" if self.depth == 0 else "preserve"
+
+    def op(self, op: Op) -> None:
+        """The engine's transfer. In a loop, two facts of each value: the plain one, of the helpers as written
+        (what the loop carries joins those: a rewrite there keeps the helper's shape and dtype, though what it is
+        made of may tell less, `np.outer` of `_matmul_left`), and the specialized one (of the helpers as they
+        will be: what the rewrite reads)."""
+        if self.depth and self.rewrites:
+            self.flavour(True)
+            self.visit(op, "none")
+            self.flavour(False)
+        self.noted = op         # its size: the engine's Sizes.op noted it (the specialized one)
+        self.visit(op, self.mode())
+        self.noted = None
+
+    def materialize_read(self, stmt: If | While | For) -> list[Op]:
+        """A container adjoint kept apart that a branch or loop reads: the container, before it."""
+        if self.rewrites and self.containers.sparse:
+            read = list(stmt_inputs(stmt)) + [a for inner in stmt_blocks(stmt) for a in uses_in(inner)]
+            return self.containers.materialize_all(read, stmt.loc)
+        return []
+
+    def fork(self, stmt: If) -> None:
+        if self.depth == 0:
+            self.materialize_read(stmt)
+
+    def merge(self, stmt: If) -> None:
+        if self.depth == 0 and self.rewrites and self.containers.sparse:
+            self.containers.materialize_all(stmt.then.results, None)
+            self.containers.materialize_all(stmt.orelse.results, None)
+        for out, x, y in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
+            self.set(out, _join(self.get(x), self.get(y)))
+            if self.depth and self.rewrites:
+                self.flavour(True)
+                self.set(out, _join(self.get(x), self.get(y)))
+                self.flavour(False)
+
+    def enter(self, loop: While | For) -> None:
+        """The carried values start from their initial values (joined with what the body yielded, on a later
+        sweep); rewrites in a loop keep the shapes and dtypes the loop's facts say."""
+        if self.depth == 0:
+            self.materialize_read(loop)
+        outer = self.depth
+        self.depth += 1
+        self.flavour(bool(outer and self.rewrites))     # (a loop in a loop: from the outer one's plain facts)
+        starts = [self.get(i) for i in loop.inits]
+        self.flavour(False)
+        for c, a in zip(loop.carried, starts):
+            old = self.facts.get(c, _ABSENT)
+            self.both(c, a if old is _ABSENT else _join(old, a))
+        if isinstance(loop, For):
+            self.both(loop.index, _INT)
+
+    def leave(self, loop: While | For) -> None:
+        self.flavour(self.rewrites)         # what the body yields, plain
+        carried = [self.full(c) for c in loop.carried]
+        yielded = [self.full(r) for r in loop.body.results]
+        if id(loop) not in self.first_results:      # the first sweep: what the first iteration gives (known_sizes.py)
+            self.first_results[id(loop)] = [a if type(a) is Abstract else None for a in yielded]
+        if any(a is not None and b is not None and a != b for a, b in zip(carried, yielded)):
+            self.unsettled.add(id(loop))    # a carried shape seen to change from one iteration to the next
+        joined = [_join(self.get(c), self.get(r)) for c, r in zip(loop.carried, loop.body.results)]
+        self.flavour(False)
+        for c, a in zip(loop.carried, joined):
+            self.both(c, a)
+        self.depth -= 1
+        for o, a in zip(loop.outs, joined):
+            self.both(o, a)
 
     # ------------------------------------------------------------ blocks
 
     def block(self, b: Block, mode: str) -> None:
-        """mode: "free" (any rewrite), "preserve" (rewrites keep shapes and dtypes), "none" (facts only)."""
+        """The rewrite of b, reading the facts `infer` solved. mode: "free" (any rewrite), "preserve" (in a loop:
+        rewrites keep shapes and dtypes)."""
         kept = []
         for stmt in b.stmts:
             if isinstance(stmt, Op):
-                kept.extend(self.op(stmt, mode))
+                kept.extend(self.visit(stmt, mode))
                 continue
-            if mode != "none" and self.containers.sparse:   # a container adjoint kept apart that it reads: first
-                read = list(stmt_inputs(stmt)) + [a for inner in stmt_blocks(stmt) for a in uses_in(inner)]
-                kept.extend(self.containers.materialize_all(read, stmt.loc))
+            kept.extend(self.materialize_read(stmt))
             kept.append(stmt)
             if isinstance(stmt, If):
                 self.block(stmt.then, mode)
                 self.block(stmt.orelse, mode)
-                for out, x, y in zip(stmt.outs, stmt.then.results, stmt.orelse.results):
-                    self.set(out, _join(self.get(x), self.get(y)))
             else:
-                self.loop(stmt, mode)
-        if mode != "none":
-            if self.containers.sparse:
-                kept.extend(self.containers.materialize_all(b.results, None))
-            if len(kept) != len(b.stmts) or any(k is not st for k, st in zip(kept, b.stmts)):
-                self.changed = True
-            b.stmts = kept
-            b.results = [self.sub(a) for a in b.results]
+                self.loop(stmt)
+        if self.containers.sparse:
+            kept.extend(self.containers.materialize_all(b.results, None))
+        if len(kept) != len(b.stmts) or any(k is not st for k, st in zip(kept, b.stmts)):
+            self.rewrote = True
+        b.stmts = kept
+        b.results = [self.sub(a) for a in b.results]
 
-    def loop(self, stmt: While | For, mode: str) -> None:
-        carried = [self.get(i) for i in stmt.inits]
-        blocks = [stmt.test, stmt.body] if isinstance(stmt, While) else [stmt.body]
-        settled = False
-
-        first = None
-
-        def sweep() -> bool:            # the loop's facts only (mode "none"): again while a carried fact widens
-            nonlocal carried, settled, first
-            for v, a in zip(stmt.carried, carried):
-                self.set(v, a)
-            if isinstance(stmt, For):
-                self.set(stmt.index, Abstract((), int))
-            for inner in blocks:
-                self.block(inner, "none")
-            if first is None:           # what the first iteration gives (known_sizes.py: a shape that changes)
-                first = self.first_results[id(stmt)] = [self.get(r) for r in stmt.body.results]
-            joined = [_join(a, self.get(r)) for a, r in zip(carried, stmt.body.results)]
-            settled = joined == carried
-            carried = joined
-            return not settled
-        fixpoint(sweep, limit=4)
-        if not settled:
-            self.unsettled.add(id(stmt))      # its body's facts are not the loop's (known_sizes.py reads this)
-            carried = [None] * len(carried)
-            for v in stmt.carried:
-                self.set(v, None)
-        if mode != "none":
-            if isinstance(stmt, For):
-                self.accumulate_in_place(stmt)
-            for inner in blocks:
-                self.block(inner, "preserve")
-        for out, a in zip(stmt.outs, carried):
-            self.set(out, a)
+    def loop(self, stmt: While | For) -> None:
+        if isinstance(stmt, For):
+            self.accumulate_in_place(stmt)
+        for inner in stmt_blocks(stmt):
+            self.block(inner, "preserve")
 
     # ------------------------------------------------------------ element loops
 
@@ -213,7 +336,7 @@ class _Specializer:
         for st in loop.body.stmts:
             new = self.in_place_sum(st, owned, scatters) if isinstance(st, Op) else None
             stmts.extend(new or [st])
-            self.changed |= bool(new)
+            self.rewrote |= bool(new)
         loop.body.stmts = [st for st in stmts if not (isinstance(st, Op) and st.prim is runtime._scatter
                                                       and id(st.outs[0]) in self.folded)]
 
@@ -252,22 +375,30 @@ class _Specializer:
 
     # ------------------------------------------------------------ operations
 
-    def op(self, op: Op, mode: str) -> list[Op]:
+    def visit(self, op: Op, mode: str) -> list[Op]:
+        """op's facts (while inferring) or its rewrite (after): the statements it becomes. While inferring, op is
+        not changed (a copy reads the aliases) and what it becomes is dropped: only the facts stay."""
         if op.prim is runtime.free_name and self.free:      # a global array: known like an argument
             key = key_of(op)
             found = self.free.get(key)
             if found is not None:
                 self.set(op.outs[0], found)
-                self.free_read[key] = (op.args[0].value, op.args[1].value, found)
+                self.free_read[key] = (op.args[0].value, op.args[1].value, found)     # (known_sizes.py: shape_facts)
                 return [op]
-        if mode != "none" and self.alias:
-            op.args = [self.sub(a) for a in op.args]
-            op.kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
+        given = op
+        if mode != "none" and (self.alias or self.inner_alias):
+            args = [self.sub(a) for a in op.args]
+            kwargs = {k: self.sub(a) for k, a in op.kwargs.items()}
+            if not self.inferring:
+                op.args, op.kwargs = args, kwargs
+            elif any(a is not b for a, b in zip(args, op.args)) or \
+                    any(kwargs[k] is not a for k, a in op.kwargs.items()):
+                op = Op(op.prim, args, op.outs, kwargs, op.loc, op.same_shape, op.in_place, op.method)
         if op.prim is runtime.push:
             if id(op.args[0]) in self.plain_stacks:
-                self.pushed.setdefault(id(op.args[0]), {})[id(op)] = self.sub(op.args[1])
+                self.pushed.setdefault(id(op.args[0]), {})[id(given)] = self.sub(op.args[1])
             pushed = self.full(op.args[1])        # a tuple of integers too: the index `(i, j)` of an element
-            key = id(self.sub(op.args[0]))
+            key = self.sub(op.args[0])
             before = self.stacks.get(key)
             self.stacks[key] = pushed if before is None or before == pushed else _GONE
             return [op]
@@ -276,9 +407,9 @@ class _Specializer:
             if constant is not None:        # the loop bound a shape made a constant: the pop is that number
                 self.set(op.outs[0], abstract_of(constant.value))
                 if mode != "none":
-                    self.alias[id(op.outs[0])] = constant
+                    (self.inner_alias if self.depth else self.alias)[op.outs[0]] = constant
                 return [op]
-            found = self.stacks.get(id(self.sub(op.args[0])))
+            found = self.stacks.get(self.sub(op.args[0]))
             self.set(op.outs[0], found if isinstance(found, (Abstract, Items)) else None)
             return [op]
         if len(op.outs) != 1:
@@ -290,15 +421,15 @@ class _Specializer:
             if self.containers.sparse:
                 before = self.containers.materialize_all(list(op.args) + list(op.kwargs.values()), op.loc, op)
                 if before:
-                    return before + self.op(op, mode)
+                    return before + self.visit(op, mode)
         rewritten = None if mode == "none" else self.rewrite(op, mode)
         if isinstance(rewritten, (Value, Const)):
-            self.alias[id(op.outs[0])] = rewritten
-            self.kept.append(op.outs[0])
+            (self.inner_alias if self.depth else self.alias)[op.outs[0]] = rewritten
             return []
         ops = rewritten or [op]
         for new in ops:
-            self.set(new.outs[0], self.fact(new))
+            if self.inferring or new.outs[0] not in self.facts:     # after: only what the rewrite made
+                self.set(new.outs[0], self.fact(new, new is op and given is self.noted))
         return ops
 
     def constant_pop(self, stack: Atom) -> Const | None:
@@ -314,12 +445,14 @@ class _Specializer:
             return None
         return first
 
-    def fact(self, op: Op) -> Abstract | Items | None:
-        """op's result's abstract value: shapes.py's rules, else what known sizes decide (sizes.py)."""
+    def fact(self, op: Op, noted: bool = False) -> Abstract | Items | None:
+        """op's result's abstract value: shapes.py's rules, else what known sizes decide (sizes.py). noted: its
+        size is (the engine's transfer of Sizes)."""
         if op.prim is runtime._shaped_as:          # a checkpoint's carried value: the loop's shape
             return self.full(op.args[1])
         found = infer(op, self.full)
-        self.sizes.note(op)
+        if not noted:
+            self.sizes.note(op)
         if found is None:
             found = self.sizes.made(op)
             if found is None and type(self.sizes.value(op.outs[0])) is int:
@@ -331,6 +464,8 @@ class _Specializer:
         if out is None:
             self.count += 1
             out = Value(f"{like.outs[0].name}.s{self.count}", "t")
+            if self.inferring:
+                self.fresh.add(out)
         return Op(prim, args, [out], {k: Const(v) for k, v in (kwargs or {}).items()}, loc=like.loc)
 
     def rewrite(self, op: Op, mode: str) -> Atom | list[Op] | None:
@@ -352,8 +487,12 @@ class _Specializer:
 
 
 def _shaped_as(s: _Specializer, op: Op, facts: list, mode: str) -> Atom | list[Op] | None:
-    """runtime._shaped_as(x, like): x, now that its facts are like's (known or not)."""
-    s.set(op.args[0], s.full(op.args[1])) if isinstance(op.args[0], Value) else None
+    """runtime._shaped_as(x, like): x, now that its facts are like's (known or not). (While inferring, the result
+    has like's facts itself: x's own are the engine's, of where x is made.)"""
+    if s.inferring:
+        return None
+    if isinstance(op.args[0], Value):
+        s.facts[op.args[0]] = s.full(op.args[1])
     return op.args[0]
 
 
@@ -647,18 +786,18 @@ def specialize(fn: Function, params: list[Abstract | None], free: dict | None = 
     """fn with the helpers its parameters' shapes decide replaced by NumPy (in place; returned). free: the
     facts of the global arrays it reads (s2s/analysis/global_shapes.py); those it reads are fn.global_checks (name,
     owner, Abstract), which the derivative checks on entry."""
-    s = _Specializer(fn, params, free)
+    s = _Specializer(fn, params, free).inferred()
     s.block(fn.body, "free")
     if s.alias:
-        substitute(fn.body, {k: s.sub(v) for k, v in s.alias.items()})
-    fn.specialized = bool(s.alias or s.changed)     # type: ignore[attr-defined]  # (optimize_ir reads it)
-    if s.alias or s.changed:
+        substitute(fn.body, {id(k): s.sub(v) for k, v in s.alias.items()})
+    fn.specialized = bool(s.alias or s.rewrote)     # type: ignore[attr-defined]  # (optimize_ir reads it)
+    if s.alias or s.rewrote:
         changed(fn)
     # for write_in_place (s2s/passes/optimize.py): each value kept with its facts, so that an id is never another's.
     # Numbers never gain from being written in place (`x *= 2` makes a new one): they are nested, as are arrays
     # of fewer than SMALL elements
     fn.arrays, fn.small = {}, {}        # type: ignore[attr-defined]
-    _known(fn.body, s.env, fn.arrays, fn.small)     # type: ignore[attr-defined]
+    _known(fn.body, s.facts, fn.arrays, fn.small)     # type: ignore[attr-defined]
     if s.free:      # the globals whose shapes decided sizes folded before the transform (known_sizes.py): checked
         for key, read in getattr(fn, "size_globals", {}).items():
             s.free_read.setdefault(key, read)
@@ -667,13 +806,19 @@ def specialize(fn: Function, params: list[Abstract | None], free: dict | None = 
     return fn
 
 
-def _known(block: Block, env: dict, arrays: dict, small: dict) -> None:
+def shape_facts(fn: Function, params: list[Abstract | None], free: dict | None = None) -> _Specializer:
+    """The facts of fn as written (nothing rewritten): `.get(atom)` its shape and dtype (an Abstract) or None,
+    `.full(atom)` a container's items too. For the passes after specialize (in_place, contractions, batched)."""
+    return _Specializer(fn, params, free, rewrites=False).inferred()
+
+
+def _known(block: Block, env: dict[Value, Any], arrays: dict, small: dict) -> None:
     """Every operation's result that has facts, in program order: the arrays (id -> shape, dtype, value) and the
     small ones (id -> value)."""
     for st in block.stmts:
         if type(st) is Op:
             for o in st.outs:
-                a = env.get(id(o))
+                a = env.get(o)
                 if type(a) is Abstract:
                     if not a.python:
                         arrays[id(o)] = (a.shape, a.dtype, o)
@@ -742,18 +887,18 @@ def _is_zero(atom: Atom) -> bool:
 class _Containers:
     def __init__(self, s: _Specializer):
         self.s = s
-        self.sparse: dict[int, _Sparse] = {}
+        self.sparse: dict[Value, _Sparse] = {}
         self.keep: list[Op] = []
 
     def of(self, atom: Atom) -> _Sparse | None:
         atom = self.s.sub(atom)
-        return self.sparse.get(id(atom)) if isinstance(atom, Value) else None
+        return self.sparse.get(atom) if isinstance(atom, Value) else None
 
     def run(self, prim: Any, args: list[Atom], like: Op, out: Value | None = None) -> tuple[list[Op], Atom]:
         """A new operation, itself specialized: the statements it became and the atom holding its result."""
         new = self.s.new(prim, args, like, out=out)
         self.keep.append(new)       # facts and aliases are keyed by id: what they name must stay alive
-        ops = self.s.op(new, "free")
+        ops = self.s.visit(new, "free")
         return ops, self.s.sub(new.outs[0])
 
     def op(self, op: Op) -> list[Op] | None:
@@ -761,14 +906,13 @@ class _Containers:
         if op.kwargs:
             return None
         out = op.outs[0]
-        self.s.kept.append(out)     # named by id in self.sparse or self.s.alias below (see _Specializer.kept)
         if prim is runtime._zeros_like_tree and isinstance(self.s.full(args[0]), Items):
-            self.sparse[id(out)] = _Sparse(args[0], self.s.full(args[0]), {}, True)
+            self.sparse[out] = _Sparse(args[0], self.s.full(args[0]), {}, True)
             return []
         if prim is runtime._scatter and isinstance(args[1], Const):
             items = self.s.full(args[0])
             if isinstance(items, Items) and type(args[1].value) in (int, str) and args[1].value in items.keys:
-                self.sparse[id(out)] = _Sparse(args[0], items, {args[1].value: self.of(args[2]) or args[2]}, False)
+                self.sparse[out] = _Sparse(args[0], items, {args[1].value: self.of(args[2]) or args[2]}, False)
                 return []
             return None
         if prim is runtime._add:
@@ -779,7 +923,7 @@ class _Containers:
                 merged = self.merge(a, b, op, ops)
                 if merged is None:
                     return None
-                self.sparse[id(out)] = merged
+                self.sparse[out] = merged
                 return ops
             return None
         if prim is runtime._item and isinstance(args[1], Const) and self.of(args[0]) is not None:
@@ -788,16 +932,16 @@ class _Containers:
                 return None
             ops, atom = self.entry(g, key, op)
             if isinstance(atom, _Sparse):
-                self.sparse[id(out)] = atom
+                self.sparse[out] = atom
             else:
-                self.s.alias[id(out)] = atom
+                self.s.alias[out] = atom
             return ops
         if prim is runtime._zeros_like_tree:
             x = self.s.get(args[0])
             if x is not None and not x.python:
                 return self.run(np.zeros_like, [args[0]], op, out)[0]
             if x is not None and x.dtype in (int, float, bool):
-                self.s.alias[id(out)] = Const(0.0)
+                self.s.alias[out] = Const(0.0)
                 return []
             return None
         if prim is runtime._fill_tree:
@@ -806,7 +950,7 @@ class _Containers:
                 ops = []
                 built = self.fill(g, args[1], self.s.full(args[1]), op, ops, out)
                 if built is not out:
-                    self.s.alias[id(out)] = built
+                    self.s.alias[out] = built
                 return ops
             return self.fill_leaf(op)
         return None
@@ -882,11 +1026,11 @@ class _Containers:
             return None
         if X.python:
             if X.dtype is float and G.python and G.dtype is float:
-                self.s.alias[id(op.outs[0])] = g
+                self.s.alias[op.outs[0]] = g
                 return []
             return [self.s.new(float, [g], op, out=op.outs[0])] if X.dtype is float and G.shape == () else None
         if G.shape == X.shape:
-            self.s.alias[id(op.outs[0])] = g
+            self.s.alias[op.outs[0]] = g
             return []
         return None
 
@@ -916,8 +1060,8 @@ class _Containers:
         ops: list[Op] = []
         for a in atoms:
             a = self.s.sub(a)
-            found = self.sparse.get(id(a)) if isinstance(a, Value) else None
+            found = self.sparse.get(a) if isinstance(a, Value) else None
             if found is not None:
-                self.s.alias[id(a)] = self.materialize(found, loc, ops, like)
-                del self.sparse[id(a)]
+                self.s.alias[a] = self.materialize(found, loc, ops, like)
+                del self.sparse[a]
         return ops

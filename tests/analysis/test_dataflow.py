@@ -170,8 +170,8 @@ NOT_A_FIXPOINT = "no fixed point over the IR: follows a chain, searches a name, 
 LOOPS = {
     "analysis/dataflow.py:fixpoint": (1, "the engine's loop"),
     "analysis/dataflow.py:solve": (1, "the engine's sweeps"),
-    "driver/batched.py:_facts": (1, "shape facts a batched call finds missing, grown again at most 3 times "
-                                   "(with the specializer's walk: not on the engine yet)"),
+    "driver/batched.py:_facts": (1, "shape facts a batched call finds missing (by trial runs of NumPy on "
+                                   "stand-ins, beyond the engine's shapes), grown again at most 3 times"),
     "driver/callables.py:as_function": (1, NOT_A_FIXPOINT),
     "driver/derivative.py:_pickled_by_value": (1, NOT_A_FIXPOINT),
     "driver/foreign.py:_conversion": (1, NOT_A_FIXPOINT),
@@ -208,8 +208,6 @@ LOOPS = {
     "passes/optimize.py:_fold_container": (1, NOT_A_FIXPOINT),
     "passes/sequences.py:resolve": (1, REWRITE),
     "passes/specialize.py:_Specializer.sub": (1, NOT_A_FIXPOINT),
-    "passes/specialize.py:_Specializer.loop": (1, "the specializer's walk, which rewrites as it infers shapes: "
-                                                  "its loops' facts through dataflow.fixpoint (at most 4 sweeps)"),
     "passes/unroll.py:unroll": (2, REWRITE + "; and a substitution's chains followed to their ends"),
     "passes/optimize.py:_python_container": (1, "a chain of setitems followed back to the container written, "
                                                 "once (no fixed point)"),
