@@ -538,6 +538,11 @@ def _resolve_wrt(fn: Callable, wrt: Any) -> tuple[tuple[int, ...], bool]:
 def _check_differentiable(fn: Callable, args: tuple, wrt: tuple[int, ...]) -> None:
     names = _all_param_names(fn)
     qualname = root_function(fn).__qualname__
+    for i, arg in enumerate(args):
+        if isinstance(arg, np.matrix):       # `*` is its matrix product, `x[0]` a row: not the ndarray s2s reads
+            raise BadArgument(f"argument {names[i] if i < len(names) else i!r} of {qualname} is a numpy.matrix, whose "
+                              f"operators are not an ndarray's (`*` multiplies matrices); s2s differentiates ndarrays",
+                              _function_place(fn), hint="pass np.asarray(M), and write the matrix product with @")
     for i in wrt:
         if i >= len(args):
             raise BadArgument(f"{qualname} was called without its differentiated argument {names[i]!r}")

@@ -1437,6 +1437,10 @@ class Lowerer:
             raise self.error(f"name {name!r} is not defined", node, cls=S2SError)
         if _is_constant_object(obj):
             return Const(obj)
+        if isinstance(obj, np.matrix):      # `*` is its matrix product, `M[0]` a row: not the ndarray s2s reads
+            raise self.error(f"{name!r} is a numpy.matrix, whose operators are not an ndarray's (`*` multiplies "
+                             f"matrices); s2s differentiates code over ndarrays", node,
+                             hint=f"keep np.asarray({name}) in the global instead, and write the matrix product with @")
         # read when the derivative runs, in the namespace of the function that names it
         return self.op(runtime.free_name, [Const(name), Const(self.parsed.fn)], node, name)
 
