@@ -64,16 +64,7 @@ def dataclass_init(cls: Any) -> Any:
     of the fields, then `self.__post_init__()` if the class has one. None for any other class."""
     if not isinstance(cls, type):
         return None
-    try:
-        return _DATACLASS_INITS[cls]
-    except (KeyError, TypeError):
-        pass
-    made = _dataclass_init(cls)
-    try:
-        _DATACLASS_INITS[cls] = made
-    except TypeError:
-        pass
-    return made
+    return _per_class(_DATACLASS_INITS, cls, _dataclass_init)
 
 
 def _dataclass_init(cls: type) -> Any:
@@ -157,13 +148,18 @@ def plain(cls: Any) -> bool:
     """A plain class of the user's: `__init__` (if any) the user's function, nothing of its own deciding how an
     attribute is written or read, no slots, no metaclass (an argument of such a class is known by its class).
     Asked for every argument of every call of a derivative: remembered per class."""
+    return _per_class(_PLAIN, cls, _plain)
+
+
+def _per_class(table: Any, cls: Any, compute: Any) -> Any:
+    """compute(cls), remembered in table (a class that cannot be weakly referred to: computed each time)."""
     try:
-        return _PLAIN[cls]
+        return table[cls]
     except (KeyError, TypeError):
         pass
-    found = _plain(cls)
+    found = compute(cls)
     try:
-        _PLAIN[cls] = found
+        table[cls] = found
     except TypeError:
         pass
     return found
